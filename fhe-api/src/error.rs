@@ -1,0 +1,87 @@
+//! The one error type of the runtime. Every variant names a cause a user can act on.
+
+use crate::registry::BackendKind;
+
+/// Why a backend cannot be used on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unavailable {
+    /// The binary was built without the backend's cargo feature.
+    #[error("not compiled in: rebuild with cargo feature `{feature}` of the `lux-fhe` crate")]
+    NotCompiledIn { feature: &'static str },
+    /// The driver or runtime library could not be loaded.
+    #[error("driver library not found: {library} ({detail})")]
+    DriverMissing { library: String, detail: String },
+    /// The driver loaded but reported no usable device.
+    #[error("no device: {detail}")]
+    NoDevice { detail: String },
+    /// A device answered but lacks something the backend needs.
+    #[error("unsupported device: {detail}")]
+    Unsupported { detail: String },
+}
+
+/// A failure to decode bytes into a key or ciphertext.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    #[error("input truncated: need {needed} bytes, have {have}")]
+    Truncated { needed: usize, have: usize },
+    #[error("{extra} trailing bytes after the object")]
+    TrailingBytes { extra: usize },
+    #[error("bad magic: not a Lux FHE object")]
+    BadMagic,
+    #[error("unsupported format version {found} (this build reads version {supported})")]
+    UnsupportedVersion { found: u16, supported: u16 },
+    #[error("wrong object kind: expected {expected}, found {found}")]
+    WrongKind { expected: &'static str, found: String },
+    #[error("unknown parameter set id {0}")]
+    UnknownParamSet(u16),
+    #[error("length field says {found}, parameter set {params} needs {expected}")]
+    BadLength { params: &'static str, expected: u64, found: u64 },
+    #[error("value {value} at index {index} is out of range (must be < {bound})")]
+    OutOfRange { index: usize, value: u64, bound: u64 },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Every error the runtime returns.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A backend was required but cannot run here.
+    #[error("backend `{backend}` unavailable: {cause}")]
+    Unavailable {
+        backend: BackendKind,
+        #[source]
+        cause: Unavailable,
+    },
+    /// `LUX_FHE_BACKEND` (or a `--backend` flag) named no backend.
+    #[error("unknown backend `{value}`; valid values: {valid}")]
+    UnknownBackend { value: String, valid: String },
+    /// An unknown parameter-set name.
+    #[error("unknown parameter set `{value}`; valid values: {valid}")]
+    UnknownParamSet { value: String, valid: String },
+    /// An unknown or unsupported NTT variant name.
+    #[error("unknown or unsupported NTT variant `{value}` for backend {backend}; valid values: {valid}")]
+    UnknownNttVariant { backend: BackendKind, value: String, valid: String },
+    /// Objects of different parameter sets were combined.
+    #[error("parameter set mismatch: expected {expected}, found {found}")]
+    ParamMismatch { expected: &'static str, found: &'static str },
+    /// A prepared key was used with a backend other than the one that prepared it.
+    #[error("prepared key belongs to backend {owner}, not {used}")]
+    WrongBackend { owner: String, used: String },
+    /// Bytes that are not a valid object.
+    #[error("decode error: {0}")]
+    Decode(#[from] DecodeError),
+    /// A structurally invalid argument (wrong length, mismatched batch sizes, ...).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The operating system's random number generator failed.
+    #[error("OS randomness unavailable: {0}")]
+    Randomness(String),
+    /// A device call failed after the backend was constructed.
+    #[error("backend `{backend}` failed: {detail}")]
+    Device { backend: BackendKind, detail: String },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

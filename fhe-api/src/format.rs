@@ -1,0 +1,1 @@
+//! The versioned binary format (`docs/FORMAT.md`). Placeholder until the format lands.

@@ -1,0 +1,26 @@
+//! `fhe-api`: what the Lux FHE runtime computes, independent of how.
+//!
+//! Parameter sets ([`params`]), keys and ciphertexts ([`entities`]) and their binary
+//! format ([`format`]), the randomness contract ([`rng`]), the operation traits every
+//! backend implements ([`ops`]), gates written once over any backend ([`gates`]), the
+//! noise model ([`noise`]), one [`Error`], and the backend [`registry`].
+
+pub mod decrypt;
+pub mod entities;
+pub mod error;
+pub mod format;
+pub mod gates;
+pub mod math;
+pub mod noise;
+pub mod ops;
+pub mod params;
+pub mod registry;
+pub mod rng;
+
+pub use entities::{EvaluationKey, ExtractedLwe, KeySet, LweCiphertext, PublicKey, SecretKey};
+pub use error::{DecodeError, Error, Result, Unavailable};
+pub use gates::Gate;
+pub use ops::{Backend, BootstrapOps, DeviceInfo, KeyOps, NttOps, PreparedKey};
+pub use params::{ParamSet, Params};
+pub use registry::{BackendEntry, BackendKind, BackendOptions, Probe, Registry, Selection};
+pub use rng::Seed;

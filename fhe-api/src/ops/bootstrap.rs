@@ -1,0 +1,80 @@
+//! Evaluation: prepare the evaluation key once, then blind-rotate, key-switch and
+//! bootstrap whole batches.
+
+use std::any::Any;
+
+use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext};
+use crate::error::{Error, Result};
+use crate::params::ParamSet;
+
+/// An evaluation key in a backend's own form (evaluation-form bootstrap key in memory,
+/// or buffers resident on a device). Only the backend that made it can use it.
+pub struct PreparedKey {
+    owner: String,
+    params: ParamSet,
+    inner: Box<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for PreparedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PreparedKey({}, owner {})", self.params, self.owner)
+    }
+}
+
+impl PreparedKey {
+    pub fn new<T: Any + Send + Sync>(owner: String, params: ParamSet, inner: T) -> Self {
+        PreparedKey { owner, params, inner: Box::new(inner) }
+    }
+    pub fn params(&self) -> ParamSet {
+        self.params
+    }
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+    /// The backend's own form; `Error::WrongBackend` when another backend made it.
+    pub fn downcast<T: Any>(&self, user: &str) -> Result<&T> {
+        self.inner
+            .downcast_ref::<T>()
+            .filter(|_| self.owner == user)
+            .ok_or_else(|| Error::WrongBackend { owner: self.owner.clone(), used: user.to_string() })
+    }
+}
+
+/// Checks that every input belongs to the key's parameter set.
+pub fn check_params<'a, I>(key: &PreparedKey, inputs: I) -> Result<()>
+where
+    I: IntoIterator<Item = ParamSet> + 'a,
+{
+    for p in inputs {
+        if p != key.params() {
+            return Err(Error::ParamMismatch { expected: key.params().name(), found: p.name() });
+        }
+    }
+    Ok(())
+}
+
+pub trait BootstrapOps {
+    /// Turn a serialized-form evaluation key into this backend's resident form.
+    fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey>;
+
+    /// For each input: mod-switch to `2N`, blind-rotate the sign test polynomial
+    /// (all coefficients `round(Q/8)`), sample-extract coefficient 0. The result
+    /// encrypts `+round(Q/8)` when the input phase is in `[0, q/2)`, else `-round(Q/8)`.
+    fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>>;
+
+    /// For each input: mod-switch `Q -> q`, then key-switch from the ring secret to `s`.
+    fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>>;
+
+    /// Sign bootstrap: blind rotation, key switch, plus `q/8`. The output encrypts bit 1
+    /// when the input phase is in `[0, q/2)`, else bit 0, with fresh noise. Backends
+    /// override this to fuse the steps (one pass on a device).
+    fn bootstrap_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
+        let rotated = self.blind_rotate_batch(key, inputs)?;
+        let switched = self.key_switch_batch(key, &rotated)?;
+        let eighth = (key.params().params().q_lwe() / 8) as u32;
+        switched
+            .iter()
+            .map(|ct| LweCiphertext::linear_combination(&[(1, ct)], eighth))
+            .collect()
+    }
+}

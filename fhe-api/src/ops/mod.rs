@@ -1,0 +1,33 @@
+//! The operation traits a backend implements, one file per op family, assembled into
+//! [`Backend`]. Shapes are chosen for devices: a batch goes in one call, and the
+//! evaluation key is prepared once into a backend-owned [`PreparedKey`] (resident on
+//! the device for GPU backends).
+
+mod bootstrap;
+mod keys;
+mod ntt;
+
+pub use bootstrap::{check_params, BootstrapOps, PreparedKey};
+pub use keys::KeyOps;
+pub use ntt::NttOps;
+
+use crate::registry::BackendKind;
+
+/// What a backend reports about itself (bench and equivalence reports carry it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceInfo {
+    /// Device name, e.g. "NVIDIA H200" or the CPU model.
+    pub name: String,
+    /// Driver or runtime version, where there is one.
+    pub driver: Option<String>,
+    /// True for software devices (lavapipe); `auto` never picks those.
+    pub software: bool,
+}
+
+/// A complete backend: every op family, plus its identity.
+pub trait Backend: KeyOps + NttOps + BootstrapOps + Send + Sync + 'static {
+    fn kind(&self) -> BackendKind;
+    /// Stable name including the NTT variant, e.g. `cpu:reference`.
+    fn name(&self) -> String;
+    fn device_info(&self) -> DeviceInfo;
+}

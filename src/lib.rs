@@ -1,0 +1,2 @@
+//! Lux FHE runtime.
+pub use fhe_api::*;
