@@ -42,11 +42,7 @@ impl LweCiphertext {
             )));
         }
         if let Some(i) = data.iter().position(|&w| w > p.q_lwe_mask()) {
-            return Err(Error::InvalidInput(format!(
-                "LWE word {i} = {} is not below q = {}",
-                data[i],
-                p.q_lwe()
-            )));
+            return Err(Error::InvalidInput(format!("LWE word {i} = {} is not below q = {}", data[i], p.q_lwe())));
         }
         Ok(LweCiphertext { params, data })
     }
@@ -78,9 +74,7 @@ impl LweCiphertext {
 
     /// `sum_k coeff_k * ct_k + constant (mod q)`: the linear part of every gate.
     pub fn linear_combination(terms: &[(i32, &LweCiphertext)], constant: u32) -> Result<Self> {
-        let first = terms
-            .first()
-            .ok_or_else(|| Error::InvalidInput("empty linear combination".into()))?;
+        let first = terms.first().ok_or_else(|| Error::InvalidInput("empty linear combination".into()))?;
         let params = first.1.params;
         for (_, ct) in terms {
             if ct.params != params {
@@ -114,10 +108,7 @@ impl ExtractedLwe {
     pub fn from_raw(params: ParamSet, data: Vec<u64>) -> Result<Self> {
         let p = params.params();
         if data.len() != p.big_n() + 1 || data.iter().any(|&w| w >= p.q_ring()) {
-            return Err(Error::InvalidInput(format!(
-                "{params} extracted LWE needs {} words below Q",
-                p.big_n() + 1
-            )));
+            return Err(Error::InvalidInput(format!("{params} extracted LWE needs {} words below Q", p.big_n() + 1)));
         }
         Ok(ExtractedLwe { params, data })
     }
@@ -211,10 +202,7 @@ impl PublicKey {
     pub fn from_raw(params: ParamSet, public_seed: [u8; 32], b: Vec<u32>) -> Result<Self> {
         let p = params.params();
         if b.len() != p.pk_samples || b.iter().any(|&w| w > p.q_lwe_mask()) {
-            return Err(Error::InvalidInput(format!(
-                "{params} public key needs {} words below q",
-                p.pk_samples
-            )));
+            return Err(Error::InvalidInput(format!("{params} public key needs {} words below q", p.pk_samples)));
         }
         let a = expand_pk_a(params, &public_seed);
         Ok(PublicKey { params, public_seed, b, a })

@@ -119,10 +119,8 @@ pub fn not(ct: &LweCiphertext) -> LweCiphertext {
 
 /// Refresh: a bootstrap of `c - q/8`, which keeps the bit and resets the noise.
 pub fn refresh_batch(backend: &dyn Backend, key: &PreparedKey, cts: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
-    let shifted = cts
-        .iter()
-        .map(|c| LweCiphertext::linear_combination(&[(1, c)], eighths(c, -1)))
-        .collect::<Result<Vec<_>>>()?;
+    let shifted =
+        cts.iter().map(|c| LweCiphertext::linear_combination(&[(1, c)], eighths(c, -1))).collect::<Result<Vec<_>>>()?;
     backend.bootstrap_batch(key, &shifted)
 }
 
@@ -148,8 +146,5 @@ pub fn mux_batch(
     let (st, sf) = rotated.split_at(sel.len());
     let summed = st.iter().zip(sf).map(|(a, b)| a.add(b)).collect::<Result<Vec<_>>>()?;
     let switched = backend.key_switch_batch(key, &summed)?;
-    switched
-        .iter()
-        .map(|c| LweCiphertext::linear_combination(&[(1, c)], eighths(c, 2)))
-        .collect()
+    switched.iter().map(|c| LweCiphertext::linear_combination(&[(1, c)], eighths(c, 2))).collect()
 }

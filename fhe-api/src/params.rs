@@ -96,13 +96,10 @@ impl fmt::Display for ParamSet {
 impl FromStr for ParamSet {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        ParamSet::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| Error::UnknownParamSet {
-                value: s.to_string(),
-                valid: ParamSet::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
-            })
+        ParamSet::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| Error::UnknownParamSet {
+            value: s.to_string(),
+            valid: ParamSet::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+        })
     }
 }
 

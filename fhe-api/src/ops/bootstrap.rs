@@ -72,9 +72,6 @@ pub trait BootstrapOps {
         let rotated = self.blind_rotate_batch(key, inputs)?;
         let switched = self.key_switch_batch(key, &rotated)?;
         let eighth = (key.params().params().q_lwe() / 8) as u32;
-        switched
-            .iter()
-            .map(|ct| LweCiphertext::linear_combination(&[(1, ct)], eighth))
-            .collect()
+        switched.iter().map(|ct| LweCiphertext::linear_combination(&[(1, ct)], eighth)).collect()
     }
 }
