@@ -1,1 +1,149 @@
+//! `fhe-cpu`: the CPU oracle. Its bytes define correct output for every backend.
+//!
+//! One module per concept: [`modulus`] (fast modular arithmetic), [`ntt`] (the NTT
+//! variants), [`ring`] (one ring's tables and polynomial helpers), [`keygen`],
+//! [`encrypt`], [`bootstrap`] (blind rotation, sample extraction), [`keyswitch`].
+//! Batches run on all cores through rayon.
 
+pub mod bootstrap;
+pub mod encrypt;
+pub mod keygen;
+pub mod keyswitch;
+pub mod modulus;
+pub mod ntt;
+pub mod ring;
+
+use std::sync::{Arc, OnceLock};
+
+use fhe_api::ops::check_params;
+use fhe_api::{
+    Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe,
+    KeyOps, KeySet, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, PublicKey, Result, Seed,
+};
+
+use crate::bootstrap::CpuPrepared;
+use crate::ring::Ring;
+
+/// The registry entry of the CPU backend: always available.
+pub const ENTRY: BackendEntry = BackendEntry { kind: BackendKind::Cpu, probe: || Probe::Hardware, create };
+
+fn create(options: &BackendOptions) -> Result<Arc<dyn Backend>> {
+    Ok(Arc::new(CpuBackend::new(options.ntt_variant.as_deref())?))
+}
+
+/// The CPU backend with one NTT variant.
+pub struct CpuBackend {
+    variant: &'static str,
+    rings: [OnceLock<Ring>; 3],
+}
+
+impl CpuBackend {
+    /// `None` picks the default variant; an unknown or unsupported name is an error.
+    pub fn new(variant: Option<&str>) -> Result<CpuBackend> {
+        let variant = match variant {
+            Some(v) => ntt::find_variant(v)?.name,
+            None => ntt::default_variant(),
+        };
+        Ok(CpuBackend { variant, rings: Default::default() })
+    }
+
+    /// The reference oracle (radix-2 NTT): the bytes every backend must reproduce.
+    pub fn oracle() -> CpuBackend {
+        CpuBackend::new(Some("reference")).expect("reference is always supported")
+    }
+
+    /// The ring of a parameter set, built on first use.
+    pub fn ring(&self, set: ParamSet) -> &Ring {
+        let idx = ParamSet::ALL.iter().position(|&s| s == set).expect("every set is in ALL");
+        self.rings[idx].get_or_init(|| Ring::new(set, self.variant).expect("variant validated at construction"))
+    }
+
+    fn check_ntt(&self, set: ParamSet, data: &[u64]) -> Result<()> {
+        let p = set.params();
+        if data.len() % p.big_n() != 0 {
+            return Err(Error::InvalidInput(format!(
+                "NTT batch length {} is not a multiple of N = {}",
+                data.len(),
+                p.big_n()
+            )));
+        }
+        if let Some(i) = data.iter().position(|&x| x >= p.q_ring()) {
+            return Err(Error::InvalidInput(format!("NTT input {i} is not below Q = {}", p.q_ring())));
+        }
+        Ok(())
+    }
+}
+
+impl KeyOps for CpuBackend {
+    fn keygen_from_seed(&self, params: ParamSet, seed: &Seed) -> Result<KeySet> {
+        keygen::keygen(self.ring(params), seed)
+    }
+
+    fn encrypt_bit_seeded(&self, pk: &PublicKey, bit: bool, seed: &Seed) -> Result<LweCiphertext> {
+        encrypt::encrypt_bit(pk, bit, seed)
+    }
+}
+
+impl NttOps for CpuBackend {
+    fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
+        self.check_ntt(params, data)?;
+        let ring = self.ring(params);
+        data.chunks_mut(ring.n()).for_each(|p| ring.ntt.forward(p));
+        Ok(())
+    }
+
+    fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
+        self.check_ntt(params, data)?;
+        let ring = self.ring(params);
+        data.chunks_mut(ring.n()).for_each(|p| ring.ntt.inverse(p));
+        Ok(())
+    }
+
+    fn ntt_variant(&self) -> &str {
+        self.variant
+    }
+}
+
+impl BootstrapOps for CpuBackend {
+    fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
+        let prepared = bootstrap::prepare(self.ring(ek.params()), ek);
+        Ok(PreparedKey::new(self.name(), ek.params(), prepared))
+    }
+
+    fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
+        check_params(key, inputs.iter().map(|c| c.params()))?;
+        let prepared = key.downcast::<CpuPrepared>(&self.name())?;
+        bootstrap::blind_rotate_batch(self.ring(key.params()), prepared, inputs)
+    }
+
+    fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
+        check_params(key, inputs.iter().map(|c| c.params()))?;
+        let prepared = key.downcast::<CpuPrepared>(&self.name())?;
+        keyswitch::key_switch_batch(self.ring(key.params()), prepared, inputs)
+    }
+}
+
+impl Backend for CpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
+    }
+
+    fn name(&self) -> String {
+        format!("cpu:{}", self.variant)
+    }
+
+    fn device_info(&self) -> DeviceInfo {
+        DeviceInfo { name: cpu_model(), driver: None, software: false }
+    }
+}
+
+/// The CPU model from `/proc/cpuinfo` where there is one.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,96 @@
+//! `keygen_from_seed`: secret key, bootstrap key, key-switching key and public key,
+//! each component from its own stream (`fhe_api::rng`), generated in parallel.
+
+use rayon::prelude::*;
+use zeroize::Zeroizing;
+
+use fhe_api::entities::{expand_bsk_a, expand_ksk_a, expand_pk_a};
+use fhe_api::math::pow_mod;
+use fhe_api::rng::{label, public_seed, stream};
+use fhe_api::{EvaluationKey, KeySet, PublicKey, Result, SecretKey, Seed};
+
+use crate::ring::Ring;
+
+pub fn keygen(ring: &Ring, seed: &Seed) -> Result<KeySet> {
+    let set = ring.set;
+    let p = ring.params;
+    let (n, big_n) = (p.n(), p.big_n());
+    let eta = p.noise_eta;
+
+    let mut r = stream(&seed.0, label::LWE_SECRET, 0);
+    let lwe = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
+    let mut r = stream(&seed.0, label::RING_SECRET, 0);
+    let ring_sk = Zeroizing::new((0..big_n).map(|_| r.ternary()).collect::<Vec<i8>>());
+    let pseed = public_seed(seed);
+
+    // z in evaluation form.
+    let m = ring.modulus;
+    let mut z_ntt = Zeroizing::new(ring_sk.iter().map(|&z| m.from_i64(z as i64)).collect::<Vec<u64>>());
+    ring.ntt.forward(&mut z_ntt);
+
+    // Bootstrap key: RGSW(s_i == +1) and RGSW(s_i == -1) for every i.
+    let levels = p.bsk_levels.0;
+    let rows = p.rgsw_rows();
+    let gadget: Vec<u64> = (0..levels).map(|l| pow_mod(p.bsk_base(), l as u64, m.q)).collect();
+    let mut bsk_b = vec![0u64; p.bsk_b_len()];
+    bsk_b.par_chunks_mut(rows * big_n).enumerate().for_each(|(key, out)| {
+        let (i, sign) = (key / 2, key % 2);
+        let mu = u64::from((sign == 0 && lwe[i] == 1) || (sign == 1 && lwe[i] == -1));
+        let mut a = vec![0u64; rows * big_n];
+        expand_bsk_a(set, &pseed, key, &mut a);
+        let mut er = stream(&seed.0, label::BSK_E, key as u64);
+        let mut e = vec![0u64; big_n];
+        for (row, (b_row, a_row)) in out.chunks_mut(big_n).zip(a.chunks(big_n)).enumerate() {
+            e.iter_mut().for_each(|x| *x = m.from_i64(er.cbd(eta)));
+            ring.ntt.forward(&mut e);
+            // Rows 0..L: phase -mu g_l z (gadget in the `a` part); rows L..2L: +mu g_l.
+            let g = gadget[row % levels];
+            for (slot, b) in b_row.iter_mut().enumerate() {
+                let mut v = m.add(m.mul(a_row[slot], z_ntt[slot]), e[slot]);
+                if mu == 1 {
+                    v = if row < levels { m.sub(v, m.mul(g, z_ntt[slot])) } else { m.add(v, g) };
+                }
+                *b = v;
+            }
+        }
+    });
+
+    // Key-switching key: sample (j, l, v) encrypts v z_j q / B^(l+1) under s.
+    let logq = p.lwe_modulus_log.0;
+    let mask = p.q_lwe_mask();
+    let base_log = p.ksk_base_log.0;
+    let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
+    let mut ksk_b = vec![0u32; p.ksk_samples()];
+    ksk_b.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| {
+        let mut a = vec![0u16; per_j * n];
+        expand_ksk_a(set, &pseed, j, &mut a);
+        let mut er = stream(&seed.0, label::KSK_E, j as u64);
+        for (idx, b) in out.iter_mut().enumerate() {
+            let (l, v) = (idx / (p.ksk_base() as usize - 1), idx % (p.ksk_base() as usize - 1) + 1);
+            let msg = (v as u32).wrapping_mul(ring_sk[j] as i32 as u32) << (logq - base_log * (l as u32 + 1));
+            let dot = inner(&a[idx * n..(idx + 1) * n], &lwe);
+            *b = dot.wrapping_add(er.cbd(eta) as i32 as u32).wrapping_add(msg) & mask;
+        }
+    });
+
+    // Public key: pk_samples encryptions of zero under s.
+    let a = expand_pk_a(set, &pseed);
+    let pk_b: Vec<u32> = (0..p.pk_samples)
+        .into_par_iter()
+        .map(|k| {
+            let mut er = stream(&seed.0, label::PK_E, k as u64);
+            inner(&a[k * n..(k + 1) * n], &lwe).wrapping_add(er.cbd(eta) as i32 as u32) & mask
+        })
+        .collect();
+
+    let sk = SecretKey::from_raw(set, lwe.to_vec(), ring_sk.to_vec())?;
+    let pk = PublicKey::from_raw(set, pseed, pk_b)?;
+    let ek = EvaluationKey::from_raw(set, pseed, bsk_b, ksk_b)?;
+    Ok(KeySet { sk, pk, ek })
+}
+
+/// `<a, s>` modulo `2^32` (callers mask to `q`).
+#[inline]
+pub(crate) fn inner(a: &[u16], s: &[i8]) -> u32 {
+    a.iter().zip(s).fold(0u32, |acc, (&x, &y)| acc.wrapping_add((x as u32).wrapping_mul(y as i32 as u32)))
+}

@@ -1,0 +1,84 @@
+//! Modulus switching `Q -> q` and key switching from the ring secret `z` (dimension
+//! `N`) to the LWE secret `s` (dimension `n`).
+//!
+//! Unsigned base-`B` digits, most significant first: `a_j = sum_l v_l q / B^(l+1)`.
+//! The key holds one fresh sample for every non-zero digit value, so the switch adds
+//! at most `N * levels` fresh errors and no digit-scaled ones.
+
+use rayon::prelude::*;
+
+use fhe_api::entities::expand_ksk_a;
+use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
+
+use crate::bootstrap::CpuPrepared;
+use crate::ring::Ring;
+
+pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> Vec<u16> {
+    let p = ring.params;
+    let n = p.n();
+    let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
+    let mut ksk = vec![0u16; p.ksk_samples() * (n + 1)];
+    ksk.par_chunks_mut(per_j * (n + 1)).enumerate().for_each(|(j, out)| {
+        let mut a = vec![0u16; per_j * n];
+        expand_ksk_a(ring.set, ek.public_seed(), j, &mut a);
+        for (idx, row) in out.chunks_mut(n + 1).enumerate() {
+            row[..n].copy_from_slice(&a[idx * n..(idx + 1) * n]);
+            row[n] = ek.ksk_b()[j * per_j + idx] as u16;
+        }
+    });
+    ksk
+}
+
+/// `round(x q / Q) mod q`, exactly as `fhe_api::math::mod_switch`.
+#[inline]
+fn ms_to_q(x: u64, q_ring: u64, logq: u32) -> u32 {
+    let num = ((x as u128) << logq) + (q_ring / 2) as u128;
+    ((num / q_ring as u128) as u64 & ((1u64 << logq) - 1)) as u32
+}
+
+pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphertext {
+    let p = ring.params;
+    let n = p.n();
+    let q_ring = p.q_ring();
+    let logq = p.lwe_modulus_log.0;
+    let base_log = p.ksk_base_log.0;
+    let levels = p.ksk_levels.0;
+    let bm1 = p.ksk_base() as usize - 1;
+    let words = ct.as_words();
+    let mut acc = vec![0u16; n + 1];
+    acc[n] = ms_to_q(words[ring.n()], q_ring, logq) as u16;
+    for (j, &aj) in words[..ring.n()].iter().enumerate() {
+        let a = ms_to_q(aj, q_ring, logq);
+        for l in 0..levels {
+            let v = ((a >> (logq - base_log * (l as u32 + 1))) & ((1 << base_log) - 1)) as usize;
+            if v == 0 {
+                continue;
+            }
+            let s = (j * levels + l) * bm1 + (v - 1);
+            let row = &key.ksk[s * (n + 1)..(s + 1) * (n + 1)];
+            acc.iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_sub(y));
+        }
+    }
+    let mask = p.q_lwe_mask();
+    let data = acc.into_iter().map(|x| x as u32 & mask).collect();
+    LweCiphertext::from_raw(ring.set, data).expect("key switch yields n + 1 words below q")
+}
+
+pub fn key_switch_batch(ring: &Ring, key: &CpuPrepared, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
+    Ok(inputs.par_iter().map(|ct| key_switch(ring, key, ct)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_api::math::mod_switch;
+
+    #[test]
+    fn fast_mod_switch_matches_the_definition() {
+        for q in [134_215_681u64, 18_014_398_509_404_161, 33_550_337] {
+            for x in [0, 1, q / 2, q / 2 + 1, q - 1, q / 3, 4097 % q] {
+                assert_eq!(ms_to_q(x, q, 15) as u64, mod_switch(x, q, 1 << 15));
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Fast modular arithmetic for one prime `Q < 2^62`.
+//!
+//! - [`Modulus::mul`]: Barrett reduction of a full product (`x < Q^2`), with
+//!   `mu = floor(2^(2k) / Q)`, `k = bitlen(Q)`: the quotient estimate is low by at most
+//!   2, so two conditional subtractions finish it.
+//! - [`Modulus::reduce`]: any `u64`, with `m = floor(2^64 / Q)`: estimate low by at most 1.
+//! - [`shoup`]: `w' = floor(w 2^64 / Q)`, so `w * x mod Q` costs one high and two low
+//!   multiplications, result in `[0, 2Q)` (Harvey, "Faster arithmetic for NTTs", 2014).
+
+#[derive(Clone, Copy, Debug)]
+pub struct Modulus {
+    pub q: u64,
+    k: u32,
+    mu: u128,
+    m64: u64,
+}
+
+impl Modulus {
+    pub fn new(q: u64) -> Modulus {
+        assert!(q > 2 && q < (1 << 62), "modulus out of range");
+        let k = 64 - q.leading_zeros();
+        let mu = (1u128 << (2 * k)) / q as u128;
+        let m64 = (u128::from(u64::MAX) / q as u128) as u64;
+        Modulus { q, k, mu, m64 }
+    }
+
+    /// True when `Q < 2^29`: products of residues are `< 2^58`, so sums of up to 16
+    /// raw products fit a `u64` and can be reduced once.
+    #[inline]
+    pub fn small(&self) -> bool {
+        self.k <= 29
+    }
+
+    #[inline]
+    pub fn mul(&self, a: u64, b: u64) -> u64 {
+        self.reduce_product(a as u128 * b as u128)
+    }
+
+    /// `x mod Q` for `x < Q^2`.
+    #[inline]
+    pub fn reduce_product(&self, x: u128) -> u64 {
+        let q1 = x >> (self.k - 1);
+        let q3 = (q1 * self.mu) >> (self.k + 1);
+        let mut r = (x - q3 * self.q as u128) as u64;
+        if r >= self.q {
+            r -= self.q;
+        }
+        if r >= self.q {
+            r -= self.q;
+        }
+        r
+    }
+
+    /// `x mod Q` for any `u64`.
+    #[inline]
+    pub fn reduce(&self, x: u64) -> u64 {
+        let est = ((x as u128 * self.m64 as u128) >> 64) as u64;
+        let r = x - est * self.q;
+        if r >= self.q {
+            r - self.q
+        } else {
+            r
+        }
+    }
+
+    #[inline]
+    pub fn add(&self, a: u64, b: u64) -> u64 {
+        let s = a + b;
+        if s >= self.q {
+            s - self.q
+        } else {
+            s
+        }
+    }
+
+    #[inline]
+    pub fn sub(&self, a: u64, b: u64) -> u64 {
+        if a >= b {
+            a - b
+        } else {
+            a + self.q - b
+        }
+    }
+
+    /// A signed small integer as a residue.
+    #[inline]
+    pub fn from_i64(&self, x: i64) -> u64 {
+        x.rem_euclid(self.q as i64) as u64
+    }
+}
+
+/// Shoup companion of a constant `w < Q`.
+#[inline]
+pub fn shoup(w: u64, q: u64) -> u64 {
+    (((w as u128) << 64) / q as u128) as u64
+}
+
+/// `w * x mod Q` in `[0, 2Q)`, given `ws = shoup(w, q)`; valid for any `x < 2^64`.
+#[inline]
+pub fn mul_shoup_lazy(x: u64, w: u64, ws: u64, q: u64) -> u64 {
+    let hi = ((x as u128 * ws as u128) >> 64) as u64;
+    x.wrapping_mul(w).wrapping_sub(hi.wrapping_mul(q))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_api::math::mul_mod;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn arithmetic_matches_u128(a in any::<u64>(), b in any::<u64>(), x in any::<u64>()) {
+            for q in [134_215_681u64, 33_550_337, 18_014_398_509_404_161] {
+                let m = Modulus::new(q);
+                let (a, b) = (a % q, b % q);
+                prop_assert_eq!(m.mul(a, b), mul_mod(a, b, q));
+                prop_assert_eq!(m.reduce(x), x % q);
+                let s = mul_shoup_lazy(x, b, shoup(b, q), q);
+                prop_assert!(s < 2 * q);
+                prop_assert_eq!(s % q, mul_mod(x % q, b, q));
+            }
+        }
+    }
+}

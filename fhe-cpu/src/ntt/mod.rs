@@ -1,0 +1,156 @@
+//! Negacyclic NTT variants over one ring. Every variant computes the transform defined
+//! in `fhe_api::ops::NttOps` (same order, fully reduced output, `1/N` in the inverse);
+//! they differ only in how. `reference` defines the bytes.
+
+mod reference;
+
+use std::sync::Arc;
+
+use fhe_api::math::{bit_reverse, inv_mod, negacyclic_root, pow_mod};
+use fhe_api::params::Params;
+use fhe_api::{BackendKind, Error, Result};
+
+use crate::modulus::{shoup, Modulus};
+
+pub use reference::Reference;
+
+/// Tables shared by every variant: `psi^bitrev(k)` and `psi^-bitrev(k)` with their
+/// Shoup companions, and `1/N`.
+#[derive(Debug)]
+pub struct NttTables {
+    pub n: usize,
+    pub log_n: u32,
+    pub modulus: Modulus,
+    pub psi: u64,
+    pub psi_rev: Vec<u64>,
+    pub psi_rev_shoup: Vec<u64>,
+    pub ipsi_rev: Vec<u64>,
+    pub ipsi_rev_shoup: Vec<u64>,
+    pub n_inv: u64,
+    pub n_inv_shoup: u64,
+}
+
+impl NttTables {
+    pub fn new(params: &Params) -> NttTables {
+        let q = params.q_ring();
+        let n = params.big_n();
+        let log_n = n.trailing_zeros();
+        let psi = negacyclic_root(q, n).expect("parameter sets are validated: Q prime, Q = 1 mod 2N");
+        let ipsi = inv_mod(psi, q);
+        let psi_rev: Vec<u64> = (0..n).map(|k| pow_mod(psi, bit_reverse(k, log_n) as u64, q)).collect();
+        let ipsi_rev: Vec<u64> = (0..n).map(|k| pow_mod(ipsi, bit_reverse(k, log_n) as u64, q)).collect();
+        let n_inv = inv_mod(n as u64, q);
+        NttTables {
+            n,
+            log_n,
+            modulus: Modulus::new(q),
+            psi,
+            psi_rev_shoup: psi_rev.iter().map(|&w| shoup(w, q)).collect(),
+            psi_rev,
+            ipsi_rev_shoup: ipsi_rev.iter().map(|&w| shoup(w, q)).collect(),
+            ipsi_rev,
+            n_inv,
+            n_inv_shoup: shoup(n_inv, q),
+        }
+    }
+}
+
+/// One NTT implementation for one ring.
+pub trait NttEngine: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// In place, one polynomial of `N` coefficients in `[0, Q)`.
+    fn forward(&self, a: &mut [u64]);
+    /// In place, the exact inverse of `forward`.
+    fn inverse(&self, a: &mut [u64]);
+}
+
+/// A registered variant: name, whether this CPU can run it, constructor.
+pub struct NttVariant {
+    pub name: &'static str,
+    pub supported: fn() -> bool,
+    pub build: fn(Arc<NttTables>) -> Box<dyn NttEngine>,
+}
+
+/// Every variant this build knows, the default first.
+pub fn variants() -> &'static [NttVariant] {
+    &[NttVariant { name: "reference", supported: || true, build: |t| Box::new(Reference::new(t)) }]
+}
+
+/// The default variant name: the first supported one.
+pub fn default_variant() -> &'static str {
+    variants().iter().find(|v| (v.supported)()).map(|v| v.name).unwrap_or("reference")
+}
+
+/// Looks up a variant by name; unknown or unsupported names list the valid ones.
+pub fn find_variant(name: &str) -> Result<&'static NttVariant> {
+    let valid = || variants().iter().filter(|v| (v.supported)()).map(|v| v.name).collect::<Vec<_>>().join(", ");
+    match variants().iter().find(|v| v.name == name) {
+        Some(v) if (v.supported)() => Ok(v),
+        _ => Err(Error::UnknownNttVariant { backend: BackendKind::Cpu, value: name.to_string(), valid: valid() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_api::math::{mul_mod, ntt_slot_exponent};
+    use fhe_api::ParamSet;
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+
+    fn random_poly(q: u64, n: usize, seed: u64) -> Vec<u64> {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n).map(|_| r.next_u64() % q).collect()
+    }
+
+    /// The definition: slot k is A(psi^(2 bitrev(k) + 1)), evaluated naively.
+    #[test]
+    fn reference_matches_the_definition() {
+        for set in ParamSet::ALL {
+            let t = Arc::new(NttTables::new(set.params()));
+            let q = t.modulus.q;
+            let a = random_poly(q, t.n, 1);
+            let mut f = a.clone();
+            Reference::new(t.clone()).forward(&mut f);
+            for k in [0usize, 1, 2, 17, t.n - 1] {
+                let x = pow_mod(t.psi, ntt_slot_exponent(k, t.log_n) as u64, q);
+                let mut acc = 0u64;
+                for &c in a.iter().rev() {
+                    acc = (mul_mod(acc, x, q) + c) % q;
+                }
+                assert_eq!(f[k], acc, "{set} slot {k}");
+            }
+        }
+    }
+
+    /// Pointwise product in the evaluation domain is the negacyclic product.
+    #[test]
+    fn reference_multiplies_negacyclically() {
+        let t = Arc::new(NttTables::new(ParamSet::PN10QP27.params()));
+        let (q, n) = (t.modulus.q, t.n);
+        let a = random_poly(q, n, 2);
+        let b = random_poly(q, n, 3);
+        let mut naive = vec![0u64; n];
+        for i in 0..n {
+            for j in 0..n {
+                let p = mul_mod(a[i], b[j], q);
+                let k = (i + j) % n;
+                naive[k] = if i + j >= n { (naive[k] + q - p) % q } else { (naive[k] + p) % q };
+            }
+        }
+        let e = Reference::new(t.clone());
+        let (mut fa, mut fb) = (a.clone(), b.clone());
+        e.forward(&mut fa);
+        e.forward(&mut fb);
+        let mut c: Vec<u64> = fa.iter().zip(&fb).map(|(&x, &y)| mul_mod(x, y, q)).collect();
+        e.inverse(&mut c);
+        assert_eq!(c, naive);
+        e.inverse(&mut fa);
+        assert_eq!(fa, a);
+    }
+
+    #[test]
+    fn unknown_variant_lists_valid_ones() {
+        let e = find_variant("fast-but-wrong").err().unwrap().to_string();
+        assert!(e.contains("reference"), "{e}");
+    }
+}

@@ -1,0 +1,134 @@
+//! One ring `Z_Q[X]/(X^N + 1)` of a parameter set: its NTT, its tables, and the
+//! polynomial helpers of blind rotation.
+
+use std::sync::Arc;
+
+use fhe_api::math::{ntt_slot_exponent, pow_mod};
+use fhe_api::params::Params;
+use fhe_api::{ParamSet, Result};
+
+use crate::modulus::Modulus;
+use crate::ntt::{find_variant, NttEngine, NttTables};
+
+pub struct Ring {
+    pub set: ParamSet,
+    pub params: &'static Params,
+    pub modulus: Modulus,
+    pub ntt: Box<dyn NttEngine>,
+    /// `psi^e` for `e` in `[0, 2N)`.
+    psi_pow: Vec<u64>,
+    /// Odd exponent of slot `k`: `2 bitrev(k) + 1`.
+    slot_exp: Vec<u32>,
+}
+
+impl Ring {
+    pub fn new(set: ParamSet, variant: &str) -> Result<Ring> {
+        let params = set.params();
+        let v = find_variant(variant)?;
+        let tables = Arc::new(NttTables::new(params));
+        let q = params.q_ring();
+        let two_n = 2 * params.big_n();
+        let psi_pow = (0..two_n as u64).map(|e| pow_mod(tables.psi, e, q)).collect();
+        let slot_exp = (0..params.big_n()).map(|k| ntt_slot_exponent(k, tables.log_n) as u32).collect();
+        Ok(Ring { set, params, modulus: tables.modulus, ntt: (v.build)(tables), psi_pow, slot_exp })
+    }
+
+    pub fn n(&self) -> usize {
+        self.params.big_n()
+    }
+
+    /// `NTT(X^k) - 1` (evaluation form), `k` in `[0, 2N)`: slot `j` is `psi^(k e_j) - 1`.
+    pub fn monomial_minus_one(&self, k: usize, out: &mut [u64]) {
+        let mask = 2 * self.n() - 1;
+        let q = self.modulus.q;
+        for (o, &e) in out.iter_mut().zip(&self.slot_exp) {
+            let p = self.psi_pow[(k * e as usize) & mask];
+            *o = if p == 0 { q - 1 } else { p - 1 };
+        }
+    }
+
+    /// Signed gadget digits of `poly` (coefficient form): the centered representative
+    /// in `(-Q/2, Q/2]` written in base `Bg`, least significant first, digits
+    /// `0..L-1` in `[-Bg/2, Bg/2)` and the top digit the remaining carry (so the sum is
+    /// exact even where `Bg^L / 2` barely exceeds `Q/2`, as for `PN10QP25Q`); digit `l`
+    /// of coefficient `c` goes to `out[l][c]` as a residue.
+    /// This exact algorithm is part of the byte contract.
+    pub fn decompose(&self, poly: &[u64], out: &mut [Vec<u64>]) {
+        let q = self.modulus.q;
+        let log_bg = self.params.bsk_base_log.0;
+        let bg = 1i64 << log_bg;
+        let half_bg = bg >> 1;
+        let half_q = q / 2;
+        for (c, &x) in poly.iter().enumerate() {
+            let mut v = if x > half_q { x as i64 - q as i64 } else { x as i64 };
+            let last = out.len() - 1;
+            for (l, digits) in out.iter_mut().enumerate() {
+                let d = if l == last {
+                    v // the top digit absorbs the carry, so the decomposition is exact
+                } else {
+                    let mut d = v & (bg - 1);
+                    if d >= half_bg {
+                        d -= bg;
+                    }
+                    v = (v - d) >> log_bg;
+                    d
+                };
+                digits[c] = if d < 0 { (q as i64 + d) as u64 } else { d as u64 };
+            }
+        }
+    }
+}
+
+/// `out = X^k * a` in `Z_Q[X]/(X^N + 1)`, `k` in `[0, 2N)`.
+pub fn monomial_mul(a: &[u64], k: usize, q: u64, out: &mut [u64]) {
+    let n = a.len();
+    let (k, negate_all) = if k >= n { (k - n, true) } else { (k, false) };
+    for (i, &x) in a.iter().enumerate() {
+        let j = i + k;
+        let (j, neg) = if j >= n { (j - n, !negate_all) } else { (j, negate_all) };
+        out[j] = if neg && x != 0 { q - x } else { x };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monomial_tables_agree_with_the_ntt() {
+        let ring = Ring::new(ParamSet::PN10QP27, "reference").unwrap();
+        let n = ring.n();
+        let q = ring.modulus.q;
+        for k in [1usize, 5, n - 1, n, n + 3, 2 * n - 1] {
+            let mut mono = vec![0u64; n];
+            let mut one = vec![0u64; n];
+            one[0] = 1;
+            monomial_mul(&one, k, q, &mut mono);
+            mono[0] = (mono[0] + q - 1) % q;
+            ring.ntt.forward(&mut mono);
+            let mut table = vec![0u64; n];
+            ring.monomial_minus_one(k, &mut table);
+            assert_eq!(mono, table, "k={k}");
+        }
+    }
+
+    #[test]
+    fn decomposition_recomposes() {
+        for set in ParamSet::ALL {
+            let ring = Ring::new(set, "reference").unwrap();
+            let q = ring.modulus.q;
+            let l = ring.params.bsk_levels.0;
+            let poly: Vec<u64> = vec![0, 1, q - 1, q / 2, q / 2 + 1, 12345 % q, q - 7];
+            let mut out = vec![vec![0u64; poly.len()]; l];
+            ring.decompose(&poly, &mut out);
+            for (c, &x) in poly.iter().enumerate() {
+                let mut acc = 0u64;
+                for (lev, d) in out.iter().enumerate() {
+                    let g = pow_mod(ring.params.bsk_base(), lev as u64, q);
+                    acc = (acc + fhe_api::math::mul_mod(d[c], g, q)) % q;
+                }
+                assert_eq!(acc, x, "{set} coefficient {c}");
+            }
+        }
+    }
+}

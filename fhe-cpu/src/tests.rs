@@ -1,0 +1,38 @@
+//! End-to-end tests of the oracle on the production parameter sets.
+
+use fhe_api::decrypt::phase_error;
+use fhe_api::gates::{self, Gate};
+use fhe_api::{KeyOps, Seed};
+
+use super::*;
+
+#[test]
+fn encrypt_decrypt_and_every_gate_on_every_set() {
+    let cpu = CpuBackend::oracle();
+    for set in ParamSet::ALL {
+        let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-test", set.id() as u64)).unwrap();
+        let key = cpu.prepare(&keys.ek).unwrap();
+        let bits = [(false, false), (false, true), (true, false), (true, true)];
+        let enc = |b: bool, i: u64| cpu.encrypt_bit_seeded(&keys.pk, b, &Seed::derive("enc", i)).unwrap();
+        let lhs: Vec<_> = bits.iter().enumerate().map(|(i, &(a, _))| enc(a, 2 * i as u64)).collect();
+        let rhs: Vec<_> = bits.iter().enumerate().map(|(i, &(_, b))| enc(b, 2 * i as u64 + 1)).collect();
+        for (ct, &(a, _)) in lhs.iter().zip(&bits) {
+            assert_eq!(cpu.decrypt_bit(&keys.sk, ct).unwrap(), a);
+            assert_eq!(cpu.decrypt_bit(&keys.sk, &gates::not(ct)).unwrap(), !a);
+        }
+        for g in Gate::ALL {
+            let out = gates::gate_batch(&cpu, &key, g, &lhs, &rhs).unwrap();
+            for (ct, &(a, b)) in out.iter().zip(&bits) {
+                assert_eq!(cpu.decrypt_bit(&keys.sk, ct).unwrap(), g.eval_plain(a, b), "{set} {g:?}({a},{b})");
+            }
+        }
+        let sel: Vec<_> = [false, true, false, true].iter().enumerate().map(|(i, &b)| enc(b, 100 + i as u64)).collect();
+        let out = gates::mux_batch(&cpu, &key, &sel, &lhs, &rhs).unwrap();
+        for (i, ct) in out.iter().enumerate() {
+            let want = if i % 2 == 1 { bits[i].0 } else { bits[i].1 };
+            assert_eq!(cpu.decrypt_bit(&keys.sk, ct).unwrap(), want, "{set} mux {i}");
+        }
+        let (_, err) = phase_error(&keys.sk, &out[0]).unwrap();
+        assert!(err.abs() < (set.params().q_lwe() / 8) as i64);
+    }
+}
