@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::{NttEngine, NttTables};
-use crate::modulus::mul_shoup_lazy;
+use crate::modulus::{csub, mul_shoup_lazy};
 
 pub struct Reference {
     t: Arc<NttTables>,
@@ -37,13 +37,9 @@ impl NttEngine for Reference {
                 let (lo, hi) = a[base..base + 2 * half].split_at_mut(half);
                 for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
                     let u = *x;
-                    let mut v = mul_shoup_lazy(*y, w, ws, q);
-                    if v >= q {
-                        v -= q;
-                    }
-                    let s = u + v;
-                    *x = if s >= q { s - q } else { s };
-                    *y = if u >= v { u - v } else { u + q - v };
+                    let v = csub(mul_shoup_lazy(*y, w, ws, q), q);
+                    *x = csub(u + v, q);
+                    *y = csub(u.wrapping_sub(v).wrapping_add(q), q);
                 }
             }
             m <<= 1;
@@ -66,25 +62,16 @@ impl NttEngine for Reference {
                 let (lo, hi) = a[base..base + 2 * half].split_at_mut(half);
                 for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
                     let (u, v) = (*x, *y);
-                    let s = u + v;
-                    *x = if s >= q { s - q } else { s };
-                    let d = if u >= v { u - v } else { u + q - v };
-                    let mut r = mul_shoup_lazy(d, w, ws, q);
-                    if r >= q {
-                        r -= q;
-                    }
-                    *y = r;
+                    *x = csub(u + v, q);
+                    let d = csub(u.wrapping_sub(v).wrapping_add(q), q);
+                    *y = csub(mul_shoup_lazy(d, w, ws, q), q);
                 }
             }
             half <<= 1;
             m = h;
         }
         for x in a.iter_mut() {
-            let mut r = mul_shoup_lazy(*x, t.n_inv, t.n_inv_shoup, q);
-            if r >= q {
-                r -= q;
-            }
-            *x = r;
+            *x = csub(mul_shoup_lazy(*x, t.n_inv, t.n_inv_shoup, q), q);
         }
     }
 }
