@@ -222,14 +222,14 @@ impl PublicKey {
     }
 }
 
-/// The `a` halves of the public key: sample `k` draws `n` values of `uniform_pow2(log q)`
+/// The `a` halves of the public key: sample `k` is `fill_pow2_u16(log q)` of `n` values
 /// from stream `(public_seed, "pk-a", k)`.
 pub fn expand_pk_a(params: ParamSet, public_seed: &[u8; 32]) -> Vec<u16> {
     let p = params.params();
     let mut a = Vec::with_capacity(p.pk_samples * p.n());
-    for k in 0..p.pk_samples {
-        let mut r = stream(public_seed, label::PK_A, k as u64);
-        a.extend((0..p.n()).map(|_| r.uniform_pow2(p.lwe_modulus_log.0) as u16));
+    a.resize(p.pk_samples * p.n(), 0);
+    for (k, row) in a.chunks_mut(p.n()).enumerate() {
+        stream(public_seed, label::PK_A, k as u64).fill_pow2_u16(p.lwe_modulus_log.0, row);
     }
     a
 }
@@ -289,13 +289,12 @@ pub fn expand_bsk_a(params: ParamSet, public_seed: &[u8; 32], key: usize, out: &
 }
 
 /// The `a` halves of the key-switching samples of ring coefficient `j`:
-/// `levels * (B-1)` samples of `n` values of `uniform_pow2(log q)`, in sample order,
-/// from stream `(public_seed, "ksk-a", j)`.
+/// `levels * (B-1)` samples of `n` values, in sample order, one `fill_pow2_u16(log q)`
+/// over all of them from stream `(public_seed, "ksk-a", j)`.
 pub fn expand_ksk_a(params: ParamSet, public_seed: &[u8; 32], j: usize, out: &mut [u16]) {
     let p = params.params();
     debug_assert_eq!(out.len(), p.ksk_levels.0 * (p.ksk_base() as usize - 1) * p.n());
-    let mut r = stream(public_seed, label::KSK_A, j as u64);
-    out.iter_mut().for_each(|x| *x = r.uniform_pow2(p.lwe_modulus_log.0) as u16);
+    stream(public_seed, label::KSK_A, j as u64).fill_pow2_u16(p.lwe_modulus_log.0, out);
 }
 
 /// The three keys of one seed.

@@ -16,6 +16,8 @@ pub mod ops;
 pub mod params;
 pub mod registry;
 pub mod rng;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use entities::{EvaluationKey, ExtractedLwe, KeySet, LweCiphertext, PublicKey, SecretKey};
 pub use error::{DecodeError, Error, Result, Unavailable};

@@ -95,10 +95,20 @@ impl Sampler {
         self.rng.next_u64()
     }
 
-    /// Uniform in `[0, q)`: draw a `u64`, keep the low `bits(q-1)` bits, reject `>= q`.
+    /// Uniform in `[0, q)`: draw a `u32` when `bits(q-1) <= 32`, else a `u64`, keep the
+    /// low `bits(q-1)` bits, reject `>= q`.
     #[inline]
     pub fn uniform_mod(&mut self, q: u64) -> u64 {
         let bits = 64 - (q - 1).leading_zeros();
+        if bits <= 32 {
+            let mask = ((1u64 << bits) - 1) as u32;
+            loop {
+                let x = (self.rng.next_u32() & mask) as u64;
+                if x < q {
+                    return x;
+                }
+            }
+        }
         let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
         loop {
             let x = self.rng.next_u64() & mask;
@@ -108,10 +118,18 @@ impl Sampler {
         }
     }
 
-    /// Uniform in `[0, 2^bits)`: the low bits of one `u32`.
-    #[inline]
-    pub fn uniform_pow2(&mut self, bits: u32) -> u32 {
-        self.rng.next_u32() & (((1u64 << bits) - 1) as u32)
+    /// Fills `out` with values uniform in `[0, 2^bits)`, `bits <= 16`: each `u64` of the
+    /// stream gives four values, its 16-bit lanes from the least significant up, each
+    /// masked to `bits` (a final partial word's unused lanes are discarded).
+    pub fn fill_pow2_u16(&mut self, bits: u32, out: &mut [u16]) {
+        debug_assert!(bits <= 16);
+        let mask = ((1u32 << bits) - 1) as u16;
+        for chunk in out.chunks_mut(4) {
+            let w = self.rng.next_u64();
+            for (k, o) in chunk.iter_mut().enumerate() {
+                *o = (w >> (16 * k)) as u16 & mask;
+            }
+        }
     }
 
     /// Uniform ternary in `{-1, 0, 1}`: the low two bits of a `u32`, rejecting 3.

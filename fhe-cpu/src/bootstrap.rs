@@ -17,8 +17,10 @@ use crate::ring::{monomial_mul, Ring};
 /// The CPU's form of an evaluation key: full RGSW rows (both halves, evaluation form)
 /// and full key-switching samples.
 pub struct CpuPrepared {
-    /// `[key][row][half][slot]`, half 0 = `a`, half 1 = `b`.
+    /// `[key][row][half][slot]`, half 0 = `a`, half 1 = `b` (empty for small moduli).
     pub(crate) bsk: Vec<u64>,
+    /// The same as 32-bit words, for moduli below `2^29` (empty otherwise).
+    pub(crate) bsk32: Vec<u32>,
     /// `[sample][n + 1]`, `a` then `b`.
     pub(crate) ksk: Vec<u16>,
 }
@@ -39,7 +41,11 @@ pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
         }
     });
     let ksk = crate::keyswitch::prepare_ksk(ring, ek);
-    CpuPrepared { bsk, ksk }
+    if ring.small.is_some() {
+        let bsk32 = bsk.par_iter().map(|&x| x as u32).collect();
+        return CpuPrepared { bsk: Vec::new(), bsk32, ksk };
+    }
+    CpuPrepared { bsk, bsk32: Vec::new(), ksk }
 }
 
 /// Scratch buffers of one blind rotation.
@@ -80,6 +86,39 @@ pub fn blind_rotate(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> Extra
     monomial_mul(&tv, (two_n - b) % two_n, q, &mut s.acc[1]);
 
     let key_len = rows * 2 * big_n;
+    if let Some(br) = ring.small {
+        let mut digits32 = vec![0u32; rows * big_n];
+        let (mut mono_p, mut mono_m) = (vec![0u32; big_n], vec![0u32; big_n]);
+        let mut acc4 = vec![0u64; 4 * big_n];
+        let mut upd = vec![0u64; 2 * big_n];
+        for (i, &ai) in ct.a().iter().enumerate() {
+            let a = ms_to_2n(ai, logq, log2n);
+            if a == 0 {
+                continue;
+            }
+            let (lo, hi) = s.digits.split_at_mut(levels);
+            ring.decompose(&s.acc[0], lo);
+            ring.decompose(&s.acc[1], hi);
+            for (d, out) in s.digits.iter_mut().zip(digits32.chunks_mut(big_n)) {
+                ring.ntt.forward(d);
+                out.iter_mut().zip(d.iter()).for_each(|(o, &x)| *o = x as u32);
+            }
+            ring.monomial_minus_one(a, &mut s.mono);
+            mono_p.iter_mut().zip(&s.mono).for_each(|(o, &x)| *o = x as u32);
+            ring.monomial_minus_one(two_n - a, &mut s.mono);
+            mono_m.iter_mut().zip(&s.mono).for_each(|(o, &x)| *o = x as u32);
+            let kp = &key.bsk32[2 * i * key_len..(2 * i + 1) * key_len];
+            let km = &key.bsk32[(2 * i + 1) * key_len..(2 * i + 2) * key_len];
+            crate::kernels::ginx_step(ring.isa, br, &digits32, kp, km, &mono_p, &mono_m, &mut acc4, &mut upd);
+            for (half, u) in upd.chunks_mut(big_n).enumerate() {
+                ring.ntt.inverse(u);
+                for (x, &v) in s.acc[half].iter_mut().zip(u.iter()) {
+                    *x = m.add(*x, v);
+                }
+            }
+        }
+        return sample_extract(ring, &s.acc[0], &s.acc[1]);
+    }
     for (i, &ai) in ct.a().iter().enumerate() {
         let a = ms_to_2n(ai, logq, log2n);
         if a == 0 {

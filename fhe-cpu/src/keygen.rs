@@ -89,8 +89,9 @@ pub fn keygen(ring: &Ring, seed: &Seed) -> Result<KeySet> {
     Ok(KeySet { sk, pk, ek })
 }
 
-/// `<a, s>` modulo `2^32` (callers mask to `q`).
+/// `<a, s>` modulo `2^32` (callers mask to `q`). With `a < 2^16`, `|s| <= 1` and
+/// `n < 2^15` the `i32` sum cannot overflow; the form lets the compiler vectorize it.
 #[inline]
 pub(crate) fn inner(a: &[u16], s: &[i8]) -> u32 {
-    a.iter().zip(s).fold(0u32, |acc, (&x, &y)| acc.wrapping_add((x as u32).wrapping_mul(y as i32 as u32)))
+    a.iter().zip(s).map(|(&x, &y)| x as i32 * y as i32).sum::<i32>() as u32
 }

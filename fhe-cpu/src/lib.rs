@@ -8,6 +8,7 @@
 pub mod bootstrap;
 pub mod encrypt;
 pub mod keygen;
+pub mod kernels;
 pub mod keyswitch;
 pub mod modulus;
 pub mod ntt;

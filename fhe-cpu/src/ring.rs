@@ -7,6 +7,7 @@ use fhe_api::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::params::Params;
 use fhe_api::{ParamSet, Result};
 
+use crate::kernels::{Isa, SmallBarrett};
 use crate::modulus::Modulus;
 use crate::ntt::{find_variant, NttEngine, NttTables};
 
@@ -19,6 +20,9 @@ pub struct Ring {
     psi_pow: Vec<u64>,
     /// Odd exponent of slot `k`: `2 bitrev(k) + 1`.
     slot_exp: Vec<u32>,
+    /// Vectorized kernels for `Q < 2^29`, `None` for the 54-bit ring.
+    pub small: Option<SmallBarrett>,
+    pub isa: Isa,
 }
 
 impl Ring {
@@ -30,7 +34,8 @@ impl Ring {
         let two_n = 2 * params.big_n();
         let psi_pow = (0..two_n as u64).map(|e| pow_mod(tables.psi, e, q)).collect();
         let slot_exp = (0..params.big_n()).map(|k| ntt_slot_exponent(k, tables.log_n) as u32).collect();
-        Ok(Ring { set, params, modulus: tables.modulus, ntt: (v.build)(tables), psi_pow, slot_exp })
+        let small = (q < (1 << 29)).then(|| SmallBarrett::new(q));
+        Ok(Ring { set, params, modulus: tables.modulus, ntt: (v.build)(tables), psi_pow, slot_exp, small, isa: Isa::detect() })
     }
 
     pub fn n(&self) -> usize {

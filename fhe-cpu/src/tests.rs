@@ -36,3 +36,9 @@ fn encrypt_decrypt_and_every_gate_on_every_set() {
         assert!(err.abs() < (set.params().q_lwe() / 8) as i64);
     }
 }
+
+fhe_api::conformance_tests!(
+    std::sync::Arc::new(CpuBackend::new(None).expect("default variant")),
+    std::sync::Arc::new(CpuBackend::oracle()),
+    gates_per_set = 1000
+);

@@ -1,0 +1,193 @@
+//! The shared conformance suite: plain generic functions over any [`Backend`]; each
+//! backend crate stamps them into `#[test]`s with [`conformance_tests!`], naming its
+//! backend constructor once.
+//!
+//! Every check compares raw words with the CPU oracle where it can (decoding hides
+//! races), and otherwise decrypts and compares with the plaintext circuit.
+
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+use crate::decrypt::phase_error;
+use crate::gates::{self, Gate};
+use crate::noise;
+use crate::{Backend, Error, LweCiphertext, ParamSet, Seed};
+
+/// Outcome of [`random_gates`].
+#[derive(Debug, Default)]
+pub struct GateReport {
+    pub gates: usize,
+    pub wrong: usize,
+    /// Measured variance of the outputs' phase error (units of `q`).
+    pub variance: f64,
+    /// Largest |phase error| seen.
+    pub max_error: i64,
+}
+
+/// Evaluates `count` random gates in batches of `batch` (random gate types, inputs drawn
+/// from a pool that outputs feed back into, so circuits chain), decrypting each output
+/// against the plaintext circuit. The pool starts with fresh public-key encryptions.
+pub fn random_gates(backend: &dyn Backend, set: ParamSet, count: usize, batch: usize, seed: u64) -> GateReport {
+    let keys = backend.keygen_from_seed(set, &Seed::derive("lux-fhe-conformance-gates", seed)).expect("keygen");
+    let key = backend.prepare(&keys.ek).expect("prepare");
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let pool_size = 2 * batch;
+    let mut pool: Vec<(bool, LweCiphertext)> = (0..pool_size)
+        .map(|i| {
+            let bit = rng.next_u32() & 1 == 1;
+            let ct = backend.encrypt_bit_seeded(&keys.pk, bit, &Seed::derive("pool", seed * 1_000_000 + i as u64));
+            (bit, ct.expect("encrypt"))
+        })
+        .collect();
+    let mut report = GateReport::default();
+    let mut sum_sq = 0f64;
+    while report.gates < count {
+        let m = batch.min(count - report.gates);
+        let pick = |rng: &mut ChaCha20Rng| (rng.next_u32() as usize) % pool_size;
+        let kind = Gate::ALL[(rng.next_u32() as usize) % Gate::ALL.len()];
+        let (mut lhs, mut rhs, mut want) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..m {
+            let (i, j) = (pick(&mut rng), pick(&mut rng));
+            // NOT on one input now and then: it is free and must compose.
+            let a = if rng.next_u32() % 4 == 0 {
+                (!pool[i].0, gates::not(&pool[i].1))
+            } else {
+                pool[i].clone()
+            };
+            want.push(kind.eval_plain(a.0, pool[j].0));
+            lhs.push(a.1);
+            rhs.push(pool[j].1.clone());
+        }
+        let out = gates::gate_batch(backend, &key, kind, &lhs, &rhs).expect("gate batch");
+        for (k, (ct, w)) in out.into_iter().zip(want).enumerate() {
+            let (bit, err) = phase_error(&keys.sk, &ct).expect("phase");
+            if bit != w {
+                report.wrong += 1;
+            }
+            sum_sq += (err * err) as f64;
+            report.max_error = report.max_error.max(err.abs());
+            let slot = (report.gates + k) % pool_size;
+            pool[slot] = (w, ct);
+        }
+        report.gates += m;
+    }
+    report.variance = sum_sq / report.gates as f64;
+    report
+}
+
+/// Random gates decrypt right, and the measured output noise agrees with the model of
+/// [`crate::noise`] (it may be lower: the model bounds the top gadget digit by the
+/// others; it must not be higher by more than sampling error).
+pub fn gates_are_correct_and_noise_matches_model(backend: &dyn Backend, set: ParamSet, count: usize) {
+    let r = random_gates(backend, set, count, 64, set.id() as u64);
+    assert_eq!(r.wrong, 0, "{set}: {} of {} gates wrong", r.wrong, r.gates);
+    let model = noise::predict(set.params());
+    let ratio = r.variance / model.bootstrapped_variance;
+    assert!(
+        (0.3..1.2).contains(&ratio),
+        "{set}: measured phase variance {:.0} vs predicted {:.0} (ratio {ratio:.2})",
+        r.variance,
+        model.bootstrapped_variance
+    );
+    assert!(r.max_error < (set.params().q_lwe() / 8) as i64, "{set}: max error {}", r.max_error);
+}
+
+/// Keys, encryptions and bootstraps are byte-equal to the oracle's.
+pub fn byte_equal_to_oracle(backend: &dyn Backend, oracle: &dyn Backend, set: ParamSet) {
+    let seed = Seed::derive("lux-fhe-conformance-bytes", set.id() as u64);
+    let a = backend.keygen_from_seed(set, &seed).expect("keygen");
+    let b = oracle.keygen_from_seed(set, &seed).expect("oracle keygen");
+    assert!(a.sk == b.sk && a.pk == b.pk && a.ek == b.ek, "{set}: keys differ from the oracle");
+    let ka = backend.prepare(&a.ek).expect("prepare");
+    let kb = oracle.prepare(&b.ek).expect("oracle prepare");
+    let cts: Vec<_> = (0..4)
+        .map(|i| backend.encrypt_bit_seeded(&a.pk, i % 2 == 1, &Seed::derive("bytes", i)).expect("encrypt"))
+        .collect();
+    for (i, ct) in cts.iter().enumerate() {
+        let o = oracle.encrypt_bit_seeded(&b.pk, i % 2 == 1, &Seed::derive("bytes", i as u64)).expect("encrypt");
+        assert_eq!(ct.as_words(), o.as_words(), "{set}: encryption {i} differs");
+    }
+    let x = backend.bootstrap_batch(&ka, &cts).expect("bootstrap");
+    let y = oracle.bootstrap_batch(&kb, &cts).expect("oracle bootstrap");
+    for (i, (x, y)) in x.iter().zip(&y).enumerate() {
+        assert_eq!(x.as_words(), y.as_words(), "{set}: bootstrap {i} differs");
+    }
+}
+
+/// Bad input is an `Error`, never a panic: mismatched parameter sets, ragged batches,
+/// NTT buffers of the wrong length or out of range.
+pub fn rejects_bad_input(backend: &dyn Backend) {
+    let a = backend.keygen_from_seed(ParamSet::PN10QP27, &Seed::derive("bad-input", 0)).expect("keygen");
+    let key = backend.prepare(&a.ek).expect("prepare");
+    let other = LweCiphertext::trivial(ParamSet::PN10QP25Q, 0);
+    let mine = LweCiphertext::trivial(ParamSet::PN10QP27, 0);
+    assert!(matches!(backend.bootstrap_batch(&key, std::slice::from_ref(&other)), Err(Error::ParamMismatch { .. })));
+    assert!(matches!(
+        gates::gate_batch(backend, &key, Gate::And, &[mine.clone(), mine.clone()], std::slice::from_ref(&mine)),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(gates::gate(backend, &key, Gate::And, &mine, &other).is_err());
+    let n = ParamSet::PN10QP27.params().big_n();
+    assert!(backend.ntt_forward(ParamSet::PN10QP27, &mut vec![0u64; n + 1]).is_err());
+    assert!(backend.ntt_inverse(ParamSet::PN10QP27, &mut vec![u64::MAX; n]).is_err());
+    assert!(backend.decrypt_bit(&a.sk, &other).is_err());
+    assert!(backend.bootstrap_batch(&key, &[]).expect("empty batch").is_empty());
+}
+
+/// NTT round trip and agreement with the oracle on random input.
+pub fn ntt_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend) {
+    for set in ParamSet::ALL {
+        let p = set.params();
+        let mut rng = ChaCha20Rng::seed_from_u64(set.id() as u64);
+        let data: Vec<u64> = (0..3 * p.big_n()).map(|_| rng.next_u64() % p.q_ring()).collect();
+        let (mut x, mut y) = (data.clone(), data.clone());
+        backend.ntt_forward(set, &mut x).expect("forward");
+        oracle.ntt_forward(set, &mut y).expect("oracle forward");
+        assert_eq!(x, y, "{set}: forward NTT differs from the oracle");
+        backend.ntt_inverse(set, &mut x).expect("inverse");
+        assert_eq!(x, data, "{set}: inverse(forward(x)) != x");
+    }
+}
+
+/// Stamps the suite into `#[test]` functions for one backend:
+/// `fhe_api::conformance_tests!(my_backend_constructor_expr, oracle_expr);`
+/// where both expressions evaluate to something that derefs to `dyn Backend`.
+/// `gates_per_set` sets how many random gates each set evaluates.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($backend:expr, $oracle:expr, gates_per_set = $gates:expr) => {
+        mod conformance {
+            #[allow(unused_imports)]
+            use super::*;
+            use $crate::testing;
+            use $crate::ParamSet;
+
+            #[test]
+            fn random_gates_pn10qp27() {
+                testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN10QP27, $gates);
+            }
+            #[test]
+            fn random_gates_pn11qp54() {
+                testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN11QP54, $gates);
+            }
+            #[test]
+            fn random_gates_pn10qp25q() {
+                testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN10QP25Q, $gates);
+            }
+            #[test]
+            fn byte_equal_to_oracle_all_sets() {
+                for set in ParamSet::ALL {
+                    testing::byte_equal_to_oracle(&*$backend, &*$oracle, set);
+                }
+            }
+            #[test]
+            fn rejects_bad_input() {
+                testing::rejects_bad_input(&*$backend);
+            }
+            #[test]
+            fn ntt_matches_oracle() {
+                testing::ntt_matches_oracle(&*$backend, &*$oracle);
+            }
+        }
+    };
+}
