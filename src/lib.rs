@@ -1,2 +1,212 @@
-//! Lux FHE runtime.
+//! # Lux FHE runtime
+//!
+//! Fully homomorphic encryption of bits with gate bootstrapping, on pluggable backends
+//! chosen at run time. Every backend produces byte-identical keys and ciphertexts to
+//! the CPU oracle.
+//!
+//! ```no_run
+//! use lux_fhe::{Engine, ParamSet};
+//!
+//! # fn main() -> lux_fhe::Result<()> {
+//! let engine = Engine::from_env()?; // LUX_FHE_BACKEND=cpu|cuda|hip|wgpu|auto
+//! let keys = engine.keygen(ParamSet::PN10QP27)?;
+//! let server = engine.server_key(&keys.ek)?;
+//! let a = engine.encrypt_bit(&keys.pk, true)?;
+//! let b = engine.encrypt_bit(&keys.pk, false)?;
+//! let c = server.xor(&a, &b)?;
+//! assert!(engine.decrypt_bit(&keys.sk, &c)?);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Backends are cargo features of this crate (`cuda`, `hip`, `wgpu`, as their crates
+//! land); the CPU oracle is always built. [`registry`] holds the backends this build
+//! has; [`available`] says whether one can run here.
+
+use std::sync::Arc;
+
 pub use fhe_api::*;
+
+/// The backends compiled into this build, as registry entries.
+pub fn registry() -> Registry {
+    #[allow(unused_mut)]
+    let mut r = Registry::new([fhe_cpu::ENTRY]);
+    // Backend features add their entries here, e.g.:
+    // #[cfg(feature = "cuda")] r.register(fhe_cuda::ENTRY);
+    r
+}
+
+/// True exactly when `kind` is compiled in and a device answers.
+pub fn available(kind: BackendKind) -> bool {
+    registry().available(kind)
+}
+
+/// A backend chosen by the `LUX_FHE_BACKEND` contract, and the client-side operations.
+#[derive(Clone)]
+pub struct Engine {
+    backend: Arc<dyn Backend>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Engine({})", self.backend.name())
+    }
+}
+
+impl Engine {
+    /// From `LUX_FHE_BACKEND` (`cpu`, `cuda`, `hip`, `wgpu`, `auto` or unset, optionally
+    /// `kind:ntt-variant`), `LUX_FHE_NTT` and `LUX_FHE_DEVICE`. A required backend that
+    /// cannot run is an error naming its cause; an unknown value lists the valid ones.
+    pub fn from_env() -> Result<Engine> {
+        Ok(Engine { backend: registry().from_env()? })
+    }
+
+    /// From an explicit selection string with the syntax of `LUX_FHE_BACKEND`.
+    pub fn with_backend(selection: &str) -> Result<Engine> {
+        let (sel, ntt_variant) = registry::parse_selection(Some(selection))?;
+        let backend = registry().create(&sel, &BackendOptions { ntt_variant, device: 0 })?;
+        Ok(Engine { backend })
+    }
+
+    /// Wraps an already constructed backend.
+    pub fn from_backend(backend: Arc<dyn Backend>) -> Engine {
+        Engine { backend }
+    }
+
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// Keys from a 32-byte seed: reproducible, byte-equal on every backend.
+    pub fn keygen_from_seed(&self, params: ParamSet, seed: &Seed) -> Result<KeySet> {
+        self.backend.keygen_from_seed(params, seed)
+    }
+
+    /// Keys from a fresh OS-random seed.
+    pub fn keygen(&self, params: ParamSet) -> Result<KeySet> {
+        self.backend.keygen_from_seed(params, &Seed::from_os()?)
+    }
+
+    /// Public-key encryption with OS randomness.
+    pub fn encrypt_bit(&self, pk: &PublicKey, bit: bool) -> Result<LweCiphertext> {
+        self.backend.encrypt_bit(pk, bit)
+    }
+
+    /// Public-key encryption with the randomness of `seed` (tests, known answers).
+    pub fn encrypt_bit_seeded(&self, pk: &PublicKey, bit: bool, seed: &Seed) -> Result<LweCiphertext> {
+        self.backend.encrypt_bit_seeded(pk, bit, seed)
+    }
+
+    pub fn decrypt_bit(&self, sk: &SecretKey, ct: &LweCiphertext) -> Result<bool> {
+        self.backend.decrypt_bit(sk, ct)
+    }
+
+    /// Prepares the evaluation key on the backend (uploads it, for a GPU) once.
+    pub fn server_key(&self, ek: &EvaluationKey) -> Result<ServerKey> {
+        Ok(ServerKey { backend: self.backend.clone(), key: Arc::new(self.backend.prepare(ek)?) })
+    }
+}
+
+/// A prepared evaluation key and its backend: evaluates gates on encrypted bits.
+#[derive(Clone)]
+pub struct ServerKey {
+    backend: Arc<dyn Backend>,
+    key: Arc<PreparedKey>,
+}
+
+impl std::fmt::Debug for ServerKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ServerKey({}, {})", self.backend.name(), self.key.params())
+    }
+}
+
+macro_rules! gate_methods {
+    ($($name:ident => $gate:ident),*) => {
+        $(
+            #[doc = concat!("`", stringify!($name), "` of two encrypted bits (one bootstrap).")]
+            pub fn $name(&self, a: &LweCiphertext, b: &LweCiphertext) -> Result<LweCiphertext> {
+                gates::gate(&*self.backend, &self.key, Gate::$gate, a, b)
+            }
+        )*
+    };
+}
+
+impl ServerKey {
+    gate_methods!(and => And, or => Or, nand => Nand, nor => Nor, xor => Xor, xnor => Xnor);
+
+    pub fn params(&self) -> ParamSet {
+        self.key.params()
+    }
+
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// One gate over whole batches: `out[i] = gate(lhs[i], rhs[i])`, one backend call.
+    pub fn gate_batch(&self, gate: Gate, lhs: &[LweCiphertext], rhs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
+        gates::gate_batch(&*self.backend, &self.key, gate, lhs, rhs)
+    }
+
+    /// NOT costs no bootstrap.
+    pub fn not(&self, a: &LweCiphertext) -> LweCiphertext {
+        gates::not(a)
+    }
+
+    /// `sel ? t : f`.
+    pub fn mux(&self, sel: &LweCiphertext, t: &LweCiphertext, f: &LweCiphertext) -> Result<LweCiphertext> {
+        Ok(self.mux_batch(std::slice::from_ref(sel), std::slice::from_ref(t), std::slice::from_ref(f))?.remove(0))
+    }
+
+    pub fn mux_batch(
+        &self,
+        sel: &[LweCiphertext],
+        t: &[LweCiphertext],
+        f: &[LweCiphertext],
+    ) -> Result<Vec<LweCiphertext>> {
+        gates::mux_batch(&*self.backend, &self.key, sel, t, f)
+    }
+
+    /// Bootstraps each ciphertext, keeping its bit and resetting its noise.
+    pub fn refresh_batch(&self, cts: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
+        gates::refresh_batch(&*self.backend, &self.key, cts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_is_always_available_and_gpus_are_not_compiled_in() {
+        assert!(available(BackendKind::Cpu));
+        for k in [BackendKind::Cuda, BackendKind::Hip, BackendKind::Wgpu] {
+            assert!(!available(k));
+            let e = Engine::with_backend(k.name()).unwrap_err().to_string();
+            assert!(e.contains("not compiled in") && e.contains(&format!("`{}`", k.feature())), "{e}");
+        }
+    }
+
+    #[test]
+    fn selection_strings() {
+        assert_eq!(Engine::with_backend("cpu").unwrap().backend().kind(), BackendKind::Cpu);
+        assert_eq!(Engine::with_backend("auto").unwrap().backend().kind(), BackendKind::Cpu);
+        assert_eq!(Engine::with_backend("cpu:reference").unwrap().backend().name(), "cpu:reference");
+        let e = Engine::with_backend("bogus").unwrap_err().to_string();
+        assert!(e.contains("valid values: cpu, cuda, hip, wgpu, auto"), "{e}");
+        let e = Engine::with_backend("cpu:nope").unwrap_err().to_string();
+        assert!(e.contains("reference"), "{e}");
+    }
+
+    #[test]
+    fn engine_round_trip() {
+        let engine = Engine::with_backend("cpu").unwrap();
+        let keys = engine.keygen_from_seed(ParamSet::PN10QP27, &Seed::derive("facade", 0)).unwrap();
+        let server = engine.server_key(&keys.ek).unwrap();
+        let t = engine.encrypt_bit(&keys.pk, true).unwrap();
+        let f = engine.encrypt_bit(&keys.pk, false).unwrap();
+        assert!(engine.decrypt_bit(&keys.sk, &server.xor(&t, &f).unwrap()).unwrap());
+        assert!(!engine.decrypt_bit(&keys.sk, &server.and(&t, &f).unwrap()).unwrap());
+        assert!(engine.decrypt_bit(&keys.sk, &server.mux(&t, &t, &f).unwrap()).unwrap());
+        assert!(!engine.decrypt_bit(&keys.sk, &server.not(&t)).unwrap());
+    }
+}

@@ -226,8 +226,7 @@ impl PublicKey {
 /// from stream `(public_seed, "pk-a", k)`.
 pub fn expand_pk_a(params: ParamSet, public_seed: &[u8; 32]) -> Vec<u16> {
     let p = params.params();
-    let mut a = Vec::with_capacity(p.pk_samples * p.n());
-    a.resize(p.pk_samples * p.n(), 0);
+    let mut a = vec![0; p.pk_samples * p.n()];
     for (k, row) in a.chunks_mut(p.n()).enumerate() {
         stream(public_seed, label::PK_A, k as u64).fill_pow2_u16(p.lwe_modulus_log.0, row);
     }

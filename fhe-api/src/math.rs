@@ -38,14 +38,14 @@ pub const fn is_prime(n: u64) -> bool {
     const W: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
     let mut i = 0;
     while i < W.len() {
-        if n % W[i] == 0 {
+        if n.is_multiple_of(W[i]) {
             return n == W[i];
         }
         i += 1;
     }
     let mut d = n - 1;
     let mut s = 0;
-    while d % 2 == 0 {
+    while d.is_multiple_of(2) {
         d /= 2;
         s += 1;
     }
@@ -86,7 +86,7 @@ pub const fn bit_reverse(x: usize, bits: u32) -> usize {
 /// Returns `None` when `q` is not a prime `= 1 mod 2N`.
 pub fn negacyclic_root(q: u64, n: usize) -> Option<u64> {
     let two_n = 2 * n as u64;
-    if !n.is_power_of_two() || !is_prime(q) || (q - 1) % two_n != 0 {
+    if !n.is_power_of_two() || !is_prime(q) || !(q - 1).is_multiple_of(two_n) {
         return None;
     }
     let e = (q - 1) / two_n;

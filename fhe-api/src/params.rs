@@ -41,8 +41,8 @@ pub struct LweModulusLog(pub u32);
 pub enum ParamSet {
     /// Ring N=1024, Q a 27-bit prime, bootstrap decomposition L=4 (the paper's first set).
     PN10QP27,
-    /// Ring N=2048, Q a 54-bit prime, L=5 (the paper's second set): far lower failure
-    /// probability, and the lane that exercises 64-bit modular arithmetic on GPUs.
+    /// Ring N=2048, Q a 54-bit prime, L=5 (the paper's second set): the lane that
+    /// exercises 64-bit modular arithmetic, with a finer blind-rotation grid (2N = 4096).
     PN11QP54,
     /// Ring N=1024, Q a 25-bit prime: 128-bit security against quantum attacks
     /// (the HE standard's quantum bound, as OpenFHE's STD128Q).

@@ -49,11 +49,7 @@ pub fn random_gates(backend: &dyn Backend, set: ParamSet, count: usize, batch: u
         for _ in 0..m {
             let (i, j) = (pick(&mut rng), pick(&mut rng));
             // NOT on one input now and then: it is free and must compose.
-            let a = if rng.next_u32() % 4 == 0 {
-                (!pool[i].0, gates::not(&pool[i].1))
-            } else {
-                pool[i].clone()
-            };
+            let a = if rng.next_u32() % 4 == 0 { (!pool[i].0, gates::not(&pool[i].1)) } else { pool[i].clone() };
             want.push(kind.eval_plain(a.0, pool[j].0));
             lhs.push(a.1);
             rhs.push(pool[j].1.clone());
@@ -83,6 +79,15 @@ pub fn gates_are_correct_and_noise_matches_model(backend: &dyn Backend, set: Par
     assert_eq!(r.wrong, 0, "{set}: {} of {} gates wrong", r.wrong, r.gates);
     let model = noise::predict(set.params());
     let ratio = r.variance / model.bootstrapped_variance;
+    // Printed so a test run with --nocapture reports the measurement (docs/PARAMETERS.md).
+    eprintln!(
+        "{set}: {} gates, 0 wrong, phase sd {:.1} (model {:.1}), max |error| {} of margin {}",
+        r.gates,
+        r.variance.sqrt(),
+        model.bootstrapped_variance.sqrt(),
+        r.max_error,
+        set.params().q_lwe() / 8
+    );
     assert!(
         (0.3..1.2).contains(&ratio),
         "{set}: measured phase variance {:.0} vs predicted {:.0} (ratio {ratio:.2})",

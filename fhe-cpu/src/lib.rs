@@ -7,8 +7,8 @@
 
 pub mod bootstrap;
 pub mod encrypt;
-pub mod keygen;
 pub mod kernels;
+pub mod keygen;
 pub mod keyswitch;
 pub mod modulus;
 pub mod ntt;
@@ -61,7 +61,7 @@ impl CpuBackend {
 
     fn check_ntt(&self, set: ParamSet, data: &[u64]) -> Result<()> {
         let p = set.params();
-        if data.len() % p.big_n() != 0 {
+        if !data.len().is_multiple_of(p.big_n()) {
             return Err(Error::InvalidInput(format!(
                 "NTT batch length {} is not a multiple of N = {}",
                 data.len(),
@@ -142,7 +142,11 @@ impl Backend for CpuBackend {
 pub fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 

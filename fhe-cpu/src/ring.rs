@@ -35,7 +35,16 @@ impl Ring {
         let psi_pow = (0..two_n as u64).map(|e| pow_mod(tables.psi, e, q)).collect();
         let slot_exp = (0..params.big_n()).map(|k| ntt_slot_exponent(k, tables.log_n) as u32).collect();
         let small = (q < (1 << 29)).then(|| SmallBarrett::new(q));
-        Ok(Ring { set, params, modulus: tables.modulus, ntt: (v.build)(tables), psi_pow, slot_exp, small, isa: Isa::detect() })
+        Ok(Ring {
+            set,
+            params,
+            modulus: tables.modulus,
+            ntt: (v.build)(tables),
+            psi_pow,
+            slot_exp,
+            small,
+            isa: Isa::detect(),
+        })
     }
 
     pub fn n(&self) -> usize {
