@@ -1,7 +1,7 @@
 //! `fhe-api`: what the Lux FHE runtime computes, independent of how.
 //!
 //! Parameter sets ([`params`]), keys and ciphertexts ([`entities`]) and their binary
-//! format ([`format`]), the randomness contract ([`rng`]), the operation traits every
+//! format ([`mod@format`]), the randomness contract ([`rng`]), the operation traits every
 //! backend implements ([`ops`]), gates written once over any backend ([`gates`]), the
 //! noise model ([`noise`]), one [`Error`], and the backend [`registry`].
 
