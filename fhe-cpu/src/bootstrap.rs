@@ -26,26 +26,32 @@ pub struct CpuPrepared {
 }
 
 pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
+    let ksk = crate::keyswitch::prepare_ksk(ring, ek);
+    if ring.small.is_some() {
+        // Residues below 2^29: store 32-bit words directly (half the memory to fault in).
+        CpuPrepared { bsk: Vec::new(), bsk32: rgsw_rows(ring, ek, |x| x as u32), ksk }
+    } else {
+        CpuPrepared { bsk: rgsw_rows(ring, ek, |x| x), bsk32: Vec::new(), ksk }
+    }
+}
+
+/// Full RGSW rows `[key][row][half][slot]`: the expanded `a` halves beside the stored `b`.
+fn rgsw_rows<T: Copy + Default + Send>(ring: &Ring, ek: &EvaluationKey, conv: impl Fn(u64) -> T + Sync) -> Vec<T> {
     let p = ring.params;
     let (big_n, rows) = (p.big_n(), p.rgsw_rows());
     let per_key = rows * big_n;
-    let mut bsk = vec![0u64; 2 * p.bsk_b_len()];
+    let mut bsk = vec![T::default(); 2 * p.bsk_b_len()];
     bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(key, out)| {
         let mut a = vec![0u64; per_key];
         expand_bsk_a(ring.set, ek.public_seed(), key, &mut a);
         let b = &ek.bsk_b()[key * per_key..(key + 1) * per_key];
         for row in 0..rows {
-            let dst = &mut out[row * 2 * big_n..(row + 1) * 2 * big_n];
-            dst[..big_n].copy_from_slice(&a[row * big_n..(row + 1) * big_n]);
-            dst[big_n..].copy_from_slice(&b[row * big_n..(row + 1) * big_n]);
+            let (dst_a, dst_b) = out[row * 2 * big_n..(row + 1) * 2 * big_n].split_at_mut(big_n);
+            dst_a.iter_mut().zip(&a[row * big_n..(row + 1) * big_n]).for_each(|(d, &x)| *d = conv(x));
+            dst_b.iter_mut().zip(&b[row * big_n..(row + 1) * big_n]).for_each(|(d, &x)| *d = conv(x));
         }
     });
-    let ksk = crate::keyswitch::prepare_ksk(ring, ek);
-    if ring.small.is_some() {
-        let bsk32 = bsk.par_iter().map(|&x| x as u32).collect();
-        return CpuPrepared { bsk: Vec::new(), bsk32, ksk };
-    }
-    CpuPrepared { bsk, bsk32: Vec::new(), ksk }
+    bsk
 }
 
 /// Scratch buffers of one blind rotation.

@@ -68,29 +68,36 @@ impl Ring {
     /// of coefficient `c` goes to `out[l][c]` as a residue.
     /// This exact algorithm is part of the byte contract.
     pub fn decompose(&self, poly: &[u64], out: &mut [Vec<u64>]) {
-        let q = self.modulus.q;
+        let q = self.modulus.q as i64;
         let log_bg = self.params.bsk_base_log.0;
         let bg = 1i64 << log_bg;
         let half_bg = bg >> 1;
         let half_q = q / 2;
-        for (c, &x) in poly.iter().enumerate() {
-            let mut v = if x > half_q { x as i64 - q as i64 } else { x as i64 };
-            let last = out.len() - 1;
-            for (l, digits) in out.iter_mut().enumerate() {
-                let d = if l == last {
-                    v // the top digit absorbs the carry, so the decomposition is exact
-                } else {
-                    let mut d = v & (bg - 1);
-                    if d >= half_bg {
-                        d -= bg;
-                    }
-                    v = (v - d) >> log_bg;
-                    d
-                };
-                digits[c] = if d < 0 { (q as i64 + d) as u64 } else { d as u64 };
+        let last = out.len() - 1;
+        // Level by level over all coefficients, so each pass vectorizes; the top
+        // level's slice holds the running (signed) remainder until it is final.
+        let (lower, top) = out.split_at_mut(last);
+        let rem = &mut top[0];
+        for (r, &x) in rem.iter_mut().zip(poly) {
+            let v = x as i64;
+            *r = (if v > half_q { v - q } else { v }) as u64;
+        }
+        for digits in lower.iter_mut() {
+            for (d_out, r) in digits.iter_mut().zip(rem.iter_mut()) {
+                let v = *r as i64;
+                let mut d = v & (bg - 1);
+                d -= if d >= half_bg { bg } else { 0 };
+                *r = ((v - d) >> log_bg) as u64;
+                *d_out = (d + if d < 0 { q } else { 0 }) as u64;
             }
         }
+        // The top digit absorbs the carry, so the decomposition is exact.
+        for r in rem.iter_mut() {
+            let v = *r as i64;
+            *r = (v + if v < 0 { q } else { 0 }) as u64;
+        }
     }
+
 }
 
 /// `out = X^k * a` in `Z_Q[X]/(X^N + 1)`, `k` in `[0, 2N)`.
