@@ -1,0 +1,345 @@
+//! `cargo xtask`: the developer tasks of the Lux FHE runtime (a thin CLI over `fhe-kat`).
+//!
+//! - `kat generate [--force]`: recompute the known-answer corpus on the CPU oracle and
+//!   write `fhe-kat/corpus/<SET>.json`; refuses to overwrite a differing corpus without
+//!   `--force`, and prints which entries changed.
+//! - `kat replay --backend B`: recompute every corpus entry on `B`, byte for byte.
+//! - `equiv dispatch --backend B --seeds N [--params P]`: every public surface on the
+//!   oracle and on `B`, seeds `Seed::derive("lux-fhe-dispatch-equiv-v1", k)`.
+//! - `equiv sweep --backend B --seeds N [--params P]`: KAT replay, then an orthogonal
+//!   bootstrap sweep, seeds `Seed::derive("lux-fhe-backend-equiv-sweep-v1", k)`.
+//! - `soak [--gates 100000] [--params P] [--backend B]`: random chained gates, zero
+//!   wrong results.
+//!
+//! `Seed::derive(root, k) = SHA-256(root || 0x00 || LE64(k))`; the full seed schedule is
+//! documented in the `fhe-kat` crate.
+//!
+//! Exit codes: 0 pass; 1 mismatch, wrong result or error; 2 usage error (unknown
+//! backend, parameter set or NTT variant); 3 the backend is not available here
+//! (`skipped: <cause>`), which is never a pass. `RUST_LOG=fhe_kat=info` shows progress.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand};
+use fhe_api::registry::parse_selection;
+use fhe_api::{Backend, BackendKind, BackendOptions, Error as FheError, ParamSet, Registry, Selection};
+use fhe_cpu::CpuBackend;
+use fhe_kat::{Corpus, Mismatch, SetReport, KAT_ENTRIES_PER_SET};
+
+const EXIT_FAIL: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_SKIPPED: u8 = 3;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Lux FHE developer tasks")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// The known-answer corpus.
+    #[command(subcommand)]
+    Kat(KatCmd),
+    /// The equivalence gate: a backend against the CPU oracle.
+    #[command(subcommand)]
+    Equiv(EquivCmd),
+    /// Random chained gates on one backend, every result checked.
+    Soak(SoakArgs),
+}
+
+#[derive(Subcommand)]
+enum KatCmd {
+    /// Recompute the corpus on the CPU oracle and write it.
+    Generate {
+        /// Overwrite a corpus whose entries differ.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        corpus: CorpusArg,
+    },
+    /// Recompute every corpus entry on a backend and compare byte for byte.
+    Replay {
+        #[command(flatten)]
+        backend: BackendArg,
+        #[command(flatten)]
+        corpus: CorpusArg,
+    },
+}
+
+#[derive(Subcommand)]
+enum EquivCmd {
+    /// Every public surface, oracle against backend, N seeds per parameter set.
+    Dispatch(EquivArgs),
+    /// KAT replay, then an orthogonal N-seed bootstrap sweep.
+    Sweep {
+        #[command(flatten)]
+        args: EquivArgs,
+        #[command(flatten)]
+        corpus: CorpusArg,
+    },
+}
+
+#[derive(Args)]
+struct BackendArg {
+    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu` (or `auto`).
+    #[arg(long, default_value = "cpu")]
+    backend: String,
+}
+
+#[derive(Args)]
+struct CorpusArg {
+    /// The corpus directory (default: the reviewed corpus, `fhe-kat/corpus`).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+}
+
+impl CorpusArg {
+    fn dir(&self) -> PathBuf {
+        self.corpus.clone().unwrap_or_else(fhe_kat::corpus_dir)
+    }
+}
+
+#[derive(Args)]
+struct EquivArgs {
+    #[command(flatten)]
+    backend: BackendArg,
+    /// Seeds per parameter set.
+    #[arg(long, default_value_t = 1000)]
+    seeds: u64,
+    /// Parameter sets (repeatable; default: all).
+    #[arg(long, value_parser = parse_params)]
+    params: Vec<ParamSet>,
+}
+
+#[derive(Args)]
+struct SoakArgs {
+    #[command(flatten)]
+    backend: BackendArg,
+    /// Gates to evaluate.
+    #[arg(long, default_value_t = 100_000)]
+    gates: u64,
+    /// Parameter set.
+    #[arg(long, value_parser = parse_params, default_value = "PN10QP27")]
+    params: ParamSet,
+    /// Soak seed index (`Seed::derive("lux-fhe-soak-v1", k)`).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+fn parse_params(s: &str) -> Result<ParamSet, FheError> {
+    s.parse()
+}
+
+fn sets(chosen: &[ParamSet]) -> Vec<ParamSet> {
+    if chosen.is_empty() {
+        ParamSet::ALL.to_vec()
+    } else {
+        chosen.to_vec()
+    }
+}
+
+/// Why a command did not pass.
+enum Fail {
+    /// Mismatches or wrong results (already printed), or a runtime error.
+    Failed(String),
+    Usage(String),
+    Skipped(String),
+}
+
+impl From<fhe_kat::Error> for Fail {
+    fn from(e: fhe_kat::Error) -> Self {
+        Fail::Failed(e.to_string())
+    }
+}
+
+impl From<FheError> for Fail {
+    fn from(e: FheError) -> Self {
+        Fail::Failed(e.to_string())
+    }
+}
+
+/// The backends this binary was built with: the facade's registry (the CPU oracle,
+/// plus whatever backend features of `lux-fhe` are on).
+fn registry() -> Registry {
+    lux_fhe::registry()
+}
+
+/// Constructs the backend `value` names, or says why it cannot run here.
+fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
+    let (selection, variant) = parse_selection(Some(value)).map_err(|e| Fail::Usage(e.to_string()))?;
+    let options = BackendOptions { ntt_variant: variant.clone(), device: 0 };
+    match registry().create(&selection, &options) {
+        Ok(b) => Ok(b),
+        Err(FheError::Unavailable { backend, cause }) => {
+            Err(Fail::Skipped(format!("backend {backend} unavailable: {cause}")))
+        }
+        // A CPU NTT variant this build knows but this CPU cannot run is unavailable here,
+        // not a typo.
+        Err(e @ FheError::UnknownNttVariant { .. }) => match (&selection, variant.as_deref()) {
+            (Selection::Require(BackendKind::Cpu), Some(v)) if fhe_cpu::ntt::variants().iter().any(|k| k.name == v) => {
+                Err(Fail::Skipped(format!(
+                    "backend cpu:{v} unavailable: NTT variant `{v}` is not supported by this CPU"
+                )))
+            }
+            _ => Err(Fail::Usage(e.to_string())),
+        },
+        Err(e) => Err(Fail::Failed(e.to_string())),
+    }
+}
+
+fn print_mismatches<'a>(ms: impl IntoIterator<Item = &'a Mismatch>) {
+    for m in ms {
+        println!("{m}");
+    }
+}
+
+fn print_set(what: &str, s: &SetReport, target: &str, oracle: &str) {
+    println!(
+        "{}: {}/{} byte-equal ({what}, {target} vs oracle {oracle}, {:.1} s)",
+        s.params,
+        s.passed,
+        s.seeds,
+        s.elapsed.as_secs_f64()
+    );
+    if s.mismatches.len() == fhe_kat::equiv::MAX_REPORTED {
+        println!("  (mismatch list truncated to the first {})", fhe_kat::equiv::MAX_REPORTED);
+    }
+}
+
+fn kat_generate(force: bool, dir: PathBuf) -> Result<(), Fail> {
+    let oracle = CpuBackend::oracle();
+    let start = Instant::now();
+    let new = fhe_kat::corpus::generate(&oracle, &ParamSet::ALL, KAT_ENTRIES_PER_SET)?;
+    let old = Corpus::load(&dir)?;
+    let changes = old.diff(&new);
+    println!("generated {} entries on {} in {:.1} s", new.len(), oracle.name(), start.elapsed().as_secs_f64());
+    if changes.is_empty() {
+        println!("corpus {} is up to date ({} entries)", dir.display(), new.len());
+        return Ok(());
+    }
+    for c in &changes {
+        println!("  {c}");
+    }
+    if !old.is_empty() && !force {
+        return Err(Fail::Failed(format!(
+            "{} entries differ from {}; refusing to overwrite without --force",
+            changes.len(),
+            dir.display()
+        )));
+    }
+    new.write(&dir)?;
+    println!("wrote {} entries to {}", new.len(), dir.display());
+    Ok(())
+}
+
+fn kat_replay(backend_name: &str, dir: PathBuf) -> Result<(), Fail> {
+    let b = backend(backend_name)?;
+    let corpus = load_corpus(&dir)?;
+    let r = fhe_kat::replay(b.as_ref(), &corpus)?;
+    print_mismatches(&r.mismatches);
+    println!("KAT {}/{} byte-equal ({}, {:.1} s)", r.passed, r.entries, r.backend, r.elapsed.as_secs_f64());
+    if r.ok() {
+        Ok(())
+    } else {
+        Err(Fail::Failed(format!("{} of {} KAT entries differ", r.entries - r.passed, r.entries)))
+    }
+}
+
+fn load_corpus(dir: &std::path::Path) -> Result<Corpus, Fail> {
+    let c = Corpus::load(dir)?;
+    if c.is_empty() {
+        return Err(Fail::Failed(format!("no KAT corpus in {} (run `cargo xtask kat generate`)", dir.display())));
+    }
+    Ok(c)
+}
+
+fn equiv_dispatch(a: EquivArgs) -> Result<(), Fail> {
+    let b = backend(&a.backend.backend)?;
+    let oracle = CpuBackend::oracle();
+    let start = Instant::now();
+    let r = fhe_kat::dispatch(&oracle, b.as_ref(), &sets(&a.params), a.seeds)?;
+    print_mismatches(r.mismatches());
+    for s in &r.sets {
+        print_set("dispatch", s, &r.target, &r.oracle);
+    }
+    println!("dispatch wall time {:.1} s", start.elapsed().as_secs_f64());
+    if r.ok() {
+        Ok(())
+    } else {
+        Err(Fail::Failed("dispatch: mismatches found".into()))
+    }
+}
+
+fn equiv_sweep(a: EquivArgs, dir: PathBuf) -> Result<(), Fail> {
+    let b = backend(&a.backend.backend)?;
+    let corpus = load_corpus(&dir)?;
+    let oracle = CpuBackend::oracle();
+    let start = Instant::now();
+    let r = fhe_kat::sweep(&oracle, b.as_ref(), &corpus, &sets(&a.params), a.seeds)?;
+    print_mismatches(r.mismatches());
+    println!("KAT {}/{} byte-equal ({}, {:.1} s)", r.kat.passed, r.kat.entries, r.target, r.kat.elapsed.as_secs_f64());
+    for s in &r.sets {
+        print_set("bootstrap sweep", s, &r.target, &r.oracle);
+    }
+    println!("sweep wall time {:.1} s", start.elapsed().as_secs_f64());
+    if r.ok() {
+        Ok(())
+    } else {
+        Err(Fail::Failed("sweep: mismatches found".into()))
+    }
+}
+
+fn soak(a: SoakArgs) -> Result<(), Fail> {
+    let b = backend(&a.backend.backend)?;
+    let r = fhe_kat::soak(b.as_ref(), a.params, a.gates, a.seed)?;
+    let counts = r.by_gate.iter().map(|(g, n)| format!("{g} {n}")).collect::<Vec<_>>().join(", ");
+    let secs = r.elapsed.as_secs_f64();
+    println!(
+        "soak {} on {}: {} gates, {} wrong ({counts}) in {secs:.1} s ({:.2} ms/gate)",
+        r.params,
+        r.backend,
+        r.gates,
+        r.wrong,
+        1e3 * secs / r.gates.max(1) as f64
+    );
+    if r.ok() {
+        Ok(())
+    } else {
+        Err(Fail::Failed(format!("soak: {} wrong results", r.wrong)))
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Kat(KatCmd::Generate { force, corpus }) => kat_generate(force, corpus.dir()),
+        Cmd::Kat(KatCmd::Replay { backend, corpus }) => kat_replay(&backend.backend, corpus.dir()),
+        Cmd::Equiv(EquivCmd::Dispatch(a)) => equiv_dispatch(a),
+        Cmd::Equiv(EquivCmd::Sweep { args, corpus }) => equiv_sweep(args, corpus.dir()),
+        Cmd::Soak(a) => soak(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Fail::Failed(msg)) => {
+            println!("FAILED: {msg}");
+            ExitCode::from(EXIT_FAIL)
+        }
+        Err(Fail::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        Err(Fail::Skipped(cause)) => {
+            println!("skipped: {cause}");
+            ExitCode::from(EXIT_SKIPPED)
+        }
+    }
+}
