@@ -1,0 +1,49 @@
+//! `fhe-bench`: the measuring code of the Lux FHE runtime, reused by `cargo xtask bench`.
+//!
+//! The method (DESIGN.md, "Measuring"; the paper's benchmarks section, made stricter):
+//! every call timed on its own, warm-up calls discarded at the start of every run,
+//! several runs pooled, median and p99 (nearest rank) reported with min, max, mean and
+//! the coefficient of variation; default iteration counts NTT 200, key switch 100,
+//! bootstrap 30; raw JSON under `bench/results/<lane>/` with hardware, driver, commit
+//! and parameter set. The equivalence gate runs first (the caller runs it and fills
+//! [`EquivalenceGate`]); a report whose gate failed carries no rows.
+//!
+//! - [`stats`]: [`Stats`], [`measure`];
+//! - [`ops`]: the [`Operation`]s, [`SuiteConfig`] and [`run_suite`] over any backend;
+//! - [`env`]: the [`Environment`] identity;
+//! - [`report`]: [`Row`], [`Report`], [`write_results`], [`load_report`], [`validate`],
+//!   [`ratios`];
+//! - [`table`]: [`format_table`]; [`chart`]: [`render_chart`];
+//! - `peers` (cargo feature `peers`): TFHE-rs gates and tfhe-ntt in the same process.
+//!
+//! The result format is documented in `bench/SCHEMA.md` and `bench/schema.json`.
+
+pub mod chart;
+pub mod env;
+pub mod error;
+pub mod ops;
+#[cfg(feature = "peers")]
+pub mod peers;
+pub mod report;
+pub mod stats;
+pub mod table;
+
+pub use chart::{render_chart, render_chart_reports, result_files};
+pub use env::{CpuFeatures, Environment};
+pub use error::{Error, Result};
+pub use ops::{
+    measure_case, no_progress, run_report, run_suite, stderr_progress, Fixture, Iterations, Operation, Progress,
+    SuiteConfig,
+};
+pub use report::{
+    load_report, ratios, validate, validate_str, write_results, EquivalenceGate, GateState, Ratio, Report, Row,
+    SCHEMA_VERSION,
+};
+pub use stats::{measure, measure_with, Plan, Stats};
+pub use table::{format_ns, format_ratios, format_table};
+
+/// The JSON Schema of result files (`bench/schema.json`), for tools that want it.
+pub const JSON_SCHEMA: &str = include_str!("../../bench/schema.json");
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,198 @@
+//! Peers, timed in the same process with the same loop as our backends (cargo feature
+//! `peers`): TFHE-rs boolean gates (`peer:tfhe`) and the tfhe-ntt NTT (`peer:tfhe-ntt`).
+//!
+//! Everything runs inside a one-thread rayon pool, so a peer cannot use more cores than a
+//! single call of ours on one ciphertext does.
+//!
+//! Matching (so that [`crate::ratios`] pairs rows):
+//! - `peer:tfhe` rows carry `param_set = PN10QP27`: TFHE-rs `DEFAULT_PARAMETERS` are its
+//!   128-bit boolean set (n=805, N=512, k=3, p-fail about 2^-64), the closest match to our
+//!   128-bit gate set; the `note` of each row says so. Gates, NOT, MUX, keygen, encrypt
+//!   and decrypt are timed.
+//! - `peer:tfhe-ntt` rows use exactly our rings: `prime32::Plan(1024, 134215681)` for
+//!   PN10QP27, `prime32::Plan(1024, 33550337)` for PN10QP25Q and
+//!   `prime64::Plan(2048, 18014398509404161)` for PN11QP54; forward and inverse (without
+//!   the separate normalization pass) at the configured batch sizes.
+
+use fhe_api::ParamSet;
+use tfhe::boolean::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::ops::{Operation, Progress, SuiteConfig};
+use crate::report::Row;
+use crate::stats::{measure_with, Plan};
+
+pub const TFHE_BACKEND: &str = "peer:tfhe";
+pub const TFHE_NTT_BACKEND: &str = "peer:tfhe-ntt";
+
+const TFHE_NOTE: &str =
+    "tfhe::boolean DEFAULT_PARAMETERS (n=805, N=512, k=3, 128-bit, p-fail ~2^-64), 1 thread; compared with PN10QP27";
+
+/// The peers' rows for the operations and parameter sets of `config` that a peer
+/// implements (others are skipped), timed with `config`'s plans.
+///
+/// `progress` must be `Send`: the peers run on the thread of a one-thread rayon pool.
+pub fn run_peers(
+    params: &[ParamSet],
+    config: &SuiteConfig,
+    progress: &mut (dyn FnMut(&Progress) + Send),
+) -> Result<Vec<Row>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| Error::Peer { peer: TFHE_BACKEND, message: e.to_string() })?;
+    pool.install(move || {
+        let mut rows = run_tfhe_ntt(params, config, &mut *progress)?;
+        if params.contains(&ParamSet::PN10QP27) {
+            rows.extend(run_tfhe_boolean(config, &mut *progress)?);
+        }
+        Ok(rows)
+    })
+}
+
+fn timed<F>(label: String, plan: Plan, progress: &mut dyn FnMut(&Progress), op: F) -> Result<crate::Stats>
+where
+    F: FnMut() -> Result<()>,
+{
+    let calls = plan.iterations * plan.runs;
+    progress(&Progress::Start { label: label.clone(), calls });
+    let stats =
+        measure_with(op, plan, &mut |done, calls| progress(&Progress::Tick { label: label.clone(), done, calls }))?;
+    tracing::info!(case = %label, median_ns = stats.median_ns, p99_ns = stats.p99_ns, "measured peer");
+    progress(&Progress::Finish { label });
+    Ok(stats)
+}
+
+enum NttPlan {
+    P32(tfhe_ntt::prime32::Plan),
+    P64(tfhe_ntt::prime64::Plan),
+}
+
+fn ntt_plan(params: ParamSet) -> Option<(NttPlan, &'static str)> {
+    let p = params.params();
+    let (n, q) = (p.big_n(), p.q_ring());
+    if q < (1 << 31) {
+        tfhe_ntt::prime32::Plan::try_new(n, q as u32).map(|pl| (NttPlan::P32(pl), "prime32"))
+    } else {
+        tfhe_ntt::prime64::Plan::try_new(n, q).map(|pl| (NttPlan::P64(pl), "prime64"))
+    }
+}
+
+/// tfhe-ntt forward and inverse on our rings.
+pub fn run_tfhe_ntt(
+    params: &[ParamSet],
+    config: &SuiteConfig,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for &set in params {
+        let Some((plan, variant)) = ntt_plan(set) else {
+            tracing::warn!(params = %set, "tfhe-ntt has no plan for this ring; skipped");
+            continue;
+        };
+        let n = set.params().big_n();
+        let q = set.params().q_ring();
+        for &op in config.operations.iter().filter(|o| matches!(o, Operation::NttForward | Operation::NttInverse)) {
+            let forward = op == Operation::NttForward;
+            for &batch in &config.ntt_batch_sizes {
+                let p = config.plan(op);
+                let label = format!("{TFHE_NTT_BACKEND} {set} {op} x{batch}");
+                let input: Vec<u64> =
+                    (0..(batch * n) as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q).collect();
+                let stats = match &plan {
+                    NttPlan::P32(pl) => {
+                        let mut data: Vec<u32> = input.iter().map(|&x| x as u32).collect();
+                        timed(label, p, progress, || {
+                            for poly in data.chunks_exact_mut(n) {
+                                if forward {
+                                    pl.fwd(poly);
+                                } else {
+                                    pl.inv(poly);
+                                }
+                            }
+                            std::hint::black_box(&data);
+                            Ok(())
+                        })?
+                    }
+                    NttPlan::P64(pl) => {
+                        let mut data = input.clone();
+                        timed(label, p, progress, || {
+                            for poly in data.chunks_exact_mut(n) {
+                                if forward {
+                                    pl.fwd(poly);
+                                } else {
+                                    pl.inv(poly);
+                                }
+                            }
+                            std::hint::black_box(&data);
+                            Ok(())
+                        })?
+                    }
+                };
+                rows.push(
+                    Row::new(op.name(), set.name(), TFHE_NTT_BACKEND, variant, batch, p, stats)
+                        .with_note(format!("tfhe_ntt::{variant}::Plan::try_new({n}, {q}), 1 thread")),
+                );
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// TFHE-rs boolean gates with its default parameters.
+pub fn run_tfhe_boolean(config: &SuiteConfig, progress: &mut dyn FnMut(&Progress)) -> Result<Vec<Row>> {
+    let set = ParamSet::PN10QP27;
+    let (ck, sk) = gen_keys();
+    let (a, b, c) = (ck.encrypt(true), ck.encrypt(false), ck.encrypt(true));
+    let mut rows = Vec::new();
+    for &op in &config.operations {
+        let p = config.plan(op);
+        let label = format!("{TFHE_BACKEND} {op}");
+        let stats = match op {
+            Operation::GateAnd => timed(label, p, progress, || ok(sk.and(&a, &b)))?,
+            Operation::GateOr => timed(label, p, progress, || ok(sk.or(&a, &b)))?,
+            Operation::GateNand => timed(label, p, progress, || ok(sk.nand(&a, &b)))?,
+            Operation::GateNor => timed(label, p, progress, || ok(sk.nor(&a, &b)))?,
+            Operation::GateXor => timed(label, p, progress, || ok(sk.xor(&a, &b)))?,
+            Operation::GateXnor => timed(label, p, progress, || ok(sk.xnor(&a, &b)))?,
+            Operation::GateMux => timed(label, p, progress, || ok(sk.mux(&a, &b, &c)))?,
+            Operation::GateNot => timed(label, p, progress, || ok(sk.not(&a)))?,
+            Operation::Keygen => timed(label, p, progress, || ok(gen_keys()))?,
+            Operation::Encrypt => timed(label, p, progress, || ok(ck.encrypt(true)))?,
+            Operation::Decrypt => timed(label, p, progress, || ok(ck.decrypt(&a)))?,
+            _ => continue,
+        };
+        rows.push(Row::new(op.name(), set.name(), TFHE_BACKEND, "tfhe-fft", 1, p, stats).with_note(TFHE_NOTE));
+    }
+    Ok(rows)
+}
+
+fn ok<T>(value: T) -> Result<()> {
+    std::hint::black_box(value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::Iterations;
+
+    #[test]
+    fn peers_produce_rows() {
+        let config = SuiteConfig {
+            iterations: Iterations::uniform(2),
+            warmup: 0,
+            runs: 1,
+            ntt_batch_sizes: vec![1],
+            operations: vec![Operation::NttForward, Operation::GateAnd, Operation::GateNot],
+            ..SuiteConfig::default()
+        };
+        let rows = run_peers(&[ParamSet::PN10QP27, ParamSet::PN11QP54], &config, &mut |_| {}).unwrap();
+        let names: Vec<(&str, &str, &str)> =
+            rows.iter().map(|r| (r.backend.as_str(), r.operation.as_str(), r.param_set.as_str())).collect();
+        assert!(names.contains(&(TFHE_NTT_BACKEND, "ntt_forward", "PN10QP27")));
+        assert!(names.contains(&(TFHE_NTT_BACKEND, "ntt_forward", "PN11QP54")));
+        assert!(names.contains(&(TFHE_BACKEND, "gate_and", "PN10QP27")));
+        assert!(names.contains(&(TFHE_BACKEND, "gate_not", "PN10QP27")));
+    }
+}

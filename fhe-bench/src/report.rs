@@ -1,0 +1,415 @@
+//! Result files: rows, the report around them, writing under `bench/results/<lane>/`,
+//! reading back, and validation against the rules of `bench/schema.json`
+//! (documented in `bench/SCHEMA.md`).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::env::{file_timestamp, Environment};
+use crate::error::{Error, Result};
+use crate::stats::{Plan, Stats};
+
+/// Version of the result format; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One measured `(operation, parameter set, backend, batch size)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// [`crate::Operation`] name, e.g. `ntt_forward`, `gate_and`.
+    pub operation: String,
+    /// Parameter set name, e.g. `PN10QP27`.
+    pub param_set: String,
+    /// `Backend::name()`, e.g. `cpu:reference`; peers are `peer:tfhe`, `peer:tfhe-ntt`.
+    pub backend: String,
+    /// `NttOps::ntt_variant()` of the backend (a peer's own NTT name for peers).
+    pub ntt_variant: String,
+    /// Polynomials (NTT) or ciphertexts (batched bootstrap) per timed call; 1 otherwise.
+    pub batch_size: usize,
+    /// Timed calls per run.
+    pub iterations: usize,
+    pub runs: usize,
+    /// Discarded calls at the start of each run.
+    pub warmup: usize,
+    /// Statistics of one call, in nanoseconds.
+    #[serde(flatten)]
+    pub stats: Stats,
+    /// `median_ns / batch_size`: the cost of one polynomial or ciphertext.
+    pub per_item_median_ns: f64,
+    /// Items per second at the median: `batch_size * 1e9 / median_ns`.
+    pub throughput_per_s: f64,
+    /// Free text (peer parameter choices and the like).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Row {
+    pub fn new(
+        operation: &str,
+        param_set: &str,
+        backend: &str,
+        ntt_variant: &str,
+        batch_size: usize,
+        plan: Plan,
+        stats: Stats,
+    ) -> Row {
+        let batch = batch_size.max(1) as f64;
+        Row {
+            operation: operation.to_string(),
+            param_set: param_set.to_string(),
+            backend: backend.to_string(),
+            ntt_variant: ntt_variant.to_string(),
+            batch_size,
+            iterations: plan.iterations,
+            runs: plan.runs,
+            warmup: plan.warmup,
+            per_item_median_ns: stats.median_ns / batch,
+            throughput_per_s: if stats.median_ns > 0.0 { batch * 1e9 / stats.median_ns } else { 0.0 },
+            stats,
+            note: None,
+        }
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Row {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// Outcome of the equivalence gate, which runs before any measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateState {
+    /// The backend's outputs were byte-equal to the oracle's.
+    Passed,
+    /// A mismatch: the report must carry no rows.
+    Failed,
+    /// The gate could not run (no device); reported, never counted as a pass.
+    Skipped,
+    /// The gate was not run for this report (the oracle itself, peers, local runs).
+    NotRun,
+}
+
+/// The equivalence-gate field, filled by the caller (xtask) before measuring.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EquivalenceGate {
+    pub status: GateState,
+    /// What ran and what it found (counts, first mismatch), free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl EquivalenceGate {
+    pub fn new(status: GateState, detail: Option<String>) -> Self {
+        EquivalenceGate { status, detail }
+    }
+    pub fn not_run() -> Self {
+        EquivalenceGate { status: GateState::NotRun, detail: None }
+    }
+}
+
+/// One result file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    /// Hardware lane, e.g. `cpu-oracle`, `h200`; the folder under `bench/results/`.
+    pub lane: String,
+    /// The backend the report is about (peers' rows may sit beside its own).
+    pub backend: String,
+    /// The parameter set(s) measured: one name, or several joined by `+`.
+    pub params: String,
+    pub environment: Environment,
+    pub equivalence_gate: EquivalenceGate,
+    pub rows: Vec<Row>,
+}
+
+impl Report {
+    /// A report over `rows`; `params` is derived from the rows' parameter sets.
+    ///
+    /// When the gate failed the rows are dropped: a backend that fails the equivalence
+    /// gate reports no numbers.
+    pub fn new(
+        lane: &str,
+        backend: &str,
+        environment: Environment,
+        equivalence_gate: EquivalenceGate,
+        rows: Vec<Row>,
+    ) -> Report {
+        let rows = if equivalence_gate.status == GateState::Failed {
+            if !rows.is_empty() {
+                tracing::warn!(backend, "equivalence gate failed: dropping {} rows", rows.len());
+            }
+            Vec::new()
+        } else {
+            rows
+        };
+        let mut sets: Vec<&str> = Vec::new();
+        for r in rows.iter().filter(|r| r.backend == backend) {
+            if !sets.contains(&r.param_set.as_str()) {
+                sets.push(&r.param_set);
+            }
+        }
+        let params = if sets.is_empty() { "none".to_string() } else { sets.join("+") };
+        Report {
+            schema_version: SCHEMA_VERSION,
+            lane: lane.to_string(),
+            backend: backend.to_string(),
+            params,
+            environment,
+            equivalence_gate,
+            rows,
+        }
+    }
+
+    pub fn to_json(&self) -> Result<String> {
+        Ok(serde_json::to_string_pretty(self)?)
+    }
+}
+
+/// File-name-safe form of a component: ASCII alphanumerics, `-`, `_`, `.`, `+` are kept,
+/// everything else (the `:` of `cpu:reference`) becomes `-`.
+pub fn sanitize(component: &str) -> String {
+    component.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.+".contains(c) { c } else { '-' }).collect()
+}
+
+/// Writes `report` as `<dir>/<lane>/<timestamp>-<backend>-<params>.json` and returns the
+/// path. `dir` is the results root, normally `<workspace>/bench/results`; the timestamp
+/// is UTC (`20261202T165504Z`). The report is validated first. The lane must be a
+/// single path component; `report.lane` is set to it.
+pub fn write_results(dir: &Path, lane: &str, report: &Report) -> Result<PathBuf> {
+    if lane.is_empty() || lane != sanitize(lane) || lane.starts_with('.') {
+        return Err(Error::InvalidInput(format!("lane `{lane}`: use letters, digits, `-`, `_`, `.`, `+`")));
+    }
+    let mut report = report.clone();
+    report.lane = lane.to_string();
+    let json = report.to_json()?;
+    validate_str(&json)?;
+    let folder = dir.join(lane);
+    std::fs::create_dir_all(&folder).map_err(Error::io(&folder))?;
+    let stem =
+        format!("{}-{}-{}", file_timestamp(SystemTime::now()), sanitize(&report.backend), sanitize(&report.params));
+    let mut path = folder.join(format!("{stem}.json"));
+    let mut n = 1;
+    while path.exists() {
+        n += 1;
+        path = folder.join(format!("{stem}-{n}.json"));
+    }
+    std::fs::write(&path, json + "\n").map_err(Error::io(&path))?;
+    tracing::info!(path = %path.display(), rows = report.rows.len(), "wrote bench results");
+    Ok(path)
+}
+
+/// Reads and validates one result file.
+pub fn load_report(path: &Path) -> Result<Report> {
+    let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
+    validate_str(&text)?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+/// [`validate`] on JSON text.
+pub fn validate_str(json: &str) -> Result<()> {
+    validate(&serde_json::from_str::<Value>(json)?)
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    NonEmptyStr,
+    OptStr,
+    Bool,
+    PosInt,
+    UInt,
+    NonNegNum,
+    NumArray,
+}
+
+fn check(obj: &serde_json::Map<String, Value>, at: &str, field: &str, kind: Kind, problems: &mut Vec<String>) {
+    let v = match obj.get(field) {
+        Some(v) => v,
+        None if matches!(kind, Kind::OptStr) => return,
+        None => {
+            problems.push(format!("{at}.{field}: missing"));
+            return;
+        }
+    };
+    let ok = match kind {
+        Kind::NonEmptyStr => v.as_str().is_some_and(|s| !s.is_empty()),
+        Kind::OptStr => v.is_null() || v.is_string(),
+        Kind::Bool => v.is_boolean(),
+        Kind::PosInt => v.as_u64().is_some_and(|n| n >= 1),
+        Kind::UInt => v.as_u64().is_some(),
+        Kind::NonNegNum => v.as_f64().is_some_and(|x| x.is_finite() && x >= 0.0),
+        Kind::NumArray => v.as_array().is_some_and(|a| a.iter().all(|x| x.as_f64().is_some_and(|x| x >= 0.0))),
+    };
+    if !ok {
+        let want = match kind {
+            Kind::NonEmptyStr => "a non-empty string",
+            Kind::OptStr => "a string or null",
+            Kind::Bool => "a boolean",
+            Kind::PosInt => "an integer >= 1",
+            Kind::UInt => "an integer >= 0",
+            Kind::NonNegNum => "a finite number >= 0",
+            Kind::NumArray => "an array of numbers >= 0",
+        };
+        problems.push(format!("{at}.{field}: expected {want}, found {v}"));
+    }
+}
+
+const STAT_FIELDS: [&str; 7] = ["median_ns", "p99_ns", "min_ns", "max_ns", "mean_ns", "stddev_ns", "cv"];
+
+/// Checks a result document against the rules of `bench/schema.json`: every required
+/// field present with its type, the gate status one of its values, no rows when the
+/// gate failed, and `min <= median <= p99 <= max` in every row. All problems are
+/// reported together in [`Error::Schema`].
+pub fn validate(json: &Value) -> Result<()> {
+    let mut problems = Vec::new();
+    let Some(root) = json.as_object() else {
+        return Err(Error::Schema(vec!["$: expected an object".into()]));
+    };
+    match root.get("schema_version").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => problems.push(format!("$.schema_version: {v} is not the supported {SCHEMA_VERSION}")),
+        None => problems.push("$.schema_version: missing or not an integer".into()),
+    }
+    for f in ["lane", "backend", "params"] {
+        check(root, "$", f, Kind::NonEmptyStr, &mut problems);
+    }
+
+    match root.get("environment").and_then(Value::as_object) {
+        None => problems.push("$.environment: missing or not an object".into()),
+        Some(env) => {
+            for f in ["cpu_model", "os", "arch", "rustc_version", "crate_version", "git_commit", "date_utc"] {
+                check(env, "$.environment", f, Kind::NonEmptyStr, &mut problems);
+            }
+            check(env, "$.environment", "cores", Kind::PosInt, &mut problems);
+            for f in ["gpu_name", "gpu_driver"] {
+                if !env.contains_key(f) {
+                    problems.push(format!("$.environment.{f}: missing (null when there is no GPU)"));
+                }
+                check(env, "$.environment", f, Kind::OptStr, &mut problems);
+            }
+            match env.get("cpu_features").and_then(Value::as_object) {
+                None => problems.push("$.environment.cpu_features: missing or not an object".into()),
+                Some(feat) => {
+                    for f in ["avx2", "avx512f", "avx512ifma"] {
+                        check(feat, "$.environment.cpu_features", f, Kind::Bool, &mut problems);
+                    }
+                }
+            }
+            if let Some(d) = env.get("date_utc").and_then(Value::as_str) {
+                if !looks_rfc3339_utc(d) {
+                    problems.push(format!("$.environment.date_utc: `{d}` is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SSZ)"));
+                }
+            }
+        }
+    }
+
+    let mut failed = false;
+    match root.get("equivalence_gate").and_then(Value::as_object) {
+        None => problems.push("$.equivalence_gate: missing or not an object".into()),
+        Some(g) => {
+            match g.get("status").and_then(Value::as_str) {
+                Some("passed" | "skipped" | "not_run") => {}
+                Some("failed") => failed = true,
+                other => problems.push(format!(
+                    "$.equivalence_gate.status: expected passed, failed, skipped or not_run, found {other:?}"
+                )),
+            }
+            check(g, "$.equivalence_gate", "detail", Kind::OptStr, &mut problems);
+        }
+    }
+
+    match root.get("rows").and_then(Value::as_array) {
+        None => problems.push("$.rows: missing or not an array".into()),
+        Some(rows) => {
+            if failed && !rows.is_empty() {
+                problems.push("$.rows: a backend that failed the equivalence gate reports no numbers".into());
+            }
+            for (i, row) in rows.iter().enumerate() {
+                let at = format!("$.rows[{i}]");
+                let Some(r) = row.as_object() else {
+                    problems.push(format!("{at}: expected an object"));
+                    continue;
+                };
+                for f in ["operation", "param_set", "backend", "ntt_variant"] {
+                    check(r, &at, f, Kind::NonEmptyStr, &mut problems);
+                }
+                for f in ["batch_size", "iterations", "runs", "samples"] {
+                    check(r, &at, f, Kind::PosInt, &mut problems);
+                }
+                check(r, &at, "warmup", Kind::UInt, &mut problems);
+                for f in STAT_FIELDS.iter().chain(&["per_item_median_ns", "throughput_per_s"]) {
+                    check(r, &at, f, Kind::NonNegNum, &mut problems);
+                }
+                check(r, &at, "run_medians_ns", Kind::NumArray, &mut problems);
+                check(r, &at, "note", Kind::OptStr, &mut problems);
+                let num = |f: &str| r.get(f).and_then(Value::as_f64);
+                if let (Some(min), Some(med), Some(p99), Some(max)) =
+                    (num("min_ns"), num("median_ns"), num("p99_ns"), num("max_ns"))
+                {
+                    if !(min <= med && med <= p99 && p99 <= max) {
+                        problems.push(format!("{at}: expected min_ns <= median_ns <= p99_ns <= max_ns"));
+                    }
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Schema(problems))
+    }
+}
+
+fn looks_rfc3339_utc(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// One matching pair of rows: ours over theirs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    pub operation: String,
+    pub param_set: String,
+    pub batch_size: usize,
+    pub ours_backend: String,
+    pub theirs_backend: String,
+    pub ours_median_ns: f64,
+    pub theirs_median_ns: f64,
+    /// `ours_median_ns / theirs_median_ns`: below 1 means we are faster.
+    pub ratio: f64,
+}
+
+/// For every row of `ours` with a row of `theirs` on the same operation, parameter set
+/// and batch size, the ratio of medians (ours over theirs), in the order of `ours`.
+pub fn ratios(ours: &[Row], theirs: &[Row]) -> Vec<Ratio> {
+    let mut out = Vec::new();
+    for o in ours {
+        for t in theirs
+            .iter()
+            .filter(|t| t.operation == o.operation && t.param_set == o.param_set && t.batch_size == o.batch_size)
+        {
+            if t.stats.median_ns > 0.0 {
+                out.push(Ratio {
+                    operation: o.operation.clone(),
+                    param_set: o.param_set.clone(),
+                    batch_size: o.batch_size,
+                    ours_backend: o.backend.clone(),
+                    theirs_backend: t.backend.clone(),
+                    ours_median_ns: o.stats.median_ns,
+                    theirs_median_ns: t.stats.median_ns,
+                    ratio: o.stats.median_ns / t.stats.median_ns,
+                });
+            }
+        }
+    }
+    out
+}
