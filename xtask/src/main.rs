@@ -8,6 +8,8 @@
 //!   oracle and on `B`, seeds `Seed::derive("lux-fhe-dispatch-equiv-v1", k)`.
 //! - `equiv sweep --backend B --seeds N [--params P]`: KAT replay, then an orthogonal
 //!   bootstrap sweep, seeds `Seed::derive("lux-fhe-backend-equiv-sweep-v1", k)`.
+//! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`: see `bench.rs`.
+//! - `list-backends`: what this build can run here.
 //! - `soak [--gates 100000] [--params P] [--backend B]`: random chained gates, zero
 //!   wrong results.
 //!
@@ -22,6 +24,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
+
+mod bench;
 
 use clap::{Args, Parser, Subcommand};
 use fhe_api::registry::parse_selection;
@@ -50,6 +54,10 @@ enum Cmd {
     Equiv(EquivCmd),
     /// Random chained gates on one backend, every result checked.
     Soak(SoakArgs),
+    /// Benchmarks (equivalence gate first), JSON results, charts.
+    Bench(bench::BenchArgs),
+    /// Prints the backends and CPU NTT variants this build can run here, one a line.
+    ListBackends,
 }
 
 #[derive(Subcommand)]
@@ -131,7 +139,7 @@ struct SoakArgs {
     seed: u64,
 }
 
-fn parse_params(s: &str) -> Result<ParamSet, FheError> {
+pub(crate) fn parse_params(s: &str) -> Result<ParamSet, FheError> {
     s.parse()
 }
 
@@ -144,7 +152,7 @@ fn sets(chosen: &[ParamSet]) -> Vec<ParamSet> {
 }
 
 /// Why a command did not pass.
-enum Fail {
+pub(crate) enum Fail {
     /// Mismatches or wrong results (already printed), or a runtime error.
     Failed(String),
     Usage(String),
@@ -170,7 +178,7 @@ fn registry() -> Registry {
 }
 
 /// Constructs the backend `value` names, or says why it cannot run here.
-fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
+pub(crate) fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
     let (selection, variant) = parse_selection(Some(value)).map_err(|e| Fail::Usage(e.to_string()))?;
     let options = BackendOptions { ntt_variant: variant.clone(), device: 0 };
     match registry().create(&selection, &options) {
@@ -314,6 +322,19 @@ fn soak(a: SoakArgs) -> Result<(), Fail> {
     }
 }
 
+fn list_backends() -> Result<(), Fail> {
+    let r = registry();
+    for v in fhe_cpu::ntt::variants().iter().filter(|v| (v.supported)()) {
+        println!("cpu:{}", v.name);
+    }
+    for k in [BackendKind::Cuda, BackendKind::Hip, BackendKind::Wgpu] {
+        if r.available(k) {
+            println!("{}", k.name());
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
@@ -326,6 +347,8 @@ fn main() -> ExitCode {
         Cmd::Equiv(EquivCmd::Dispatch(a)) => equiv_dispatch(a),
         Cmd::Equiv(EquivCmd::Sweep { args, corpus }) => equiv_sweep(args, corpus.dir()),
         Cmd::Soak(a) => soak(a),
+        Cmd::Bench(a) => bench::run(a),
+        Cmd::ListBackends => list_backends(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

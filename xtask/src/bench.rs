@@ -1,0 +1,166 @@
+//! `cargo xtask bench`: the equivalence gate first, then the measurements, written as
+//! JSON under `bench/results/<lane>/` and printed as a table; `bench chart` renders the
+//! result files; `--peers` (cargo feature `peers` of xtask) times TFHE-rs and tfhe-ntt
+//! in the same run and prints our time over theirs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use fhe_api::{Backend, ParamSet};
+use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, SuiteConfig};
+use fhe_cpu::CpuBackend;
+
+use crate::{backend, parse_params, Fail};
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    sub: Option<BenchSub>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum BenchSub {
+    /// Render every result file under bench/results into one SVG chart.
+    Chart {
+        /// Output file.
+        #[arg(long, default_value = "bench/chart.svg")]
+        out: PathBuf,
+        /// Directory of result files.
+        #[arg(long, default_value = "bench/results")]
+        results: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu`.
+    #[arg(long, default_value = "cpu")]
+    backend: String,
+    /// Parameter sets (repeatable; default PN10QP27).
+    #[arg(long, value_parser = parse_params)]
+    params: Vec<ParamSet>,
+    /// Results go to bench/results/<lane>/ (default: the backend kind, e.g. `cpu`).
+    #[arg(long)]
+    lane: Option<String>,
+    /// Override every iteration count (defaults: NTT 200, key switch 100, bootstrap 30).
+    #[arg(long)]
+    iters: Option<usize>,
+    #[arg(long)]
+    ntt_iters: Option<usize>,
+    #[arg(long)]
+    ks_iters: Option<usize>,
+    #[arg(long)]
+    bootstrap_iters: Option<usize>,
+    /// Runs aggregated per operation.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Operations (repeatable; default all), e.g. `bootstrap`, `ntt_forward`, `gate_and`.
+    #[arg(long = "op")]
+    ops: Vec<String>,
+    /// Seeds per parameter set for the equivalence gate that runs first.
+    #[arg(long, default_value_t = 2)]
+    gate_seeds: u64,
+    /// Also time TFHE-rs and tfhe-ntt in this run (needs `--features peers`).
+    #[arg(long)]
+    peers: bool,
+}
+
+pub fn run(args: BenchArgs) -> Result<(), Fail> {
+    match args.sub {
+        Some(BenchSub::Chart { out, results }) => {
+            let files = fhe_bench::result_files(&results).map_err(|e| Fail::Failed(e.to_string()))?;
+            if files.is_empty() {
+                return Err(Fail::Failed(format!("no result files under {}", results.display())));
+            }
+            fhe_bench::render_chart(&files, &out).map_err(|e| Fail::Failed(e.to_string()))?;
+            println!("chart of {} result files written to {}", files.len(), out.display());
+            Ok(())
+        }
+        None => measure(args.run),
+    }
+}
+
+fn measure(a: RunArgs) -> Result<(), Fail> {
+    let target = backend(&a.backend)?;
+    let sets = if a.params.is_empty() { vec![ParamSet::PN10QP27] } else { a.params.clone() };
+    let mut cfg = SuiteConfig::default();
+    if let Some(n) = a.iters {
+        cfg.iterations = Iterations::uniform(n);
+    }
+    if let Some(n) = a.ntt_iters {
+        cfg.iterations.ntt = n;
+    }
+    if let Some(n) = a.ks_iters {
+        cfg.iterations.key_switch = n;
+    }
+    if let Some(n) = a.bootstrap_iters {
+        cfg.iterations.bootstrap = n;
+    }
+    cfg.runs = a.runs;
+    if !a.ops.is_empty() {
+        cfg.operations = a
+            .ops
+            .iter()
+            .map(|o| o.parse::<Operation>().map_err(|e| Fail::Usage(e.to_string())))
+            .collect::<Result<_, _>>()?;
+    }
+
+    // The equivalence gate runs first: a backend that fails it reports no numbers.
+    let oracle = CpuBackend::oracle();
+    let gate = fhe_kat::dispatch(&oracle, target.as_ref(), &sets, a.gate_seeds)?;
+    for m in gate.mismatches() {
+        println!("{m}");
+    }
+    let gate = if gate.ok() {
+        println!("equivalence gate: {} seeds per set byte-equal with {}", a.gate_seeds, oracle.name());
+        EquivalenceGate::new(GateState::Passed, Some(format!("dispatch, {} seeds per set", a.gate_seeds)))
+    } else {
+        EquivalenceGate::new(GateState::Failed, Some("dispatch mismatches".into()))
+    };
+    let failed = gate.status == GateState::Failed;
+    let lane = a.lane.clone().unwrap_or_else(|| target.kind().name().to_string());
+    let total = cfg.total_calls() * sets.len();
+    let report = fhe_bench::run_report(
+        target.as_ref(),
+        &sets,
+        &cfg,
+        &lane,
+        gate,
+        &mut fhe_bench::stderr_progress(total),
+    )
+    .map_err(|e| Fail::Failed(e.to_string()))?;
+    if failed {
+        return Err(Fail::Failed(format!("{} failed the equivalence gate: no numbers reported", target.name())));
+    }
+    let root = workspace_root();
+    let path = fhe_bench::write_results(&root.join("bench/results"), &lane, &report)
+        .map_err(|e| Fail::Failed(e.to_string()))?;
+    println!("{}", fhe_bench::format_table(&report));
+    println!("results written to {}", path.display());
+    if a.peers {
+        peers(&report, &sets, &cfg)?;
+    }
+    Ok(())
+}
+
+#[cfg(feature = "peers")]
+fn peers(report: &fhe_bench::Report, sets: &[ParamSet], cfg: &SuiteConfig) -> Result<(), Fail> {
+    let rows = fhe_bench::peers::run_peers(sets, cfg, &mut fhe_bench::no_progress())
+        .map_err(|e| Fail::Failed(e.to_string()))?;
+    let ratios = fhe_bench::ratios(&report.rows, &rows);
+    println!("{}", fhe_bench::format_ratios(&ratios));
+    Ok(())
+}
+
+#[cfg(not(feature = "peers"))]
+fn peers(_: &fhe_bench::Report, _: &[ParamSet], _: &SuiteConfig) -> Result<(), Fail> {
+    Err(Fail::Usage("--peers needs the peers feature: cargo run --release -p xtask --features peers -- bench --peers".into()))
+}
+
+/// The workspace root (xtask lives one level below it).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."))
+}
