@@ -97,7 +97,6 @@ impl Ring {
             *r = (v + if v < 0 { q } else { 0 }) as u64;
         }
     }
-
 }
 
 /// `out = X^k * a` in `Z_Q[X]/(X^N + 1)`, `k` in `[0, 2N)`.

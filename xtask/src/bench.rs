@@ -123,15 +123,9 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     let failed = gate.status == GateState::Failed;
     let lane = a.lane.clone().unwrap_or_else(|| target.kind().name().to_string());
     let total = cfg.total_calls() * sets.len();
-    let report = fhe_bench::run_report(
-        target.as_ref(),
-        &sets,
-        &cfg,
-        &lane,
-        gate,
-        &mut fhe_bench::stderr_progress(total),
-    )
-    .map_err(|e| Fail::Failed(e.to_string()))?;
+    let report =
+        fhe_bench::run_report(target.as_ref(), &sets, &cfg, &lane, gate, &mut fhe_bench::stderr_progress(total))
+            .map_err(|e| Fail::Failed(e.to_string()))?;
     if failed {
         return Err(Fail::Failed(format!("{} failed the equivalence gate: no numbers reported", target.name())));
     }
@@ -157,7 +151,9 @@ fn peers(report: &fhe_bench::Report, sets: &[ParamSet], cfg: &SuiteConfig) -> Re
 
 #[cfg(not(feature = "peers"))]
 fn peers(_: &fhe_bench::Report, _: &[ParamSet], _: &SuiteConfig) -> Result<(), Fail> {
-    Err(Fail::Usage("--peers needs the peers feature: cargo run --release -p xtask --features peers -- bench --peers".into()))
+    Err(Fail::Usage(
+        "--peers needs the peers feature: cargo run --release -p xtask --features peers -- bench --peers".into(),
+    ))
 }
 
 /// The workspace root (xtask lives one level below it).

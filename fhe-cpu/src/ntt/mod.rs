@@ -2,6 +2,10 @@
 //! in `fhe_api::ops::NttOps` (same order, fully reduced output, `1/N` in the inverse);
 //! they differ only in how. `reference` defines the bytes.
 
+mod avx2;
+mod avx512;
+mod harvey;
+mod lanes;
 mod reference;
 
 use std::sync::Arc;
@@ -12,6 +16,9 @@ use fhe_api::{BackendKind, Error, Result};
 
 use crate::modulus::{shoup, Modulus};
 
+pub use avx2::Avx2;
+pub use avx512::Avx512;
+pub use harvey::Harvey;
 pub use reference::Reference;
 
 /// Tables shared by every variant: `psi^bitrev(k)` and `psi^-bitrev(k)` with their
@@ -65,15 +72,25 @@ pub trait NttEngine: Send + Sync {
 }
 
 /// A registered variant: name, whether this CPU can run it, constructor.
+///
+/// `supported` is about the CPU only. A variant whose kernels decline a ring (a modulus
+/// too wide for its lanes) still builds: its engine runs the portable `harvey` code for
+/// that ring, with the same bytes, so every supported variant serves every parameter set.
 pub struct NttVariant {
     pub name: &'static str,
     pub supported: fn() -> bool,
     pub build: fn(Arc<NttTables>) -> Box<dyn NttEngine>,
 }
 
-/// Every variant this build knows, the default first.
+/// Every variant this build knows, fastest first (measured on a Xeon with AVX-512; see
+/// `bench_forward`), so the default is the first one this CPU supports.
 pub fn variants() -> &'static [NttVariant] {
-    &[NttVariant { name: "reference", supported: || true, build: |t| Box::new(Reference::new(t)) }]
+    &[
+        NttVariant { name: "avx512", supported: avx512::supported, build: |t| Box::new(Avx512::new(t)) },
+        NttVariant { name: "avx2", supported: avx2::supported, build: |t| Box::new(Avx2::new(t)) },
+        NttVariant { name: "harvey", supported: || true, build: |t| Box::new(Harvey::new(t)) },
+        NttVariant { name: "reference", supported: || true, build: |t| Box::new(Reference::new(t)) },
+    ]
 }
 
 /// The default variant name: the first supported one.
@@ -130,9 +147,9 @@ mod tests {
         let a = random_poly(q, n, 2);
         let b = random_poly(q, n, 3);
         let mut naive = vec![0u64; n];
-        for i in 0..n {
-            for j in 0..n {
-                let p = mul_mod(a[i], b[j], q);
+        for (i, &ai) in a.iter().enumerate() {
+            for (j, &bj) in b.iter().enumerate() {
+                let p = mul_mod(ai, bj, q);
                 let k = (i + j) % n;
                 naive[k] = if i + j >= n { (naive[k] + q - p) % q } else { (naive[k] + p) % q };
             }
@@ -151,6 +168,115 @@ mod tests {
     #[test]
     fn unknown_variant_lists_valid_ones() {
         let e = find_variant("fast-but-wrong").err().unwrap().to_string();
-        assert!(e.contains("reference"), "{e}");
+        for name in ["reference", "harvey"] {
+            assert!(e.contains(name), "{e}");
+        }
+        assert_eq!(find_variant("reference").unwrap().name, "reference");
+        assert!(find_variant(default_variant()).is_ok());
+    }
+
+    /// One set with its reference engine and every other variant this CPU supports.
+    type SetEngines = (ParamSet, Box<dyn NttEngine>, Vec<Box<dyn NttEngine>>);
+
+    fn engines() -> &'static [SetEngines] {
+        static ENGINES: std::sync::OnceLock<Vec<SetEngines>> = std::sync::OnceLock::new();
+        ENGINES.get_or_init(|| {
+            ParamSet::ALL
+                .iter()
+                .map(|&set| {
+                    let t = Arc::new(NttTables::new(set.params()));
+                    let others = variants()
+                        .iter()
+                        .filter(|v| (v.supported)() && v.name != "reference")
+                        .map(|v| (v.build)(t.clone()))
+                        .collect();
+                    (set, Box::new(Reference::new(t)) as Box<dyn NttEngine>, others)
+                })
+                .collect()
+        })
+    }
+
+    /// Every variant against the reference, forward and inverse, on one input.
+    fn check_against_reference(a: &[u64], set: ParamSet, reference: &dyn NttEngine, e: &dyn NttEngine) {
+        let mut want = a.to_vec();
+        reference.forward(&mut want);
+        let mut got = a.to_vec();
+        e.forward(&mut got);
+        same(&got, &want, set, e.name(), "forward");
+        e.inverse(&mut got);
+        same(&got, a, set, e.name(), "inverse(forward(x))");
+        let mut want = a.to_vec();
+        reference.inverse(&mut want);
+        let mut got = a.to_vec();
+        e.inverse(&mut got);
+        same(&got, &want, set, e.name(), "inverse");
+    }
+
+    /// Equal words, or a panic naming the first differing slot (not two whole vectors).
+    fn same(got: &[u64], want: &[u64], set: ParamSet, name: &str, what: &str) {
+        if let Some(k) = got.iter().zip(want).position(|(g, w)| g != w) {
+            panic!("{set} {name} {what}: slot {k} is {}, want {}", got[k], want[k]);
+        }
+    }
+
+    #[test]
+    fn variants_agree_on_extreme_inputs() {
+        for (set, reference, others) in engines() {
+            let q = reference_q(*set);
+            let n = set.params().big_n();
+            let inputs =
+                [vec![0; n], vec![q - 1; n], (0..n as u64).map(|i| if i % 2 == 0 { q - 1 } else { 0 }).collect()];
+            for a in &inputs {
+                for e in others {
+                    check_against_reference(a, *set, reference.as_ref(), e.as_ref());
+                }
+            }
+        }
+    }
+
+    fn reference_q(set: ParamSet) -> u64 {
+        set.params().q_ring()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn variants_match_reference(seed in proptest::prelude::any::<u64>()) {
+            for (set, reference, others) in engines() {
+                let a = random_poly(reference_q(*set), set.params().big_n(), seed);
+                for e in others {
+                    check_against_reference(&a, *set, reference.as_ref(), e.as_ref());
+                }
+            }
+        }
+    }
+
+    /// Single-threaded forward timings per variant:
+    /// `cargo test -p fhe-cpu --release -- --ignored --nocapture bench_forward`.
+    #[test]
+    #[ignore = "timing, not a check"]
+    fn bench_forward() {
+        for set in [ParamSet::PN10QP27, ParamSet::PN11QP54, ParamSet::PN10QP25Q] {
+            let t = Arc::new(NttTables::new(set.params()));
+            for v in variants().iter().filter(|v| (v.supported)()) {
+                let e = (v.build)(t.clone());
+                let mut a = random_poly(t.modulus.q, t.n, 9);
+                // Minimum over many short runs: robust to other processes on a shared machine.
+                let time = |f: &dyn Fn(&mut [u64]), a: &mut [u64]| {
+                    let (iters, mut best) = (200, f64::MAX);
+                    for _ in 0..300 {
+                        let start = std::time::Instant::now();
+                        for _ in 0..iters {
+                            f(std::hint::black_box(&mut *a));
+                        }
+                        best = best.min(start.elapsed().as_secs_f64() * 1e6 / iters as f64);
+                    }
+                    best
+                };
+                let best = time(&|a| e.forward(a), &mut a);
+                let inv = time(&|a| e.inverse(a), &mut a);
+                println!("{set} N={} {:>9}: forward {best:.3} us, inverse {inv:.3} us", t.n, v.name);
+            }
+        }
     }
 }

@@ -1,0 +1,532 @@
+//! AVX-512 butterflies, chosen per modulus when the engine is built:
+//!
+//! - `Q < 2^30` (the 25- and 27-bit sets): sixteen 32-bit lanes, Shoup companions
+//!   `floor(w 2^32 / Q)`; lazy values stay `< 2^32` (see `k32::ct`). The high half of
+//!   `x w'` comes from two `vpmuludq` (even and odd lanes), the low halves from `vpmulld`.
+//! - `Q < 2^60` (the 54-bit set): eight 64-bit lanes with the tables' 64-bit companions.
+//!   IFMA (`vpmadd52*`) multiplies 52-bit limbs and a 54-bit `Q` does not fit one, so the
+//!   quotient estimate is built from three `vpmuludq`, dropping the low-by-low product
+//!   (estimate low by at most 2 instead of 1, see `k64::mul_shoup_raw`), and the low products
+//!   use `vpmullq` (AVX-512DQ).
+//! - otherwise the portable `harvey` code.
+//!
+//! Layers closer than one register run on register pairs through the `lanes` schedule.
+//! Every butterfly is exact modulo `Q` and the output is reduced to `[0, Q)`, so the bytes
+//! equal the reference's.
+
+use std::sync::Arc;
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::lanes::Plan;
+use super::{harvey, NttEngine, NttTables};
+
+/// Whether this CPU runs the AVX-512 kernels.
+pub fn supported() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512dq")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+enum Path {
+    U32(Plan<u32>),
+    U64(Plan<u64>),
+    Portable,
+}
+
+pub struct Avx512 {
+    t: Arc<NttTables>,
+    path: Path,
+}
+
+impl Avx512 {
+    /// Picks the kernel for this ring; a modulus or size no kernel takes (or a CPU without
+    /// AVX-512) falls back to `harvey`, so the engine is always usable.
+    pub fn new(t: Arc<NttTables>) -> Self {
+        let q = t.modulus.q;
+        let path = if !supported() {
+            Path::Portable
+        } else if q < 1 << 30 && t.n >= 64 {
+            Path::U32(Plan::new(&t, 16, |v| v as u32, |w| super::lanes::shoup32(w, q)))
+        } else if q < 1 << 60 && t.n >= 32 {
+            Path::U64(Plan::new(&t, 8, |v| v, |w| crate::modulus::shoup(w, q)))
+        } else {
+            Path::Portable
+        };
+        Avx512 { t, path }
+    }
+}
+
+impl NttEngine for Avx512 {
+    fn name(&self) -> &'static str {
+        "avx512"
+    }
+
+    fn forward(&self, a: &mut [u64]) {
+        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        match &self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a non-portable path exists only when `supported()` saw avx512f and
+            // avx512dq at build time.
+            Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::forward(p, a, buf) }),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Path::U64(p) => unsafe { k64::forward(p, a) },
+            _ => harvey::forward(&self.t, a),
+        }
+    }
+
+    fn inverse(&self, a: &mut [u64]) {
+        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        match &self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a non-portable path exists only when `supported()` saw avx512f and
+            // avx512dq at build time.
+            Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::inverse(p, a, buf) }),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Path::U64(p) => unsafe { k64::inverse(p, a) },
+            _ => harvey::inverse(&self.t, a),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod k32 {
+    use super::*;
+
+    const L: usize = 16;
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn splat(v: u32) -> __m512i {
+        _mm512_set1_epi32(v as i32)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn load(s: &[u32]) -> __m512i {
+        let s = &s[..L];
+        // SAFETY: 16 in-bounds words; unaligned load.
+        unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn store(s: &mut [u32], v: __m512i) {
+        let s = &mut s[..L];
+        // SAFETY: 16 in-bounds words; unaligned store.
+        unsafe { _mm512_storeu_si512(s.as_mut_ptr().cast(), v) }
+    }
+
+    /// Sixteen `u64` words (each `< 2^32`) narrowed to one register.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn load_wide(s: &[u64]) -> __m512i {
+        let s = &s[..L];
+        // SAFETY: 16 in-bounds words; unaligned loads.
+        unsafe {
+            let lo = _mm512_cvtepi64_epi32(_mm512_loadu_si512(s.as_ptr().cast()));
+            let hi = _mm512_cvtepi64_epi32(_mm512_loadu_si512(s.as_ptr().add(8).cast()));
+            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn store_wide(s: &mut [u64], v: __m512i) {
+        let s = &mut s[..L];
+        // SAFETY: 16 in-bounds words; unaligned stores.
+        unsafe {
+            _mm512_storeu_si512(s.as_mut_ptr().cast(), _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v)));
+            _mm512_storeu_si512(s.as_mut_ptr().add(8).cast(), _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(v)));
+        }
+    }
+
+    /// `x mod m` for `x < 2m < 2^32`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn csub(x: __m512i, m: __m512i) -> __m512i {
+        _mm512_min_epu32(x, _mm512_sub_epi32(x, m))
+    }
+
+    /// `x w mod Q` in `[0, 2Q)` for any `x < 2^32`, `ws = floor(w 2^32 / Q)` per lane;
+    /// `wso` has the odd lanes' companions moved to the even positions (`ws >> 32` per
+    /// 64-bit lane; a broadcast `ws` is its own `wso`), as `vpmuludq` reads even lanes only.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn mul_shoup(x: __m512i, w: __m512i, ws: __m512i, wso: __m512i, q: __m512i) -> __m512i {
+        let even = _mm512_mul_epu32(x, ws);
+        // `vpshufd` (port 5) instead of 64-bit shifts, which share port 0 with the multiplies.
+        let odd = _mm512_mul_epu32(_mm512_shuffle_epi32::<0xF5>(x), wso);
+        let qe = _mm512_mask_blend_epi32(0xAAAA, _mm512_shuffle_epi32::<0xF5>(even), odd);
+        _mm512_sub_epi32(_mm512_mullo_epi32(x, w), _mm512_mullo_epi32(qe, q))
+    }
+
+    /// Cooley-Tukey. Folding (`LAZY = false`): inputs and outputs `< 4Q`. Lazy: no fold,
+    /// each layer adds `2Q` to the bound, so from `[0, Q)` after `log N` layers values stay
+    /// below `(1 + 2 log N) Q`, which `forward` checks is `< 2^32` before choosing it.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn ct<const LAZY: bool>(x: __m512i, y: __m512i, w: [__m512i; 3], q: __m512i, q2: __m512i) -> (__m512i, __m512i) {
+        let x = if LAZY { x } else { csub(x, q2) };
+        let t = mul_shoup(y, w[0], w[1], w[2], q);
+        (_mm512_add_epi32(x, t), _mm512_sub_epi32(_mm512_add_epi32(x, q2), t))
+    }
+
+    /// A forward output to `[0, Q)`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn finish<const LAZY: bool>(v: __m512i, one: [__m512i; 3], q: __m512i, q2: __m512i) -> __m512i {
+        if LAZY {
+            csub(mul_shoup(v, one[0], one[1], one[2], q), q)
+        } else {
+            csub(csub(v, q2), q)
+        }
+    }
+
+    /// Gentleman-Sande, inputs `< 2Q`, outputs `< 2Q`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn gs(x: __m512i, y: __m512i, w: [__m512i; 3], q: __m512i, q2: __m512i) -> (__m512i, __m512i) {
+        let s = csub(_mm512_add_epi32(x, y), q2);
+        (s, mul_shoup(_mm512_sub_epi32(_mm512_add_epi32(x, q2), y), w[0], w[1], w[2], q))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn bcast(w: u32, ws: u32) -> [__m512i; 3] {
+        [splat(w), splat(ws), splat(ws)]
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn lanes(tw: &[u32], tws: &[u32], at: usize) -> [__m512i; 3] {
+        let ws = load(&tws[at..]);
+        [load(&tw[at..]), ws, _mm512_srli_epi64::<32>(ws)]
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn perm(x: __m512i, idx: __m512i, y: __m512i) -> __m512i {
+        _mm512_permutex2var_epi32(x, idx, y)
+    }
+
+    /// Callers must have checked avx512f.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn forward(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
+        if (1 + 2 * u64::from(p.n.trailing_zeros())) * u64::from(p.q) < 1 << 32 {
+            forward_impl::<true>(p, a, buf)
+        } else {
+            forward_impl::<false>(p, a, buf)
+        }
+    }
+
+    /// Callers must have checked avx512f.
+    #[target_feature(enable = "avx512f")]
+    fn forward_impl<const LAZY: bool>(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
+        let n = p.n;
+        let (q, q2) = (splat(p.q), splat(2 * p.q));
+        let one = bcast(1, p.one_s);
+        // First layer: narrow from `a` into `buf`.
+        let mut half = n / 2;
+        let w = bcast(p.w[1], p.ws[1]);
+        for j in (0..half).step_by(L) {
+            let (x, y) = ct::<LAZY>(load_wide(&a[j..]), load_wide(&a[j + half..]), w, q, q2);
+            store(&mut buf[j..], x);
+            store(&mut buf[j + half..], y);
+        }
+        let mut m = 2;
+        while half > 2 * L {
+            half >>= 1;
+            for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
+                let w = bcast(p.w[m + i], p.ws[m + i]);
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                    let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
+                    store(x, u);
+                    store(y, v);
+                }
+            }
+            m <<= 1;
+        }
+        // Blocks of 32: the distance-16 layer, then 8, 4, 2, 1 in registers; widen into `a`.
+        let f = &p.fwd;
+        let pm: [[__m512i; 2]; 4] = std::array::from_fn(|k| [load(&f.perm[k][0]), load(&f.perm[k][1])]);
+        let nat = [load(&f.to_natural[0]), load(&f.to_natural[1])];
+        for b in 0..n / (2 * L) {
+            let at = 2 * L * b;
+            let (mut x, mut y) =
+                ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
+            for (k, pk) in pm.iter().enumerate() {
+                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
+                (x, y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * b), q, q2);
+            }
+            let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
+            store_wide(&mut a[at..], finish::<LAZY>(lo, one, q, q2));
+            store_wide(&mut a[at + L..], finish::<LAZY>(hi, one, q, q2));
+        }
+    }
+
+    /// Callers must have checked avx512f.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn inverse(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
+        let n = p.n;
+        let (q, q2) = (splat(p.q), splat(2 * p.q));
+        // Blocks of 32: distances 1, 2, 4, 8 in registers, then 16; narrow from `a`.
+        let v = &p.inv;
+        let pm: [[__m512i; 2]; 4] = std::array::from_fn(|k| [load(&v.perm[k][0]), load(&v.perm[k][1])]);
+        let nat = [load(&v.to_natural[0]), load(&v.to_natural[1])];
+        let h = n / (2 * L);
+        for b in 0..n / (2 * L) {
+            let at = 2 * L * b;
+            let (mut x, mut y) = (load_wide(&a[at..]), load_wide(&a[at + L..]));
+            for (k, pk) in pm.iter().enumerate() {
+                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
+                (x, y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * b), q, q2);
+            }
+            let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
+            let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
+            store(&mut buf[at..], x);
+            store(&mut buf[at + L..], y);
+        }
+        let mut half = 2 * L;
+        while half < n / 2 {
+            let h = n / (2 * half);
+            for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
+                let w = bcast(p.iw[h + i], p.iws[h + i]);
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                    let (u, v) = gs(load(x), load(y), w, q, q2);
+                    store(x, u);
+                    store(y, v);
+                }
+            }
+            half <<= 1;
+        }
+        // Last layer with `1/N` folded in; widen into `a`.
+        let (ni, wn) = (bcast(p.n_inv, p.n_inv_s), bcast(p.wn, p.wn_s));
+        for j in (0..half).step_by(L) {
+            let (x, y) = (load(&buf[j..]), load(&buf[j + half..]));
+            let (s, d) = (_mm512_add_epi32(x, y), _mm512_sub_epi32(_mm512_add_epi32(x, q2), y));
+            store_wide(&mut a[j..], csub(mul_shoup(s, ni[0], ni[1], ni[2], q), q));
+            store_wide(&mut a[j + half..], csub(mul_shoup(d, wn[0], wn[1], wn[2], q), q));
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod k64 {
+    use super::*;
+
+    const L: usize = 8;
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn splat(v: u64) -> __m512i {
+        _mm512_set1_epi64(v as i64)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn load(s: &[u64]) -> __m512i {
+        let s = &s[..L];
+        // SAFETY: 8 in-bounds words; unaligned load.
+        unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn store(s: &mut [u64], v: __m512i) {
+        let s = &mut s[..L];
+        // SAFETY: 8 in-bounds words; unaligned store.
+        unsafe { _mm512_storeu_si512(s.as_mut_ptr().cast(), v) }
+    }
+
+    /// `x mod m` for `x < 2m`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn csub(x: __m512i, m: __m512i) -> __m512i {
+        _mm512_min_epu64(x, _mm512_sub_epi64(x, m))
+    }
+
+    /// `x w mod Q` in `[0, 3Q)` for `x < 2^62`, `ws = floor(w 2^64 / Q)`, `wsh = ws >> 32`.
+    ///
+    /// With `x = x1 2^32 + x0`, `ws = s1 2^32 + s0`, the estimate `x1 s1 + floor(x0 s1 / 2^32)
+    /// + floor((x1 s0 + (x0 s1 mod 2^32)) / 2^32)` omits `x0 s0` and one carry, each `< 2^64`,
+    /// so it is below `floor(x ws / 2^64)` by at most 2 and `x w - qe Q` lies in `[0, 3Q)`.
+    /// `x1 < 2^30` keeps the
+    /// middle sum below `2^63`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn mul_shoup_raw(x: __m512i, w: __m512i, ws: __m512i, wsh: __m512i, q: __m512i) -> __m512i {
+        // Only the low word of each lane feeds `vpmuludq`: a port-5 `vpshufd` will do.
+        let x1 = _mm512_shuffle_epi32::<0xF5>(x);
+        let p01 = _mm512_mul_epu32(x, wsh);
+        let p10 = _mm512_mul_epu32(x1, ws);
+        let p11 = _mm512_mul_epu32(x1, wsh);
+        let mid = _mm512_add_epi64(p10, _mm512_and_si512(p01, _mm512_set1_epi64(0xffff_ffff)));
+        let qe = _mm512_add_epi64(_mm512_add_epi64(p11, _mm512_srli_epi64::<32>(p01)), _mm512_srli_epi64::<32>(mid));
+        _mm512_sub_epi64(_mm512_mullo_epi64(x, w), _mm512_mullo_epi64(qe, q))
+    }
+
+    /// `mul_shoup_raw` folded to `[0, 2Q)`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn mul_shoup(x: __m512i, w: __m512i, ws: __m512i, wsh: __m512i, q: __m512i, q2: __m512i) -> __m512i {
+        csub(mul_shoup_raw(x, w, ws, wsh, q), q2)
+    }
+
+    /// Cooley-Tukey. Folding (`LAZY = false`): inputs and outputs `< 4Q`. Lazy: neither
+    /// the input nor the product (`< 3Q`) is folded, each layer adds `3Q` to the bound, so
+    /// from `[0, Q)` values stay below `(1 + 3 log N) Q`, which `forward` checks is `< 2^62`
+    /// (the input bound of `mul_shoup`) before choosing it.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn ct<const LAZY: bool>(x: __m512i, y: __m512i, w: [__m512i; 3], q: __m512i, q2: __m512i) -> (__m512i, __m512i) {
+        if LAZY {
+            let q3 = _mm512_add_epi64(q2, q);
+            let t = mul_shoup_raw(y, w[0], w[1], w[2], q);
+            (_mm512_add_epi64(x, t), _mm512_sub_epi64(_mm512_add_epi64(x, q3), t))
+        } else {
+            let x = csub(x, q2);
+            let t = mul_shoup(y, w[0], w[1], w[2], q, q2);
+            (_mm512_add_epi64(x, t), _mm512_sub_epi64(_mm512_add_epi64(x, q2), t))
+        }
+    }
+
+    /// A forward output to `[0, Q)`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn finish<const LAZY: bool>(v: __m512i, one: [__m512i; 3], q: __m512i, q2: __m512i) -> __m512i {
+        if LAZY {
+            csub(mul_shoup(v, one[0], one[1], one[2], q, q2), q)
+        } else {
+            csub(csub(v, q2), q)
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn gs(x: __m512i, y: __m512i, w: [__m512i; 3], q: __m512i, q2: __m512i) -> (__m512i, __m512i) {
+        let s = csub(_mm512_add_epi64(x, y), q2);
+        (s, mul_shoup(_mm512_sub_epi64(_mm512_add_epi64(x, q2), y), w[0], w[1], w[2], q, q2))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn bcast(w: u64, ws: u64) -> [__m512i; 3] {
+        [splat(w), splat(ws), splat(ws >> 32)]
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn lanes(tw: &[u64], tws: &[u64], at: usize) -> [__m512i; 3] {
+        let ws = load(&tws[at..]);
+        [load(&tw[at..]), ws, _mm512_srli_epi64::<32>(ws)]
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn perm(x: __m512i, idx: __m512i, y: __m512i) -> __m512i {
+        _mm512_permutex2var_epi64(x, idx, y)
+    }
+
+    /// Callers must have checked avx512f and avx512dq.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) fn forward(p: &Plan<u64>, a: &mut [u64]) {
+        if (1 + 3 * u128::from(p.n.trailing_zeros())) * u128::from(p.q) < 1 << 62 {
+            forward_impl::<true>(p, a)
+        } else {
+            forward_impl::<false>(p, a)
+        }
+    }
+
+    /// Callers must have checked avx512f and avx512dq.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    fn forward_impl<const LAZY: bool>(p: &Plan<u64>, a: &mut [u64]) {
+        let n = p.n;
+        let (q, q2) = (splat(p.q), splat(2 * p.q));
+        let one = bcast(1, p.one_s);
+        let mut half = n;
+        let mut m = 1;
+        while half > 2 * L {
+            half >>= 1;
+            for (i, block) in a.chunks_exact_mut(2 * half).enumerate() {
+                let w = bcast(p.w[m + i], p.ws[m + i]);
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                    let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
+                    store(x, u);
+                    store(y, v);
+                }
+            }
+            m <<= 1;
+        }
+        let f = &p.fwd;
+        let pm: [[__m512i; 2]; 3] = std::array::from_fn(|k| [load(&f.perm[k][0]), load(&f.perm[k][1])]);
+        let nat = [load(&f.to_natural[0]), load(&f.to_natural[1])];
+        for b in 0..n / (2 * L) {
+            let at = 2 * L * b;
+            let (mut x, mut y) = ct::<LAZY>(load(&a[at..]), load(&a[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
+            for (k, pk) in pm.iter().enumerate() {
+                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
+                (x, y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * b), q, q2);
+            }
+            let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
+            store(&mut a[at..], finish::<LAZY>(lo, one, q, q2));
+            store(&mut a[at + L..], finish::<LAZY>(hi, one, q, q2));
+        }
+    }
+
+    /// Callers must have checked avx512f and avx512dq.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) fn inverse(p: &Plan<u64>, a: &mut [u64]) {
+        let n = p.n;
+        let (q, q2) = (splat(p.q), splat(2 * p.q));
+        let v = &p.inv;
+        let pm: [[__m512i; 2]; 3] = std::array::from_fn(|k| [load(&v.perm[k][0]), load(&v.perm[k][1])]);
+        let nat = [load(&v.to_natural[0]), load(&v.to_natural[1])];
+        let h = n / (2 * L);
+        for b in 0..n / (2 * L) {
+            let at = 2 * L * b;
+            let (mut x, mut y) = (load(&a[at..]), load(&a[at + L..]));
+            for (k, pk) in pm.iter().enumerate() {
+                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
+                (x, y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * b), q, q2);
+            }
+            let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
+            let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
+            store(&mut a[at..], x);
+            store(&mut a[at + L..], y);
+        }
+        let mut half = 2 * L;
+        while half < n / 2 {
+            let h = n / (2 * half);
+            for (i, block) in a.chunks_exact_mut(2 * half).enumerate() {
+                let w = bcast(p.iw[h + i], p.iws[h + i]);
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                    let (u, v) = gs(load(x), load(y), w, q, q2);
+                    store(x, u);
+                    store(y, v);
+                }
+            }
+            half <<= 1;
+        }
+        let (ni, wn) = (bcast(p.n_inv, p.n_inv_s), bcast(p.wn, p.wn_s));
+        for j in (0..half).step_by(L) {
+            let (x, y) = (load(&a[j..]), load(&a[j + half..]));
+            let (s, d) = (_mm512_add_epi64(x, y), _mm512_sub_epi64(_mm512_add_epi64(x, q2), y));
+            store(&mut a[j..], csub(mul_shoup(s, ni[0], ni[1], ni[2], q, q2), q));
+            store(&mut a[j + half..], csub(mul_shoup(d, wn[0], wn[1], wn[2], q, q2), q));
+        }
+    }
+}
