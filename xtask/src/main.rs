@@ -219,6 +219,13 @@ fn print_set(what: &str, s: &SetReport, target: &str, oracle: &str) {
     }
 }
 
+/// `total: P/P byte-equal` over every parameter set (seed 0's headline figure).
+fn print_total(sets: &[SetReport]) {
+    let passed: u64 = sets.iter().map(|s| s.passed).sum();
+    let seeds: u64 = sets.iter().map(|s| s.seeds).sum();
+    println!("total: {passed}/{seeds} byte-equal over {} parameter sets", sets.len());
+}
+
 fn kat_generate(force: bool, dir: PathBuf) -> Result<(), Fail> {
     let oracle = CpuBackend::oracle();
     let start = Instant::now();
@@ -275,6 +282,7 @@ fn equiv_dispatch(a: EquivArgs) -> Result<(), Fail> {
     for s in &r.sets {
         print_set("dispatch", s, &r.target, &r.oracle);
     }
+    print_total(&r.sets);
     println!("dispatch wall time {:.1} s", start.elapsed().as_secs_f64());
     if r.ok() {
         Ok(())
@@ -294,6 +302,7 @@ fn equiv_sweep(a: EquivArgs, dir: PathBuf) -> Result<(), Fail> {
     for s in &r.sets {
         print_set("bootstrap sweep", s, &r.target, &r.oracle);
     }
+    print_total(&r.sets);
     println!("sweep wall time {:.1} s", start.elapsed().as_secs_f64());
     if r.ok() {
         Ok(())
