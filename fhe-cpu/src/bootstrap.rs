@@ -161,28 +161,19 @@ pub fn blind_rotate(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> Extra
 
 /// `ext[half] = sum_r digits[r] * rgsw[r][half]`, all in evaluation form.
 fn external_product_ntt(ring: &Ring, digits: &[Vec<u64>], rgsw: &[u64], ext: &mut [Vec<u64>; 2]) {
+    // Only rings without a small-modulus kernel reach here (`ring.small` is `None`,
+    // Q >= 2^29): each product is reduced, and 2L <= 16 reduced terms stay below 2^64.
     let big_n = ring.n();
     let m = ring.modulus;
     for (half, out) in ext.iter_mut().enumerate() {
         out.iter_mut().for_each(|x| *x = 0);
-        if m.small() {
-            // `Q < 2^29`: each product is < 2^58 and 2L <= 16 of them stay < 2^62.
-            for (r, d) in digits.iter().enumerate() {
-                let k = &rgsw[(2 * r + half) * big_n..(2 * r + half + 1) * big_n];
-                for ((o, &x), &y) in out.iter_mut().zip(d).zip(k) {
-                    *o += x * y;
-                }
+        for (r, d) in digits.iter().enumerate() {
+            let k = &rgsw[(2 * r + half) * big_n..(2 * r + half + 1) * big_n];
+            for ((o, &x), &y) in out.iter_mut().zip(d).zip(k) {
+                *o += m.mul(x, y);
             }
-            out.iter_mut().for_each(|x| *x = m.reduce(*x));
-        } else {
-            for (r, d) in digits.iter().enumerate() {
-                let k = &rgsw[(2 * r + half) * big_n..(2 * r + half + 1) * big_n];
-                for ((o, &x), &y) in out.iter_mut().zip(d).zip(k) {
-                    *o += m.mul(x, y);
-                }
-            }
-            out.iter_mut().for_each(|x| *x = m.reduce(*x));
         }
+        out.iter_mut().for_each(|x| *x = m.reduce(*x));
     }
 }
 

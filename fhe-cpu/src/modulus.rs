@@ -24,13 +24,6 @@ impl Modulus {
         Modulus { q, k, mu, m64 }
     }
 
-    /// True when `Q < 2^29`: products of residues are `< 2^58`, so sums of up to 16
-    /// raw products fit a `u64` and can be reduced once.
-    #[inline]
-    pub fn small(&self) -> bool {
-        self.k <= 29
-    }
-
     #[inline]
     pub fn mul(&self, a: u64, b: u64) -> u64 {
         self.reduce_product(a as u128 * b as u128)
