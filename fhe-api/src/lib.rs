@@ -3,14 +3,19 @@
 //! Parameter sets ([`params`]), keys and ciphertexts ([`entities`]) and their binary
 //! format ([`mod@format`]), the randomness contract ([`rng`]), the operation traits every
 //! backend implements ([`ops`]), gates written once over any backend ([`gates`]), the
-//! noise model ([`noise`]), one [`Error`], and the backend [`registry`].
+//! noise model ([`noise`]), one [`Error`], and the backend [`registry`]. Key generation
+//! ([`keygen`]) and encryption ([`encrypt`]) are written once here, on the host, over a
+//! backend's own NTT; [`modulus`] is the host's modular arithmetic.
 
 pub mod decrypt;
+pub mod encrypt;
 pub mod entities;
 pub mod error;
 pub mod format;
 pub mod gates;
+pub mod keygen;
 pub mod math;
+pub mod modulus;
 pub mod noise;
 pub mod ops;
 pub mod params;

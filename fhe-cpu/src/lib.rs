@@ -6,21 +6,22 @@
 //! Batches run on all cores through rayon.
 
 pub mod bootstrap;
-pub mod encrypt;
 pub mod kernels;
-pub mod keygen;
 pub mod keyswitch;
-pub mod modulus;
 pub mod ntt;
 pub mod ring;
 
+/// Host modular arithmetic, shared with key generation (its home is `fhe-api`).
+pub use fhe_api::modulus;
 use std::sync::{Arc, OnceLock};
 
 use fhe_api::ops::check_params;
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe,
-    KeyOps, KeySet, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, PublicKey, Result, Seed,
+    KeyOps, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
 };
+
+use rayon::prelude::*;
 
 use crate::bootstrap::CpuPrepared;
 use crate::ring::Ring;
@@ -31,6 +32,9 @@ pub const ENTRY: BackendEntry = BackendEntry { kind: BackendKind::Cpu, probe: ||
 fn create(options: &BackendOptions) -> Result<Arc<dyn Backend>> {
     Ok(Arc::new(CpuBackend::new(options.ntt_variant.as_deref())?))
 }
+
+/// Batches of at least this many polynomials are transformed on all cores.
+const PAR_NTT_MIN: usize = 64;
 
 /// The CPU backend with one NTT variant.
 pub struct CpuBackend {
@@ -75,28 +79,30 @@ impl CpuBackend {
     }
 }
 
-impl KeyOps for CpuBackend {
-    fn keygen_from_seed(&self, params: ParamSet, seed: &Seed) -> Result<KeySet> {
-        keygen::keygen(self.ring(params), seed)
-    }
-
-    fn encrypt_bit_seeded(&self, pk: &PublicKey, bit: bool, seed: &Seed) -> Result<LweCiphertext> {
-        encrypt::encrypt_bit(pk, bit, seed)
-    }
-}
+/// Key generation and encryption are fhe-api's, over this backend's NTT.
+impl KeyOps for CpuBackend {}
 
 impl NttOps for CpuBackend {
     fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
         self.check_ntt(params, data)?;
         let ring = self.ring(params);
-        data.chunks_mut(ring.n()).for_each(|p| ring.ntt.forward(p));
+        // Large batches (key generation) use every core; one polynomial stays inline.
+        if data.len() >= PAR_NTT_MIN * ring.n() {
+            data.par_chunks_mut(ring.n()).for_each(|p| ring.ntt.forward(p));
+        } else {
+            data.chunks_mut(ring.n()).for_each(|p| ring.ntt.forward(p));
+        }
         Ok(())
     }
 
     fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
         self.check_ntt(params, data)?;
         let ring = self.ring(params);
-        data.chunks_mut(ring.n()).for_each(|p| ring.ntt.inverse(p));
+        if data.len() >= PAR_NTT_MIN * ring.n() {
+            data.par_chunks_mut(ring.n()).for_each(|p| ring.ntt.inverse(p));
+        } else {
+            data.chunks_mut(ring.n()).for_each(|p| ring.ntt.inverse(p));
+        }
         Ok(())
     }
 

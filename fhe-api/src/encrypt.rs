@@ -1,8 +1,9 @@
 //! Public-key encryption: `sum_k r_k pk_k + (0, m q/4)` with `r` uniform ternary from
 //! stream `(seed, "encrypt", 0)`.
 
-use fhe_api::rng::{label, stream};
-use fhe_api::{LweCiphertext, PublicKey, Result, Seed};
+use crate::error::Result;
+use crate::rng::{label, stream, Seed};
+use crate::{LweCiphertext, PublicKey};
 
 pub fn encrypt_bit(pk: &PublicKey, bit: bool, seed: &Seed) -> Result<LweCiphertext> {
     let p = pk.params().params();

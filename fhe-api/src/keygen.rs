@@ -1,21 +1,32 @@
-//! `keygen_from_seed`: secret key, bootstrap key, key-switching key and public key,
-//! each component from its own stream (`fhe_api::rng`), generated in parallel.
+//! Key generation, written once for every backend: secret key, bootstrap key,
+//! key-switching key and public key, each component from its own stream
+//! ([`crate::rng`]), in parallel on the host.
+//!
+//! The only ring operation keygen needs is the forward NTT (the bootstrap key is
+//! stored in evaluation form). It is passed in, so each backend generates keys with
+//! its own NTT: [`crate::KeyOps::keygen_from_seed`] passes the backend's
+//! [`crate::NttOps::ntt_forward`], called twice, on one polynomial (the ring secret)
+//! and on one batch holding every bootstrap-key error polynomial. A backend whose NTT
+//! is not byte-exact therefore produces different keys, which the equivalence gate
+//! catches.
 
 use rayon::prelude::*;
 use zeroize::Zeroizing;
 
-use fhe_api::entities::{expand_bsk_a, expand_ksk_a, expand_pk_a};
-use fhe_api::math::pow_mod;
-use fhe_api::rng::{label, public_seed, stream};
-use fhe_api::{EvaluationKey, KeySet, PublicKey, Result, SecretKey, Seed};
+use crate::entities::{expand_bsk_a, expand_ksk_a, expand_pk_a};
+use crate::error::Result;
+use crate::math::pow_mod;
+use crate::modulus::Modulus;
+use crate::rng::{label, public_seed, stream, Seed};
+use crate::{EvaluationKey, KeySet, ParamSet, PublicKey, SecretKey};
 
-use crate::ring::Ring;
-
-pub fn keygen(ring: &Ring, seed: &Seed) -> Result<KeySet> {
-    let set = ring.set;
-    let p = ring.params;
+/// All three keys of `set`, determined by `seed` alone. `forward` is a batched forward
+/// NTT with the conventions of [`crate::ops::NttOps`].
+pub fn keygen(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Result<()>) -> Result<KeySet> {
+    let p = set.params();
     let (n, big_n) = (p.n(), p.big_n());
     let eta = p.noise_eta;
+    let m = Modulus::new(p.q_ring());
 
     let mut r = stream(&seed.0, label::LWE_SECRET, 0);
     let lwe = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
@@ -24,30 +35,31 @@ pub fn keygen(ring: &Ring, seed: &Seed) -> Result<KeySet> {
     let pseed = public_seed(seed);
 
     // z in evaluation form.
-    let m = ring.modulus;
     let mut z_ntt = Zeroizing::new(ring_sk.iter().map(|&z| m.from_i64(z as i64)).collect::<Vec<u64>>());
-    ring.ntt.forward(&mut z_ntt);
+    forward(&mut z_ntt)?;
 
-    // Bootstrap key: RGSW(s_i == +1) and RGSW(s_i == -1) for every i.
+    // Bootstrap key: RGSW(s_i == +1) and RGSW(s_i == -1) for every i. Every row's error
+    // polynomial goes into `bsk_b` first, so one batched NTT call transforms them all.
     let levels = p.bsk_levels.0;
     let rows = p.rgsw_rows();
     let gadget: Vec<u64> = (0..levels).map(|l| pow_mod(p.bsk_base(), l as u64, m.q)).collect();
     let mut bsk_b = vec![0u64; p.bsk_b_len()];
     bsk_b.par_chunks_mut(rows * big_n).enumerate().for_each(|(key, out)| {
+        let mut er = stream(&seed.0, label::BSK_E, key as u64);
+        out.iter_mut().for_each(|x| *x = m.from_i64(er.cbd(eta)));
+    });
+    forward(&mut bsk_b)?;
+    bsk_b.par_chunks_mut(rows * big_n).enumerate().for_each(|(key, out)| {
         let (i, sign) = (key / 2, key % 2);
-        let mu = u64::from((sign == 0 && lwe[i] == 1) || (sign == 1 && lwe[i] == -1));
+        let mu = (sign == 0 && lwe[i] == 1) || (sign == 1 && lwe[i] == -1);
         let mut a = vec![0u64; rows * big_n];
         expand_bsk_a(set, &pseed, key, &mut a);
-        let mut er = stream(&seed.0, label::BSK_E, key as u64);
-        let mut e = vec![0u64; big_n];
         for (row, (b_row, a_row)) in out.chunks_mut(big_n).zip(a.chunks(big_n)).enumerate() {
-            e.iter_mut().for_each(|x| *x = m.from_i64(er.cbd(eta)));
-            ring.ntt.forward(&mut e);
             // Rows 0..L: phase -mu g_l z (gadget in the `a` part); rows L..2L: +mu g_l.
             let g = gadget[row % levels];
             for (slot, b) in b_row.iter_mut().enumerate() {
-                let mut v = m.add(m.mul(a_row[slot], z_ntt[slot]), e[slot]);
-                if mu == 1 {
+                let mut v = m.add(m.mul(a_row[slot], z_ntt[slot]), *b);
+                if mu {
                     v = if row < levels { m.sub(v, m.mul(g, z_ntt[slot])) } else { m.add(v, g) };
                 }
                 *b = v;
@@ -92,6 +104,6 @@ pub fn keygen(ring: &Ring, seed: &Seed) -> Result<KeySet> {
 /// `<a, s>` modulo `2^32` (callers mask to `q`). With `a < 2^16`, `|s| <= 1` and
 /// `n < 2^15` the `i32` sum cannot overflow; the form lets the compiler vectorize it.
 #[inline]
-pub(crate) fn inner(a: &[u16], s: &[i8]) -> u32 {
+pub fn inner(a: &[u16], s: &[i8]) -> u32 {
     a.iter().zip(s).map(|(&x, &y)| x as i32 * y as i32).sum::<i32>() as u32
 }
