@@ -33,6 +33,8 @@ pub fn registry() -> Registry {
     let mut r = Registry::new([fhe_cpu::ENTRY]);
     // Backend features add their entries here, e.g.:
     // #[cfg(feature = "cuda")] r.register(fhe_cuda::ENTRY);
+    #[cfg(feature = "wgpu")]
+    r.register(fhe_wgpu::ENTRY);
     r
 }
 
@@ -176,20 +178,50 @@ impl ServerKey {
 mod tests {
     use super::*;
 
+    /// The GPU backends this build was compiled without.
+    fn not_compiled_in() -> Vec<BackendKind> {
+        let mut kinds = vec![BackendKind::Cuda, BackendKind::Hip];
+        if cfg!(not(feature = "wgpu")) {
+            kinds.push(BackendKind::Wgpu);
+        }
+        kinds
+    }
+
     #[test]
     fn cpu_is_always_available_and_gpus_are_not_compiled_in() {
         assert!(available(BackendKind::Cpu));
-        for k in [BackendKind::Cuda, BackendKind::Hip, BackendKind::Wgpu] {
+        for k in not_compiled_in() {
             assert!(!available(k));
             let e = Engine::with_backend(k.name()).unwrap_err().to_string();
             assert!(e.contains("not compiled in") && e.contains(&format!("`{}`", k.feature())), "{e}");
         }
     }
 
+    /// With the feature on, wgpu either runs or names a cause other than the feature.
+    #[cfg(feature = "wgpu")]
+    #[test]
+    fn wgpu_is_compiled_in() {
+        match registry().probe(BackendKind::Wgpu) {
+            Probe::Hardware | Probe::Software => {
+                assert_eq!(Engine::with_backend("wgpu").unwrap().backend().kind(), BackendKind::Wgpu)
+            }
+            Probe::Unavailable(cause) => {
+                let e = Engine::with_backend("wgpu").unwrap_err().to_string();
+                assert!(!e.contains("not compiled in") && e.contains(&cause.to_string()), "{e}");
+            }
+        }
+        if registry().probe(BackendKind::Wgpu) != Probe::Hardware {
+            // `auto` never picks a software adapter over the CPU oracle.
+            assert_eq!(Engine::with_backend("auto").unwrap().backend().kind(), BackendKind::Cpu);
+        }
+    }
+
     #[test]
     fn selection_strings() {
         assert_eq!(Engine::with_backend("cpu").unwrap().backend().kind(), BackendKind::Cpu);
-        assert_eq!(Engine::with_backend("auto").unwrap().backend().kind(), BackendKind::Cpu);
+        if registry().probe(BackendKind::Wgpu) != Probe::Hardware {
+            assert_eq!(Engine::with_backend("auto").unwrap().backend().kind(), BackendKind::Cpu);
+        }
         assert_eq!(Engine::with_backend("cpu:reference").unwrap().backend().name(), "cpu:reference");
         let e = Engine::with_backend("bogus").unwrap_err().to_string();
         assert!(e.contains("valid values: cpu, cuda, hip, wgpu, auto"), "{e}");

@@ -20,10 +20,14 @@ fn with_env(backend: Option<&str>, ntt: Option<&str>) -> lux_fhe::Result<Engine>
 #[test]
 fn backend_selection_follows_the_contract() {
     assert_eq!(with_env(Some("cpu"), None).unwrap().backend().kind(), BackendKind::Cpu);
-    // Unset and auto: no hardware backend in this build, so the CPU.
-    assert_eq!(with_env(None, None).unwrap().backend().kind(), BackendKind::Cpu);
-    assert_eq!(with_env(Some("auto"), None).unwrap().backend().kind(), BackendKind::Cpu);
-    for k in ["cuda", "hip", "wgpu"] {
+    // Unset and auto: the CPU unless a hardware backend answers (software adapters,
+    // such as lavapipe, are never picked).
+    let hardware = lux_fhe::registry().probe(BackendKind::Wgpu) == lux_fhe::Probe::Hardware;
+    let auto = if hardware { BackendKind::Wgpu } else { BackendKind::Cpu };
+    assert_eq!(with_env(None, None).unwrap().backend().kind(), auto);
+    assert_eq!(with_env(Some("auto"), None).unwrap().backend().kind(), auto);
+    let not_compiled: &[&str] = if cfg!(feature = "wgpu") { &["cuda", "hip"] } else { &["cuda", "hip", "wgpu"] };
+    for &k in not_compiled {
         let e = with_env(Some(k), None).unwrap_err().to_string();
         assert!(e.contains(&format!("backend `{k}` unavailable")) && e.contains("not compiled in"), "{e}");
     }

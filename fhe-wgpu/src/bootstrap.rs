@@ -1,0 +1,362 @@
+//! Resident keys and the bootstrap kernels: blind rotation (GINX, ternary secrets),
+//! sample extraction and key switching, one workgroup per ciphertext
+//! (`shaders/bootstrap.wgsl`).
+//!
+//! The keys are uploaded once by [`prepare`]. A key larger than one storage binding
+//! (the 54-bit set's bootstrap key is 364 MB; lavapipe binds 128 MiB) is split into
+//! chunks of whole LWE coefficients (bootstrap key) or ring coefficients
+//! (key-switching key); a batch then runs one dispatch per chunk, all in one
+//! submission, with the accumulators resident between them.
+
+use fhe_api::entities::{expand_bsk_a, expand_ksk_a};
+use fhe_api::{Error, EvaluationKey, ExtractedLwe, LweCiphertext, ParamSet, Result};
+
+use crate::device::{layout_entries, Binding, Gpu};
+use crate::ring::{self, Mont};
+
+/// A set's compiled kernels, layouts and constant tables.
+pub struct Pipelines {
+    pub set: ParamSet,
+    pub mont: Mont,
+    pub tables: wgpu::Buffer,
+    pub ntt_layout: wgpu::BindGroupLayout,
+    pub ntt_forward: wgpu::ComputePipeline,
+    pub ntt_inverse: wgpu::ComputePipeline,
+    pub bs_layout: wgpu::BindGroupLayout,
+    pub blind_rotate: wgpu::ComputePipeline,
+    pub key_switch: wgpu::ComputePipeline,
+}
+
+fn pipeline(
+    gpu: &Gpu,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let pl = gpu.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(entry),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: Some(&pl),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+impl Pipelines {
+    pub fn new(gpu: &Gpu, set: ParamSet) -> Result<Pipelines> {
+        let p = set.params();
+        let mont = Mont::new(p.q_ring());
+        let tables =
+            gpu.upload("tables", bytemuck::cast_slice(&ring::tables(p, &mont)), wgpu::BufferUsages::empty())?;
+        gpu.scoped(&format!("{set} shader compilation"), || {
+            let module = |label: &str, body: &str| {
+                gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(label),
+                    source: wgpu::ShaderSource::Wgsl(ring::shader(set, &mont, body).into()),
+                })
+            };
+            let ntt_module = module("ntt", ring::NTT);
+            let ntt_layout = gpu.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("ntt"),
+                entries: &layout_entries(&[Binding::Read, Binding::ReadWrite]),
+            });
+            let bs_module = module("bootstrap", ring::BOOTSTRAP);
+            let bs_layout = gpu.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("bootstrap"),
+                entries: &layout_entries(&[
+                    Binding::Read,
+                    Binding::Read,
+                    Binding::Read,
+                    Binding::Read,
+                    Binding::ReadWrite,
+                    Binding::ReadWrite,
+                    Binding::ReadWrite,
+                    Binding::Uniform,
+                ]),
+            });
+            Pipelines {
+                set,
+                ntt_forward: pipeline(gpu, &ntt_layout, &ntt_module, "forward"),
+                ntt_inverse: pipeline(gpu, &ntt_layout, &ntt_module, "inverse"),
+                blind_rotate: pipeline(gpu, &bs_layout, &bs_module, "blind_rotate"),
+                key_switch: pipeline(gpu, &bs_layout, &bs_module, "key_switch"),
+                ntt_layout,
+                bs_layout,
+                mont,
+                tables,
+            }
+        })
+    }
+}
+
+/// One chunk of a key: the coefficient range `[lo, hi)` it covers and its buffer.
+pub struct Chunk {
+    pub lo: u32,
+    pub hi: u32,
+    pub buf: wgpu::Buffer,
+}
+
+/// The wgpu backend's form of an evaluation key: both keys resident on the device.
+pub struct WgpuPrepared {
+    /// `[key][row][half][slot]` in Montgomery form, chunked by LWE coefficient.
+    pub bsk: Vec<Chunk>,
+    /// `[sample][n + 1]` 16-bit words packed in pairs, chunked by ring coefficient.
+    pub ksk: Vec<Chunk>,
+}
+
+/// Splits `total` items of `bytes_each` into runs that fit one binding (multiples of
+/// `multiple` except the last).
+fn runs(total: usize, bytes_each: u64, max: u64, multiple: usize) -> Result<Vec<(usize, usize)>> {
+    let fit = (max / bytes_each) as usize / multiple * multiple;
+    if fit == 0 {
+        return Err(Error::InvalidInput(format!(
+            "one key unit of {bytes_each} bytes does not fit this adapter's {max}-byte storage binding"
+        )));
+    }
+    Ok((0..total).step_by(fit).map(|lo| (lo, (lo + fit).min(total))).collect())
+}
+
+/// Runs `f(index, item)` over `out` split across the machine's cores.
+fn par_fill<T: Send>(out: &mut [T], per: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let units = out.len() / per;
+    let per_thread = units.div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for (t, block) in out.chunks_mut(per_thread * per).enumerate() {
+            let f = &f;
+            s.spawn(move || {
+                for (i, unit) in block.chunks_mut(per).enumerate() {
+                    f(t * per_thread + i, unit);
+                }
+            });
+        }
+    });
+}
+
+/// Expands the seeded halves on the host and uploads both keys once.
+pub fn prepare(gpu: &Gpu, pipes: &Pipelines, ek: &EvaluationKey) -> Result<WgpuPrepared> {
+    let set = ek.params();
+    let p = set.params();
+    let (big_n, rows, n) = (p.big_n(), p.rgsw_rows(), p.n());
+    let per_key = rows * big_n;
+    let max = gpu.max_binding();
+    let mut bsk = Vec::new();
+    // Two RGSW keys (s = +1, s = -1) per LWE coefficient.
+    for (lo, hi) in runs(n, 2 * 2 * per_key as u64 * 8, max, 1)? {
+        let mut host = vec![0u64; (hi - lo) * 2 * 2 * per_key];
+        par_fill(&mut host, 2 * per_key, |k, out| {
+            let key = 2 * lo + k;
+            let mut a = vec![0u64; per_key];
+            expand_bsk_a(set, ek.public_seed(), key, &mut a);
+            let b = &ek.bsk_b()[key * per_key..(key + 1) * per_key];
+            for row in 0..rows {
+                let (dst_a, dst_b) = out[row * 2 * big_n..(row + 1) * 2 * big_n].split_at_mut(big_n);
+                for (d, &x) in dst_a.iter_mut().zip(&a[row * big_n..(row + 1) * big_n]) {
+                    *d = pipes.mont.to_mont(x);
+                }
+                for (d, &x) in dst_b.iter_mut().zip(&b[row * big_n..(row + 1) * big_n]) {
+                    *d = pipes.mont.to_mont(x);
+                }
+            }
+        });
+        let buf = gpu.upload("bootstrap key", bytemuck::cast_slice(&host), wgpu::BufferUsages::empty())?;
+        bsk.push(Chunk { lo: lo as u32, hi: hi as u32, buf });
+    }
+    // Key-switching samples of ring coefficient j: an even count of j per chunk keeps
+    // each chunk's start on a whole packed word.
+    let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
+    let mut ksk = Vec::new();
+    for (lo, hi) in runs(big_n, (per_j * (n + 1) * 2) as u64, max, 2)? {
+        let words = (hi - lo) * per_j * (n + 1);
+        let mut host = vec![0u16; words + words % 2];
+        par_fill(&mut host[..words], per_j * (n + 1), |jj, out| {
+            let j = lo + jj;
+            let mut a = vec![0u16; per_j * n];
+            expand_ksk_a(set, ek.public_seed(), j, &mut a);
+            for (idx, row) in out.chunks_mut(n + 1).enumerate() {
+                row[..n].copy_from_slice(&a[idx * n..(idx + 1) * n]);
+                row[n] = ek.ksk_b()[j * per_j + idx] as u16;
+            }
+        });
+        let buf = gpu.upload("key-switching key", bytemuck::cast_slice(&host), wgpu::BufferUsages::empty())?;
+        ksk.push(Chunk { lo: lo as u32, hi: hi as u32, buf });
+    }
+    tracing::debug!(%set, bsk_chunks = bsk.len(), ksk_chunks = ksk.len(), "wgpu key resident");
+    Ok(WgpuPrepared { bsk, ksk })
+}
+
+/// What one group's submission computes and reads back.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Blind rotation and extraction: read back the extracted samples.
+    BlindRotate,
+    /// Key switch of uploaded extracted samples, plus `add` on `b`.
+    KeySwitch { add: u32 },
+    /// Everything, plus `add` on `b`.
+    Bootstrap { add: u32 },
+}
+
+/// Device buffers of one group of ciphertexts.
+struct Group {
+    lwe_in: wgpu::Buffer,
+    work: wgpu::Buffer,
+    ext: wgpu::Buffer,
+    lwe_out: wgpu::Buffer,
+    count: u32,
+}
+
+fn bind(
+    gpu: &Gpu,
+    pipes: &Pipelines,
+    g: &Group,
+    bsk: &wgpu::Buffer,
+    ksk: &wgpu::Buffer,
+    range: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    let buffers = [&pipes.tables, bsk, ksk, &g.lwe_in, &g.work, &g.ext, &g.lwe_out, range];
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+        .collect();
+    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("bootstrap"),
+        layout: &pipes.bs_layout,
+        entries: &entries,
+    })
+}
+
+/// Records and submits one group's dispatches, then reads back its output words.
+fn run_group(gpu: &Gpu, pipes: &Pipelines, key: &WgpuPrepared, g: &Group, stage: Stage) -> Result<Vec<u8>> {
+    let mut ranges = Vec::new();
+    if !matches!(stage, Stage::KeySwitch { .. }) {
+        for c in &key.bsk {
+            ranges.push((true, gpu.uniform("range", &[c.lo, c.hi, 0, 0])?));
+        }
+    }
+    if let Stage::KeySwitch { add } | Stage::Bootstrap { add } = stage {
+        for c in &key.ksk {
+            ranges.push((false, gpu.uniform("range", &[c.lo, c.hi, add, 0])?));
+        }
+    }
+    let mut encoder = gpu.encoder();
+    gpu.scoped("bootstrap dispatch", || {
+        let (mut bi, mut ki) = (0, 0);
+        let groups: Vec<(bool, wgpu::BindGroup)> = ranges
+            .iter()
+            .map(|(rotate, range)| {
+                let bg = if *rotate {
+                    bi += 1;
+                    bind(gpu, pipes, g, &key.bsk[bi - 1].buf, &key.ksk[0].buf, range)
+                } else {
+                    ki += 1;
+                    bind(gpu, pipes, g, &key.bsk[0].buf, &key.ksk[ki - 1].buf, range)
+                };
+                (*rotate, bg)
+            })
+            .collect();
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+        for (rotate, bg) in &groups {
+            pass.set_pipeline(if *rotate { &pipes.blind_rotate } else { &pipes.key_switch });
+            pass.set_bind_group(0, bg, &[]);
+            pass.dispatch_workgroups(g.count, 1, 1);
+        }
+    })?;
+    let out = if stage == Stage::BlindRotate { &g.ext } else { &g.lwe_out };
+    gpu.submit_and_read(encoder, out)
+}
+
+/// Ciphertexts per submission: bounded by the scratch binding and the dispatch size.
+fn group_size(gpu: &Gpu, set: ParamSet) -> usize {
+    let p = set.params();
+    let work_bytes = ((2 + p.rgsw_rows()) * p.big_n() * 8) as u64;
+    ((gpu.max_binding() / work_bytes) as usize).clamp(1, 4096)
+}
+
+fn group_buffers(gpu: &Gpu, set: ParamSet, count: usize, lwe_in: &[u32], ext_in: Option<&[u64]>) -> Result<Group> {
+    let p = set.params();
+    let work_bytes = ((2 + p.rgsw_rows()) * p.big_n() * 8 * count) as u64;
+    let ext = match ext_in {
+        Some(words) => gpu.upload("extracted", bytemuck::cast_slice(words), wgpu::BufferUsages::COPY_SRC)?,
+        None => gpu.scratch("extracted", ((p.big_n() + 1) * 8 * count) as u64)?,
+    };
+    let lwe_in = if lwe_in.is_empty() {
+        gpu.upload("lwe in", bytemuck::cast_slice(&[0u32]), wgpu::BufferUsages::empty())?
+    } else {
+        gpu.upload("lwe in", bytemuck::cast_slice(lwe_in), wgpu::BufferUsages::empty())?
+    };
+    Ok(Group {
+        lwe_in,
+        work: gpu.scratch("work", work_bytes)?,
+        ext,
+        lwe_out: gpu.scratch("lwe out", ((p.n() + 1) * 4 * count) as u64)?,
+        count: count as u32,
+    })
+}
+
+fn rotate_groups<T>(
+    gpu: &Gpu,
+    pipes: &Pipelines,
+    key: &WgpuPrepared,
+    inputs: &[LweCiphertext],
+    stage: Stage,
+    decode: impl Fn(&[u8]) -> Result<Vec<T>>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(inputs.len());
+    for group in inputs.chunks(group_size(gpu, pipes.set)) {
+        let words: Vec<u32> = group.iter().flat_map(|c| c.as_words().iter().copied()).collect();
+        let g = group_buffers(gpu, pipes.set, group.len(), &words, None)?;
+        out.extend(decode(&run_group(gpu, pipes, key, &g, stage)?)?);
+    }
+    Ok(out)
+}
+
+fn decode_lwe(set: ParamSet, bytes: &[u8]) -> Result<Vec<LweCiphertext>> {
+    let words: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
+    words.chunks(set.params().n() + 1).map(|w| LweCiphertext::from_raw(set, w.to_vec())).collect()
+}
+
+pub fn blind_rotate_batch(
+    gpu: &Gpu,
+    pipes: &Pipelines,
+    key: &WgpuPrepared,
+    inputs: &[LweCiphertext],
+) -> Result<Vec<ExtractedLwe>> {
+    let set = pipes.set;
+    rotate_groups(gpu, pipes, key, inputs, Stage::BlindRotate, |bytes| {
+        let words: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);
+        words.chunks(set.params().big_n() + 1).map(|w| ExtractedLwe::from_raw(set, w.to_vec())).collect()
+    })
+}
+
+pub fn bootstrap_batch(
+    gpu: &Gpu,
+    pipes: &Pipelines,
+    key: &WgpuPrepared,
+    inputs: &[LweCiphertext],
+) -> Result<Vec<LweCiphertext>> {
+    let add = (pipes.set.params().q_lwe() / 8) as u32;
+    rotate_groups(gpu, pipes, key, inputs, Stage::Bootstrap { add }, |b| decode_lwe(pipes.set, b))
+}
+
+pub fn key_switch_batch(
+    gpu: &Gpu,
+    pipes: &Pipelines,
+    key: &WgpuPrepared,
+    inputs: &[ExtractedLwe],
+) -> Result<Vec<LweCiphertext>> {
+    let set = pipes.set;
+    let mut out = Vec::with_capacity(inputs.len());
+    for group in inputs.chunks(group_size(gpu, set)) {
+        let words: Vec<u64> = group.iter().flat_map(|c| c.as_words().iter().copied()).collect();
+        let g = group_buffers(gpu, set, group.len(), &[], Some(&words))?;
+        out.extend(decode_lwe(set, &run_group(gpu, pipes, key, &g, Stage::KeySwitch { add: 0 })?)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,132 @@
+//! One parameter set on the device: its Montgomery constants, its tables in
+//! Montgomery form, and the WGSL source of its kernels (the set's numbers are
+//! compile-time constants of the shader, so each set compiles its own pipelines).
+
+use fhe_api::math::{bit_reverse, inv_mod, negacyclic_root, ntt_slot_exponent, pow_mod};
+use fhe_api::params::Params;
+use fhe_api::ParamSet;
+
+const COMMON: &str = include_str!("shaders/common.wgsl");
+const MONT32: &str = include_str!("shaders/mont32.wgsl");
+const MONT64: &str = include_str!("shaders/mont64.wgsl");
+pub const NTT: &str = include_str!("shaders/ntt.wgsl");
+pub const BOOTSTRAP: &str = include_str!("shaders/bootstrap.wgsl");
+
+/// Invocations per workgroup (WebGPU's default limit is 256).
+pub const WG: u32 = 256;
+
+/// Montgomery form with `R = 2^32` where `Q < 2^31` (one 64-bit product per
+/// multiplication), else `R = 2^64`.
+pub struct Mont {
+    pub q: u64,
+    pub log_r: u32,
+    /// `Q^-1 mod R`.
+    pub qinv: u64,
+    /// `R mod Q`.
+    pub r: u64,
+}
+
+impl Mont {
+    pub fn new(q: u64) -> Mont {
+        let log_r = if q < (1 << 31) { 32 } else { 64 };
+        // Newton iteration: each step doubles the correct low bits of Q^-1 mod 2^64.
+        let mut inv: u64 = 1;
+        for _ in 0..6 {
+            inv = inv.wrapping_mul(2u64.wrapping_sub(q.wrapping_mul(inv)));
+        }
+        let qinv = if log_r == 32 { inv & 0xffff_ffff } else { inv };
+        let r = ((1u128 << log_r) % q as u128) as u64;
+        Mont { q, log_r, qinv, r }
+    }
+
+    /// `x R mod Q`.
+    pub fn to_mont(&self, x: u64) -> u64 {
+        (((x as u128) << self.log_r) % self.q as u128) as u64
+    }
+}
+
+/// A set's constant tables, as uploaded: see `shaders/common.wgsl` for the layout.
+pub fn tables(p: &Params, m: &Mont) -> Vec<u64> {
+    let (q, n) = (p.q_ring(), p.big_n());
+    let log_n = n.trailing_zeros();
+    let psi = negacyclic_root(q, n).expect("parameter sets are validated: Q prime, Q = 1 mod 2N");
+    let ipsi = inv_mod(psi, q);
+    let mut t = Vec::with_capacity(5 * n);
+    t.extend((0..n).map(|k| m.to_mont(pow_mod(psi, bit_reverse(k, log_n) as u64, q))));
+    t.extend((0..n).map(|k| m.to_mont(pow_mod(ipsi, bit_reverse(k, log_n) as u64, q))));
+    t.extend((0..2 * n as u64).map(|e| m.to_mont(pow_mod(psi, e, q))));
+    t.extend((0..n).map(|k| ntt_slot_exponent(k, log_n) as u64));
+    t
+}
+
+/// The WGSL of one kernel file for `set`: the set's constants, the arithmetic, the
+/// shared NTT stages, then `body`.
+pub fn shader(set: ParamSet, m: &Mont, body: &str) -> String {
+    let p = set.params();
+    let q = p.q_ring();
+    let n = p.big_n() as u32;
+    let two_n = 2 * n;
+    let ninv = inv_mod(n as u64, q);
+    let header = format!(
+        "// Generated constants of {name}.\n\
+         const N: u32 = {n}u;\n\
+         const LOG_N: u32 = {log_n}u;\n\
+         const TWO_N: u32 = {two_n}u;\n\
+         const LOG_2N: u32 = {log_2n}u;\n\
+         const L: u32 = {l}u;\n\
+         const ROWS: u32 = {rows}u;\n\
+         const LOG_BG: u32 = {log_bg}u;\n\
+         const BG: i64 = {bg}li;\n\
+         const LWE_N: u32 = {lwe_n}u;\n\
+         const LOGQ: u32 = {logq}u;\n\
+         const LWE_MASK: u32 = {mask}u;\n\
+         const KS_LOG_B: u32 = {ks_log_b}u;\n\
+         const KS_B: u32 = {ks_b}u;\n\
+         const KS_LEVELS: u32 = {ks_levels}u;\n\
+         const Q: u64 = {q}lu;\n\
+         const Q_I: i64 = {q}li;\n\
+         const HALF_Q: u64 = {half_q}lu;\n\
+         const MU: u64 = {mu}lu;\n\
+         const QINV: u64 = {qinv}lu;\n\
+         const ONE_R: u64 = {one_r}lu;\n\
+         const NINV_R: u64 = {ninv_r}lu;\n\
+         const WG: u32 = {wg}u;\n",
+        name = set.name(),
+        log_n = n.trailing_zeros(),
+        log_2n = two_n.trailing_zeros(),
+        l = p.bsk_levels.0,
+        rows = p.rgsw_rows(),
+        log_bg = p.bsk_base_log.0,
+        bg = p.bsk_base(),
+        lwe_n = p.n(),
+        logq = p.lwe_modulus_log.0,
+        mask = p.q_lwe_mask(),
+        ks_log_b = p.ksk_base_log.0,
+        ks_b = p.ksk_base(),
+        ks_levels = p.ksk_levels.0,
+        half_q = q / 2,
+        mu = (q + 4) / 8,
+        qinv = m.qinv,
+        one_r = m.r,
+        ninv_r = m.to_mont(ninv),
+        wg = WG,
+    );
+    let arith = if m.log_r == 32 { MONT32 } else { MONT64 };
+    format!("{header}\n{arith}\n{COMMON}\n{body}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn montgomery_constants_are_inverses() {
+        for set in ParamSet::ALL {
+            let m = Mont::new(set.params().q_ring());
+            let r_mask = if m.log_r == 64 { u64::MAX } else { (1u64 << m.log_r) - 1 };
+            assert_eq!(m.q.wrapping_mul(m.qinv) & r_mask, 1, "{set}");
+            assert_eq!(m.to_mont(1), m.r, "{set}");
+            assert!(m.r < m.q);
+        }
+    }
+}

@@ -1,0 +1,10 @@
+// Montgomery arithmetic with R = 2^32, for odd Q < 2^31 (the 25- and 27-bit rings).
+// Operands are below Q < 2^31, so a b < 2^62 and m Q < 2^63 fit a u64 product.
+
+fn mont_mul(a: u64, b: u64) -> u64 {
+    let t = a * b;
+    let m = ((t & 0xfffffffflu) * QINV) & 0xfffffffflu;
+    let hi = t >> 32u;
+    let u = (m * Q) >> 32u;
+    return select(hi - u, hi - u + Q, hi < u);
+}
