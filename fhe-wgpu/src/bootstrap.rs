@@ -5,14 +5,15 @@
 //! The keys are uploaded once by [`prepare`]. A key larger than one storage binding
 //! (the 54-bit set's bootstrap key is 364 MB; lavapipe binds 128 MiB) is split into
 //! chunks of whole LWE coefficients (bootstrap key) or ring coefficients
-//! (key-switching key); a batch then runs one dispatch per chunk, all in one
-//! submission, with the accumulators resident between them.
+//! (key-switching key). A batch runs a few dispatches per chunk, each over a range of
+//! coefficients short enough for llvmpipe's loop limit, all in one submission, with
+//! the accumulators resident between them.
 
 use fhe_api::entities::{expand_bsk_a, expand_ksk_a};
 use fhe_api::{Error, EvaluationKey, ExtractedLwe, LweCiphertext, ParamSet, Result};
 
 use crate::device::{layout_entries, Binding, Gpu};
-use crate::ring::{self, Mont};
+use crate::ring::{self, Mont, WG};
 
 /// A set's compiled kernels, layouts and constant tables.
 pub struct Pipelines {
@@ -232,31 +233,81 @@ fn bind(
     })
 }
 
+/// The most loop iterations one invocation may run in one dispatch. llvmpipe
+/// (lavapipe) leaves a loop nest silently after 65535 iterations; half of that leaves
+/// room for the rounding in the counts below.
+const LOOP_BUDGET: usize = 1 << 15;
+
+/// Loop iterations per invocation of one GINX step (an upper bound, every loop of
+/// `blind_rotate` counted with its body's loops).
+fn iterations_per_step(set: ParamSet) -> usize {
+    let p = set.params();
+    let (n, levels, rows, log_n) = (p.big_n(), p.bsk_levels.0, p.rgsw_rows(), p.big_n().trailing_zeros() as usize);
+    let per = |work: usize| work.div_ceil(WG as usize);
+    let decompose = per(n) * (1 + 2 * (1 + levels));
+    let forward = log_n * (1 + per(rows * n / 2));
+    let products = per(n) * (1 + 2 * (1 + rows));
+    let inverse = log_n * (1 + per(n));
+    let accumulate = per(2 * n);
+    1 + decompose + forward + products + inverse + accumulate
+}
+
+/// Ring coefficients one key-switch dispatch may cover (even, like the key chunks).
+fn key_switch_span(set: ParamSet) -> usize {
+    let p = set.params();
+    let levels = p.ksk_levels.0;
+    let logq = p.lwe_modulus_log.0 as usize;
+    let per = |work: usize| work.div_ceil(WG as usize);
+    // Per coefficient: the digit pass (with ms_to_q's bit loop) and, for each output
+    // word an invocation owns, one iteration per digit.
+    let per_j = per(levels) * (1 + logq) + per(p.n() + 1) * levels + 1;
+    ((LOOP_BUDGET - per(p.n() + 1) * (2 + logq)) / per_j / 2 * 2).max(2)
+}
+
+/// Splits the chunks' coefficient ranges into dispatch ranges of at most `span`:
+/// `(chunk index, [lo, hi, add, chunk base])`.
+fn dispatch_ranges(chunks: &[(u32, u32)], span: usize, add: u32) -> Vec<(usize, [u32; 4])> {
+    let mut out = Vec::new();
+    for (ci, &(start, end)) in chunks.iter().enumerate() {
+        let mut lo = start;
+        while lo < end {
+            let hi = (lo + span as u32).min(end);
+            out.push((ci, [lo, hi, add, start]));
+            lo = hi;
+        }
+    }
+    out
+}
+
+fn bounds(chunks: &[Chunk]) -> Vec<(u32, u32)> {
+    chunks.iter().map(|c| (c.lo, c.hi)).collect()
+}
+
 /// Records and submits one group's dispatches, then reads back its output words.
 fn run_group(gpu: &Gpu, pipes: &Pipelines, key: &WgpuPrepared, g: &Group, stage: Stage) -> Result<Vec<u8>> {
+    let set = pipes.set;
+    // (rotation?, chunk, range uniform)
     let mut ranges = Vec::new();
     if !matches!(stage, Stage::KeySwitch { .. }) {
-        for c in &key.bsk {
-            ranges.push((true, gpu.uniform("range", &[c.lo, c.hi, 0, 0])?));
+        let span = ((LOOP_BUDGET - 2 * (set.params().big_n() / WG as usize + 1)) / iterations_per_step(set)).max(1);
+        for (ci, r) in dispatch_ranges(&bounds(&key.bsk), span, 0) {
+            ranges.push((true, ci, gpu.uniform("range", &r)?));
         }
     }
     if let Stage::KeySwitch { add } | Stage::Bootstrap { add } = stage {
-        for c in &key.ksk {
-            ranges.push((false, gpu.uniform("range", &[c.lo, c.hi, add, 0])?));
+        for (ci, r) in dispatch_ranges(&bounds(&key.ksk), key_switch_span(set), add) {
+            ranges.push((false, ci, gpu.uniform("range", &r)?));
         }
     }
     let mut encoder = gpu.encoder();
     gpu.scoped("bootstrap dispatch", || {
-        let (mut bi, mut ki) = (0, 0);
         let groups: Vec<(bool, wgpu::BindGroup)> = ranges
             .iter()
-            .map(|(rotate, range)| {
+            .map(|(rotate, ci, range)| {
                 let bg = if *rotate {
-                    bi += 1;
-                    bind(gpu, pipes, g, &key.bsk[bi - 1].buf, &key.ksk[0].buf, range)
+                    bind(gpu, pipes, g, &key.bsk[*ci].buf, &key.ksk[0].buf, range)
                 } else {
-                    ki += 1;
-                    bind(gpu, pipes, g, &key.bsk[0].buf, &key.ksk[ki - 1].buf, range)
+                    bind(gpu, pipes, g, &key.bsk[0].buf, &key.ksk[*ci].buf, range)
                 };
                 (*rotate, bg)
             })
@@ -359,4 +410,28 @@ pub fn key_switch_batch(
         out.extend(decode_lwe(set, &run_group(gpu, pipes, key, &g, Stage::KeySwitch { add: 0 })?)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispatch_ranges_cover_every_chunk_in_order() {
+        let r = dispatch_ranges(&[(0, 10), (10, 13)], 4, 7);
+        let want: Vec<(usize, [u32; 4])> =
+            vec![(0, [0, 4, 7, 0]), (0, [4, 8, 7, 0]), (0, [8, 10, 7, 0]), (1, [10, 13, 7, 10])];
+        assert_eq!(r, want);
+        assert!(dispatch_ranges(&[], 4, 0).is_empty());
+    }
+
+    #[test]
+    fn every_set_fits_the_loop_budget() {
+        for set in ParamSet::ALL {
+            let per = iterations_per_step(set);
+            assert!(per < LOOP_BUDGET / 4, "{set}: {per} iterations per step");
+            let span = key_switch_span(set);
+            assert!(span >= 2 && span.is_multiple_of(2), "{set}: key-switch span {span}");
+        }
+    }
 }

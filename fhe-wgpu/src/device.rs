@@ -7,12 +7,6 @@ use std::sync::Arc;
 use fhe_api::{BackendKind, DeviceInfo, Error, Probe, Result, Unavailable};
 use wgpu::util::DeviceExt;
 
-/// The cap on one storage binding. Lavapipe (Mesa 22.3) reports 128 MiB, but reads
-/// past about 60 MiB of a 64 or 128 MiB binding of `u64` came back as zero in our
-/// tests (`blind_rotation_of_simple_ciphertexts` and the stage tests catch it);
-/// 32 MiB chunks are byte-exact there, and cost hardware only a few more dispatches.
-pub const MAX_BINDING: u64 = 32 << 20;
-
 /// Everything the backend needs from wgpu, created once.
 pub struct Gpu {
     pub device: wgpu::Device,
@@ -159,10 +153,9 @@ impl Gpu {
         }
     }
 
-    /// The largest storage binding we use, which decides how keys are chunked: the
-    /// adapter's limit, capped at [`MAX_BINDING`].
+    /// The largest storage binding, which decides how keys are chunked.
     pub fn max_binding(&self) -> u64 {
-        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(MAX_BINDING)
+        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
     }
 
     /// Checks a buffer of `bytes` fits one storage binding.

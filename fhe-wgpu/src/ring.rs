@@ -3,6 +3,7 @@
 //! compile-time constants of the shader, so each set compiles its own pipelines).
 
 use fhe_api::math::{bit_reverse, inv_mod, negacyclic_root, ntt_slot_exponent, pow_mod};
+use fhe_api::modulus::{csub, mul_shoup_lazy, shoup};
 use fhe_api::params::Params;
 use fhe_api::ParamSet;
 
@@ -13,7 +14,7 @@ pub const NTT: &str = include_str!("shaders/ntt.wgsl");
 pub const BOOTSTRAP: &str = include_str!("shaders/bootstrap.wgsl");
 
 /// Invocations per workgroup (WebGPU's default limit is 256).
-pub const WG: u32 = 256;
+pub const WG: u32 = 64;
 
 /// Montgomery form with `R = 2^32` where `Q < 2^31` (one 64-bit product per
 /// multiplication), else `R = 2^64`.
@@ -24,6 +25,8 @@ pub struct Mont {
     pub qinv: u64,
     /// `R mod Q`.
     pub r: u64,
+    /// Shoup's companion of `r`, so conversion costs one high product.
+    r_shoup: u64,
 }
 
 impl Mont {
@@ -36,12 +39,12 @@ impl Mont {
         }
         let qinv = if log_r == 32 { inv & 0xffff_ffff } else { inv };
         let r = ((1u128 << log_r) % q as u128) as u64;
-        Mont { q, log_r, qinv, r }
+        Mont { q, log_r, qinv, r, r_shoup: shoup(r, q) }
     }
 
-    /// `x R mod Q`.
+    /// `x R mod Q` (keys are converted once at prepare time, tens of millions of words).
     pub fn to_mont(&self, x: u64) -> u64 {
-        (((x as u128) << self.log_r) % self.q as u128) as u64
+        csub(mul_shoup_lazy(x, self.r, self.r_shoup, self.q), self.q)
     }
 }
 
@@ -127,6 +130,9 @@ mod tests {
             assert_eq!(m.q.wrapping_mul(m.qinv) & r_mask, 1, "{set}");
             assert_eq!(m.to_mont(1), m.r, "{set}");
             assert!(m.r < m.q);
+            for x in [0, 1, 2, m.q / 2, m.q - 1] {
+                assert_eq!(m.to_mont(x) as u128, ((x as u128) << m.log_r) % m.q as u128, "{set} x={x}");
+            }
         }
     }
 }

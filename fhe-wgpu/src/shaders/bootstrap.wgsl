@@ -1,8 +1,11 @@
 // Blind rotation (GINX, ternary secrets), sample extraction and key switching, one
 // workgroup per ciphertext. The bootstrap key and the key-switching key may exceed one
-// storage binding, so each is bound in chunks: a dispatch covers the LWE coefficients
-// [`lo`, `hi`) of its chunk (blind rotation) or ring coefficients [`lo`, `hi`) (key
-// switch), and the accumulator stays in `work` / `lwe_out` between dispatches.
+// storage binding, so each is bound in chunks starting at coefficient `base`; a
+// dispatch covers the LWE coefficients [`lo`, `hi`) (blind rotation) or the ring
+// coefficients [`lo`, `hi`) (key switch) of its chunk, and the accumulator stays in
+// `work` / `lwe_out` between dispatches. The host keeps each range short enough that
+// no invocation runs more than about 2^15 loop iterations in one dispatch: llvmpipe
+// (lavapipe) silently leaves a loop nest after 65535 iterations.
 //
 // Per ciphertext `work` holds 2 + ROWS polynomials: the accumulator (a, b), then the
 // 2L gadget digits, whose first two rows are reused for the update.
@@ -10,9 +13,10 @@
 struct Range {
     lo: u32,
     hi: u32,
-    // Key switch only: the constant added to b after the last chunk (q/8 for a bootstrap).
+    // Key switch only: the constant added to b after the last range (q/8 for a bootstrap).
     add: u32,
-    pad: u32,
+    // The first coefficient of the bound key chunk.
+    base: u32,
 }
 
 @group(0) @binding(0) var<storage, read> tw: array<u64>;
@@ -120,7 +124,7 @@ fn blind_rotate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         storageBarrier();
         ntt_forward_polys(digits, ROWS, tid);
         // Both external products and their monomials, slot by slot, in evaluation form.
-        let kp = (2u * (i - range.lo)) * KEY_LEN;
+        let kp = (2u * (i - range.base)) * KEY_LEN;
         let km = kp + KEY_LEN;
         for (var c = tid; c < N; c += WG) {
             let mp = monomial_minus_one(a, c);
@@ -169,7 +173,7 @@ fn ksk_word(e: u32) -> u32 {
 
 // Key switch of ring coefficients [lo, hi): unsigned base-B digits of ms_to_q(a_j),
 // most significant first; the sample of digit value v != 0 is (j levels + l)(B-1) + v-1,
-// with indices relative to this chunk of the key. Sums wrap mod 2^32, which agrees
+// with j relative to the bound chunk of the key. Sums wrap mod 2^32, which agrees
 // with the oracle's u16 arithmetic after the final mask to 2^15.
 @compute @workgroup_size(WG)
 fn key_switch(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -186,7 +190,7 @@ fn key_switch(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         let l = t % KS_LEVELS;
         let a = ms_to_q(ext[input + j]);
         let v = (a >> (LOGQ - KS_LOG_B * (l + 1u))) & (KS_B - 1u);
-        let s = ((j - range.lo) * KS_LEVELS + l) * (KS_B - 1u) + v - 1u;
+        let s = ((j - range.base) * KS_LEVELS + l) * (KS_B - 1u) + v - 1u;
         work[base + t] = u64(select(NO_SAMPLE, s, v != 0u));
     }
     storageBarrier();
