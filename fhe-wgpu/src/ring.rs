@@ -14,7 +14,7 @@ pub const NTT: &str = include_str!("shaders/ntt.wgsl");
 pub const BOOTSTRAP: &str = include_str!("shaders/bootstrap.wgsl");
 
 /// Invocations per workgroup (WebGPU's default limit is 256).
-pub const WG: u32 = 64;
+pub const WG: u32 = 256;
 
 /// Montgomery form with `R = 2^32` where `Q < 2^31` (one 64-bit product per
 /// multiplication), else `R = 2^64`.

@@ -117,7 +117,7 @@ fn stages_match_oracle_pn10qp25q() {
 mod conformance {
     use super::*;
 
-    const GATES: usize = 64;
+    const GATES: usize = 32;
 
     #[test]
     fn random_gates_pn10qp27() {

@@ -136,10 +136,10 @@ fn blind_rotate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
                 for (var r = 0u; r < ROWS; r++) {
                     let d = work[digits + r * N + c];
                     let off = (2u * r + h) * N + c;
-                    ep = add_mod(ep, mont_mul(d, bsk[kp + off]));
-                    em = add_mod(em, mont_mul(d, bsk[km + off]));
+                    ep = mont_acc(ep, d, bsk[kp + off]);
+                    em = mont_acc(em, d, bsk[km + off]);
                 }
-                upd[h] = add_mod(mont_mul(ep, mp), mont_mul(em, mm));
+                upd[h] = add_mod(mont_mul(mont_fin(ep), mp), mont_mul(mont_fin(em), mm));
             }
             work[digits + c] = upd[0];
             work[digits + N + c] = upd[1];

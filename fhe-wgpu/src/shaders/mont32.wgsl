@@ -8,3 +8,16 @@ fn mont_mul(a: u64, b: u64) -> u64 {
     let u = (m * Q) >> 32u;
     return select(hi - u, hi - u + Q, hi < u);
 }
+
+// Lazy dot products: raw products (below Q^2) summed, one reduction at the end. Exact while
+// the sum stays below Q R: ROWS Q^2 < Q 2^32 holds since ROWS Q < 10 * 2^27 < 2^32.
+fn mont_acc(acc: u64, a: u64, b: u64) -> u64 {
+    return acc + a * b;
+}
+
+fn mont_fin(acc: u64) -> u64 {
+    let m = ((acc & 0xfffffffflu) * QINV) & 0xfffffffflu;
+    let hi = acc >> 32u;
+    let u = (m * Q) >> 32u;
+    return select(hi - u, hi - u + Q, hi < u);
+}

@@ -25,3 +25,14 @@ fn mont_mul(a: u64, b: u64) -> u64 {
     let u = mulhi(lo * QINV, Q);
     return select(hi - u, hi - u + Q, hi < u);
 }
+
+// Dot products: no headroom for lazy sums in 64 bits, so reduce every term.
+fn mont_acc(acc: u64, a: u64, b: u64) -> u64 {
+    let p = mont_mul(a, b);
+    let s = acc + p;
+    return select(s, s - Q, s >= Q);
+}
+
+fn mont_fin(acc: u64) -> u64 {
+    return acc;
+}
