@@ -245,9 +245,11 @@ fn iterations_per_step(set: ParamSet) -> usize {
     let (n, levels, rows, log_n) = (p.big_n(), p.bsk_levels.0, p.rgsw_rows(), p.big_n().trailing_zeros() as usize);
     let per = |work: usize| work.div_ceil(WG as usize);
     let decompose = per(n) * (1 + 2 * (1 + levels));
-    let forward = log_n * (1 + per(rows * n / 2));
+    // Radix-4 passes (two stages each), and one radix-2 stage when log N is odd.
+    let (pairs, odd) = (log_n / 2, log_n % 2);
+    let forward = pairs * (1 + per(rows * n / 4)) + odd * (1 + per(rows * n / 2));
     let products = per(n) * (1 + 2 * (1 + rows));
-    let inverse = log_n * (1 + per(n));
+    let inverse = pairs * (1 + per(n / 2)) + odd * (1 + per(n));
     let accumulate = per(2 * n);
     1 + decompose + forward + products + inverse + accumulate
 }
