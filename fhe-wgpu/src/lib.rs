@@ -41,8 +41,8 @@ fn create(options: &BackendOptions) -> Result<Arc<dyn Backend>> {
     Ok(Arc::new(WgpuBackend::new(options)?))
 }
 
-/// The one NTT variant of this backend (radix-2, stages in device memory).
-pub const NTT_VARIANT: &str = "radix2";
+/// The one NTT variant of this backend (radix-4 passes in device memory).
+pub const NTT_VARIANT: &str = "radix4";
 
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {

@@ -61,14 +61,14 @@ fn reports_the_adapter() {
     let info = b.device_info();
     assert!(!info.name.is_empty());
     assert_eq!(b.kind(), BackendKind::Wgpu);
-    assert_eq!(b.name(), "wgpu:radix2");
+    assert_eq!(b.name(), "wgpu:radix4");
     assert_eq!(matches!(probe(), Probe::Software), info.software);
 }
 
 #[test]
 fn unknown_ntt_variant_is_an_error() {
     let Some(_) = backend() else { return };
-    let opts = BackendOptions { ntt_variant: Some("radix16".into()), device: 0 };
+    let opts = BackendOptions { ntt_variant: Some("radix2".into()), device: 0 };
     assert!(matches!(WgpuBackend::new(&opts), Err(Error::UnknownNttVariant { .. })));
     let opts = BackendOptions { ntt_variant: None, device: 99 };
     assert!(matches!(WgpuBackend::new(&opts), Err(Error::Unavailable { .. })));
