@@ -48,17 +48,30 @@ impl Mont {
     }
 }
 
-/// A set's constant tables, as uploaded: see `shaders/common.wgsl` for the layout.
+/// A set's constant tables, as uploaded: see `shaders/common.wgsl` for the layout
+/// (and `shaders/mont64.wgsl` for the 54-bit ring's plain twiddles).
 pub fn tables(p: &Params, m: &Mont) -> Vec<u64> {
     let (q, n) = (p.q_ring(), p.big_n());
     let log_n = n.trailing_zeros();
     let psi = negacyclic_root(q, n).expect("parameter sets are validated: Q prime, Q = 1 mod 2N");
     let ipsi = inv_mod(psi, q);
-    let mut t = Vec::with_capacity(5 * n);
-    t.extend((0..n).map(|k| m.to_mont(pow_mod(psi, bit_reverse(k, log_n) as u64, q))));
-    t.extend((0..n).map(|k| m.to_mont(pow_mod(ipsi, bit_reverse(k, log_n) as u64, q))));
+    let twiddles: Vec<u64> = (0..n)
+        .map(|k| pow_mod(psi, bit_reverse(k, log_n) as u64, q))
+        .chain((0..n).map(|k| pow_mod(ipsi, bit_reverse(k, log_n) as u64, q)))
+        .collect();
+    let shoup_twiddles = m.log_r == 64;
+    let mut t = Vec::with_capacity(7 * n);
+    if shoup_twiddles {
+        t.extend(&twiddles);
+    } else {
+        t.extend(twiddles.iter().map(|&w| m.to_mont(w)));
+    }
     t.extend((0..2 * n as u64).map(|e| m.to_mont(pow_mod(psi, e, q))));
     t.extend((0..n).map(|k| ntt_slot_exponent(k, log_n) as u64));
+    if shoup_twiddles {
+        // `tw_mul` of `shaders/mont64.wgsl`.
+        t.extend(twiddles.iter().map(|&w| shoup(w, q)));
+    }
     t
 }
 

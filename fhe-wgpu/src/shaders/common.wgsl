@@ -1,7 +1,8 @@
 // Modular helpers and the two NTT stage loops shared by every kernel. Each entry file
 // declares the global `work` (read_write, u64 residues) and `tw` (read-only tables:
 // [0, N) psi^bitrev(k) R, [N, 2N) psi^-bitrev(k) R, [2N, 4N) psi^e R for e in [0, 2N),
-// [4N, 5N) the odd exponent 2 bitrev(k) + 1 of slot k), all in Montgomery form R.
+// [4N, 5N) the odd exponent 2 bitrev(k) + 1 of slot k), all in Montgomery form R,
+// except where the arithmetic file multiplies by twiddles another way (`tw_mul`).
 
 fn add_mod(a: u64, b: u64) -> u64 {
     let s = a + b;
@@ -28,17 +29,16 @@ fn ntt_forward_polys(base: u32, polys: u32, tid: u32) {
             let u4 = t & (N / 4u - 1u);
             let i = u4 >> (log_half - 1u);
             let x = base + p * N + 2u * i * h + (u4 & (q4 - 1u));
-            let w1 = tw[m + i];
-            var a0 = work[x];
-            var a1 = work[x + q4];
-            var a2 = mont_mul(work[x + h], w1);
-            var a3 = mont_mul(work[x + h + q4], w1);
+            let a0 = work[x];
+            let a1 = work[x + q4];
+            let a2 = tw_mul(work[x + h], m + i);
+            let a3 = tw_mul(work[x + h + q4], m + i);
             let b0 = add_mod(a0, a2);
             let b2 = sub_mod(a0, a2);
             let b1 = add_mod(a1, a3);
             let b3 = sub_mod(a1, a3);
-            let v1 = mont_mul(b1, tw[2u * m + 2u * i]);
-            let v3 = mont_mul(b3, tw[2u * m + 2u * i + 1u]);
+            let v1 = tw_mul(b1, 2u * m + 2u * i);
+            let v3 = tw_mul(b3, 2u * m + 2u * i + 1u);
             work[x] = add_mod(b0, v1);
             work[x + q4] = sub_mod(b0, v1);
             work[x + h] = add_mod(b2, v3);
@@ -55,7 +55,7 @@ fn ntt_forward_polys(base: u32, polys: u32, tid: u32) {
             let i = t & (N / 2u - 1u);
             let x = base + p * N + 2u * i;
             let u = work[x];
-            let v = mont_mul(work[x + 1u], tw[m + i]);
+            let v = tw_mul(work[x + 1u], m + i);
             work[x] = add_mod(u, v);
             work[x + 1u] = sub_mod(u, v);
         }
@@ -77,7 +77,7 @@ fn ntt_inverse_polys_unscaled(base: u32, polys: u32, tid: u32) {
             let u = work[x];
             let v = work[x + 1u];
             work[x] = add_mod(u, v);
-            work[x + 1u] = mont_mul(sub_mod(u, v), tw[N + groups + i]);
+            work[x + 1u] = tw_mul(sub_mod(u, v), N + groups + i);
         }
         storageBarrier();
         half = 2u;
@@ -96,14 +96,14 @@ fn ntt_inverse_polys_unscaled(base: u32, polys: u32, tid: u32) {
             let a2 = work[x + 2u * half];
             let a3 = work[x + 3u * half];
             let b0 = add_mod(a0, a1);
-            let b1 = mont_mul(sub_mod(a0, a1), tw[N + groups + 2u * i]);
+            let b1 = tw_mul(sub_mod(a0, a1), N + groups + 2u * i);
             let b2 = add_mod(a2, a3);
-            let b3 = mont_mul(sub_mod(a2, a3), tw[N + groups + 2u * i + 1u]);
-            let w = tw[N + groups / 2u + i];
+            let b3 = tw_mul(sub_mod(a2, a3), N + groups + 2u * i + 1u);
+            let w = N + groups / 2u + i;
             work[x] = add_mod(b0, b2);
-            work[x + 2u * half] = mont_mul(sub_mod(b0, b2), w);
+            work[x + 2u * half] = tw_mul(sub_mod(b0, b2), w);
             work[x + half] = add_mod(b1, b3);
-            work[x + 3u * half] = mont_mul(sub_mod(b1, b3), w);
+            work[x + 3u * half] = tw_mul(sub_mod(b1, b3), w);
         }
         storageBarrier();
         half = half << 2u;

@@ -21,3 +21,8 @@ fn mont_fin(acc: u64) -> u64 {
     let u = (m * Q) >> 32u;
     return select(hi - u, hi - u + Q, hi < u);
 }
+
+// x times twiddle table entry k (stored in Montgomery form).
+fn tw_mul(x: u64, k: u32) -> u64 {
+    return mont_mul(x, tw[k]);
+}

@@ -36,3 +36,11 @@ fn mont_acc(acc: u64, a: u64, b: u64) -> u64 {
 fn mont_fin(acc: u64) -> u64 {
     return acc;
 }
+
+// x times twiddle table entry k by Shoup's method: for this ring the twiddles
+// [0, 2N) are stored in plain form with their companions floor(w 2^64 / Q) at
+// [5N, 7N), which costs one high product where Montgomery costs two.
+fn tw_mul(x: u64, k: u32) -> u64 {
+    let r = x * tw[k] - mulhi(x, tw[5u * N + k]) * Q;
+    return select(r, r - Q, r >= Q);
+}
