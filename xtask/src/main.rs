@@ -94,8 +94,9 @@ enum EquivCmd {
 
 #[derive(Args)]
 struct BackendArg {
-    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu` (or `auto`).
-    #[arg(long, default_value = "cpu")]
+    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu` (or `auto`); defaults to
+    /// `LUX_FHE_BACKEND`, else `cpu`.
+    #[arg(long, env = "LUX_FHE_BACKEND", default_value = "cpu")]
     backend: String,
 }
 
@@ -180,7 +181,8 @@ fn registry() -> Registry {
 /// Constructs the backend `value` names, or says why it cannot run here.
 pub(crate) fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
     let (selection, variant) = parse_selection(Some(value)).map_err(|e| Fail::Usage(e.to_string()))?;
-    let options = BackendOptions { ntt_variant: variant.clone(), device: 0 };
+    let device = fhe_api::registry::device_from_env().map_err(|e| Fail::Usage(e.to_string()))?;
+    let options = BackendOptions { ntt_variant: variant.clone(), device };
     match registry().create(&selection, &options) {
         Ok(b) => Ok(b),
         Err(FheError::Unavailable { backend, cause }) => {
