@@ -36,8 +36,9 @@ enum BenchSub {
 
 #[derive(Args)]
 struct RunArgs {
-    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu`.
-    #[arg(long, default_value = "cpu")]
+    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu`; defaults to `LUX_FHE_BACKEND`,
+    /// else `cpu`.
+    #[arg(long, env = "LUX_FHE_BACKEND", default_value = "cpu")]
     backend: String,
     /// Parameter sets (repeatable; default PN10QP27).
     #[arg(long, value_parser = parse_params)]
@@ -66,6 +67,16 @@ struct RunArgs {
     /// Also time TFHE-rs and tfhe-ntt in this run (needs `--features peers`).
     #[arg(long)]
     peers: bool,
+    /// Where result files go (default: `<workspace>/bench/results`); the lane folder is
+    /// made below it.
+    #[arg(long)]
+    results_dir: Option<PathBuf>,
+    /// Polynomials per NTT call (repeatable, one row each; GPUs want 1024 or more).
+    #[arg(long = "ntt-batch")]
+    ntt_batch: Vec<usize>,
+    /// Ciphertexts per `bootstrap_batch` call for the throughput row.
+    #[arg(long)]
+    bootstrap_batch: Option<usize>,
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Fail> {
@@ -100,6 +111,12 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
         cfg.iterations.bootstrap = n;
     }
     cfg.runs = a.runs;
+    if !a.ntt_batch.is_empty() {
+        cfg.ntt_batch_sizes = a.ntt_batch.clone();
+    }
+    if let Some(n) = a.bootstrap_batch {
+        cfg.bootstrap_batch_size = n;
+    }
     if !a.ops.is_empty() {
         cfg.operations = a
             .ops
@@ -129,8 +146,8 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     if failed {
         return Err(Fail::Failed(format!("{} failed the equivalence gate: no numbers reported", target.name())));
     }
-    let root = workspace_root();
-    let path = fhe_bench::write_results(&root.join("bench/results"), &lane, &report)
+    let dir = a.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results"));
+    let path = fhe_bench::write_results(&dir, &lane, &report)
         .map_err(|e| Fail::Failed(e.to_string()))?;
     println!("{}", fhe_bench::format_table(&report));
     println!("results written to {}", path.display());

@@ -10,6 +10,8 @@
 //!   bootstrap sweep, seeds `Seed::derive("lux-fhe-backend-equiv-sweep-v1", k)`.
 //! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`: see `bench.rs`.
 //! - `list-backends`: what this build can run here.
+//! - `device-check [--dir D]`: the bundle for a GPU machine without Rust: release binary,
+//!   KAT corpus, `run.sh` (equivalence gate first, then the CUDA and CPU benches).
 //! - `soak [--gates 100000] [--params P] [--backend B]`: random chained gates, zero
 //!   wrong results.
 //!
@@ -26,6 +28,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod bench;
+mod device_check;
 
 use clap::{Args, Parser, Subcommand};
 use fhe_api::registry::parse_selection;
@@ -44,6 +47,8 @@ struct Cli {
     cmd: Cmd,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Cmd {
     /// The known-answer corpus.
@@ -58,6 +63,8 @@ enum Cmd {
     Bench(bench::BenchArgs),
     /// Prints the backends and CPU NTT variants this build can run here, one a line.
     ListBackends,
+    /// Packs the release binary, KAT corpus and run.sh for a GPU machine with no Rust.
+    DeviceCheck(device_check::DeviceCheckArgs),
 }
 
 #[derive(Subcommand)]
@@ -360,6 +367,7 @@ fn main() -> ExitCode {
         Cmd::Soak(a) => soak(a),
         Cmd::Bench(a) => bench::run(a),
         Cmd::ListBackends => list_backends(),
+        Cmd::DeviceCheck(a) => device_check::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
