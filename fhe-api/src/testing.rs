@@ -154,6 +154,16 @@ pub fn ntt_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend) {
     }
 }
 
+/// The byte checks of a device backend, for tests that run only where the device is:
+/// NTT, keys, encryptions and bootstraps on every set against the oracle, and bad input.
+pub fn byte_equal_suite(backend: &dyn Backend, oracle: &dyn Backend) {
+    ntt_matches_oracle(backend, oracle);
+    for set in ParamSet::ALL {
+        byte_equal_to_oracle(backend, oracle, set);
+    }
+    rejects_bad_input(backend);
+}
+
 /// Stamps the suite into `#[test]` functions for one backend:
 /// `fhe_api::conformance_tests!(my_backend_constructor_expr, oracle_expr);`
 /// where both expressions evaluate to something that derefs to `dyn Backend`.

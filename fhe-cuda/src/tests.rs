@@ -60,10 +60,5 @@ fn a_compile_error_is_an_error_with_the_log() {
 #[ignore = "needs a CUDA device"]
 fn conformance_on_a_device() {
     let gpu = CudaBackend::new(CudaDriver::open(0).unwrap(), Dialect::Cuda, &BackendOptions::default()).unwrap();
-    let oracle = fhe_cpu::CpuBackend::oracle();
-    fhe_api::testing::ntt_matches_oracle(&gpu, &oracle);
-    for set in ParamSet::ALL {
-        fhe_api::testing::byte_equal_to_oracle(&gpu, &oracle, set);
-    }
-    fhe_api::testing::rejects_bad_input(&gpu);
+    fhe_api::testing::byte_equal_suite(&gpu, &fhe_cpu::CpuBackend::oracle());
 }

@@ -6,17 +6,11 @@ use fhe_cpu::CpuBackend;
 
 use super::*;
 
+/// NTT, keys, encryptions and bootstraps on every set, and bad input: the same suite
+/// the CUDA and HIP crates run on a device.
 #[test]
-fn ntt_matches_oracle() {
-    testing::ntt_matches_oracle(&emulated_backend().unwrap(), &CpuBackend::oracle());
-}
-
-#[test]
-fn keys_encryptions_and_bootstraps_are_byte_equal_to_the_oracle() {
-    let gpu = emulated_backend().unwrap();
-    for set in ParamSet::ALL {
-        testing::byte_equal_to_oracle(&gpu, &CpuBackend::oracle(), set);
-    }
+fn byte_equal_suite() {
+    testing::byte_equal_suite(&emulated_backend().unwrap(), &CpuBackend::oracle());
 }
 
 #[test]
@@ -34,11 +28,6 @@ fn blind_rotation_and_key_switch_separately_match_the_oracle() {
     let out = gates::gate_batch(&gpu, &kg, Gate::Xor, &cts[..2], &cts[1..]).unwrap();
     assert!(cpu.decrypt_bit(&keys.sk, &out[0]).unwrap());
     assert!(cpu.decrypt_bit(&keys.sk, &out[1]).unwrap());
-}
-
-#[test]
-fn rejects_bad_input() {
-    testing::rejects_bad_input(&emulated_backend().unwrap());
 }
 
 #[test]

@@ -155,4 +155,4 @@ LUX_KERNEL(lux_key_switch)(LuxArgs args) {
 }
 
 // Every kernel of this source, for the emulator's launcher and the compile checks.
-#define LUX_KERNEL_LIST(X) X(lux_ntt_forward) X(lux_ntt_inverse) X(lux_blind_rotate) X(lux_key_switch)
+#define LUX_KERNEL_LIST(X) X(lux_ntt) X(lux_blind_rotate) X(lux_key_switch)

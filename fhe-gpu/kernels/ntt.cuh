@@ -40,25 +40,19 @@ LUX_DEVICE void lux_ntt_inverse_smem(u64* a, int count, const u64* ipsi, const u
     __syncthreads();
 }
 
-// Batched NTT kernels: one block per polynomial.
-// w[0] data (u64, count * N), w[1] twiddles, w[2] their Shoup companions, w[3] count.
-// Dynamic shared memory: N words.
-LUX_KERNEL(lux_ntt_forward)(LuxArgs args) {
+// Batched NTT: one block per polynomial. w[0] data (u64, count * N), w[1] twiddles
+// (psi or psi^-1 in bit-reversed order), w[2] their Shoup companions, w[3] count,
+// w[4] 0 forward, 1 inverse. Dynamic shared memory: N words.
+LUX_KERNEL(lux_ntt)(LuxArgs args) {
     LUX_DYNAMIC_SHARED(u64, smem);
-    u64* data = (u64*)args.w[0] + (u64)blockIdx.x * LUX_N;
     if (blockIdx.x >= args.w[3]) return;
+    u64* data = (u64*)args.w[0] + (u64)blockIdx.x * LUX_N;
     for (int t = threadIdx.x; t < LUX_N; t += blockDim.x) smem[t] = data[t];
     __syncthreads();
-    lux_ntt_forward_smem(smem, 1, (const u64*)args.w[1], (const u64*)args.w[2]);
-    for (int t = threadIdx.x; t < LUX_N; t += blockDim.x) data[t] = smem[t];
-}
-
-LUX_KERNEL(lux_ntt_inverse)(LuxArgs args) {
-    LUX_DYNAMIC_SHARED(u64, smem);
-    u64* data = (u64*)args.w[0] + (u64)blockIdx.x * LUX_N;
-    if (blockIdx.x >= args.w[3]) return;
-    for (int t = threadIdx.x; t < LUX_N; t += blockDim.x) smem[t] = data[t];
-    __syncthreads();
-    lux_ntt_inverse_smem(smem, 1, (const u64*)args.w[1], (const u64*)args.w[2]);
+    if (args.w[4] == 0) {
+        lux_ntt_forward_smem(smem, 1, (const u64*)args.w[1], (const u64*)args.w[2]);
+    } else {
+        lux_ntt_inverse_smem(smem, 1, (const u64*)args.w[1], (const u64*)args.w[2]);
+    }
     for (int t = threadIdx.x; t < LUX_N; t += blockDim.x) data[t] = smem[t];
 }

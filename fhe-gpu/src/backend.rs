@@ -123,18 +123,14 @@ impl<D: GpuDriver> GpuBackend<D> {
         let ring = self.ring(set)?;
         let _guard = self.lock.lock().map_err(|_| self.device_err("device lock poisoned"))?;
         let buf = Buffer::from_slice(&self.drv, data)?;
-        let (tw, tw_shoup, kernel) = if forward {
-            (&ring.psi, &ring.psi_shoup, "lux_ntt_forward")
-        } else {
-            (&ring.ipsi, &ring.ipsi_shoup, "lux_ntt_inverse")
-        };
+        let (tw, tw_shoup) = if forward { (&ring.psi, &ring.psi_shoup) } else { (&ring.ipsi, &ring.ipsi_shoup) };
         let mut args = LaunchArgs::default();
-        args.w[..4].copy_from_slice(&[buf.ptr(), tw.ptr(), tw_shoup.ptr(), count as u64]);
+        args.w[..5].copy_from_slice(&[buf.ptr(), tw.ptr(), tw_shoup.ptr(), count as u64, u64::from(!forward)]);
         let shape =
             LaunchShape { grid: launch_grid(count)?, block: self.block_for(n / 2), shared_bytes: (n * 8) as u32 };
         // SAFETY: `buf` holds `count` polynomials, the tables N words each, as the NTT
         // kernels read; everything stays alive until `synchronize` below returns.
-        unsafe { self.drv.launch(&ring.module, kernel, shape, &args)? };
+        unsafe { self.drv.launch(&ring.module, "lux_ntt", shape, &args)? };
         self.drv.synchronize()?;
         buf.read_into(data)
     }

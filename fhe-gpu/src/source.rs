@@ -14,7 +14,7 @@ const BOOTSTRAP: &str = include_str!("../kernels/bootstrap.cu");
 
 /// Every kernel entry point of the source (the source's `LUX_KERNEL_LIST` must match;
 /// a test checks).
-pub const KERNELS: [&str; 4] = ["lux_ntt_forward", "lux_ntt_inverse", "lux_blind_rotate", "lux_key_switch"];
+pub const KERNELS: [&str; 3] = ["lux_ntt", "lux_blind_rotate", "lux_key_switch"];
 
 /// Which compiler the source is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -331,11 +331,6 @@ mod tests {
     #[ignore = "needs a HIP device"]
     fn conformance_on_a_device() {
         let gpu = HipBackend::new(HipDriver::open(0).unwrap(), Dialect::Hip, &BackendOptions::default()).unwrap();
-        let oracle = fhe_cpu::CpuBackend::oracle();
-        fhe_api::testing::ntt_matches_oracle(&gpu, &oracle);
-        for set in ParamSet::ALL {
-            fhe_api::testing::byte_equal_to_oracle(&gpu, &oracle, set);
-        }
-        fhe_api::testing::rejects_bad_input(&gpu);
+        fhe_api::testing::byte_equal_suite(&gpu, &fhe_cpu::CpuBackend::oracle());
     }
 }

@@ -147,8 +147,7 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
         return Err(Fail::Failed(format!("{} failed the equivalence gate: no numbers reported", target.name())));
     }
     let dir = a.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results"));
-    let path = fhe_bench::write_results(&dir, &lane, &report)
-        .map_err(|e| Fail::Failed(e.to_string()))?;
+    let path = fhe_bench::write_results(&dir, &lane, &report).map_err(|e| Fail::Failed(e.to_string()))?;
     println!("{}", fhe_bench::format_table(&report));
     println!("results written to {}", path.display());
     if a.peers {
