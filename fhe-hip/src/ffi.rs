@@ -81,38 +81,28 @@ fn open(names: &[&'static str]) -> Result<(Library, &'static str), Unavailable> 
     Err(Unavailable::DriverMissing { library: names[0].to_string(), detail: errors.join("; ") })
 }
 
-macro_rules! symbols {
-    ($lib:expr, $libname:expr, { $($field:ident = $sym:literal),* $(,)? }) => {{
-        $(
-            // SAFETY: the field's type is the C prototype of `$sym` from the HIP headers
-            // (hip_runtime_api.h / hiprtc.h, ROCm 6 and 7), which this crate declares by hand.
-            let $field = *unsafe { $lib.get(concat!($sym, "\0").as_bytes()) }.map_err(|e| {
-                Unavailable::DriverMissing { library: $libname.to_string(), detail: format!("symbol {}: {e}", $sym) }
-            })?;
-        )*
-        ($($field),*)
+/// Builds `$ty` from `$lib`: every field a symbol looked up by its C name, then the
+/// library itself, moved in last so the pointers never outlive it.
+macro_rules! load {
+    ($ty:ident, $lib:expr, $libname:expr, { $($field:ident = $sym:literal),* $(,)? }) => {{
+        let lib: Library = $lib;
+        $ty {
+            $(
+                // SAFETY: the field's type is the C prototype of `$sym` from the HIP headers
+                // (hip_runtime_api.h / hiprtc.h, ROCm 6 and 7), declared by hand above.
+                $field: *unsafe { lib.get(concat!($sym, "\0").as_bytes()) }.map_err(|e| {
+                    Unavailable::DriverMissing { library: $libname.to_string(), detail: format!("symbol {}: {e}", $sym) }
+                })?,
+            )*
+            _lib: lib,
+        }
     }};
 }
 
 impl Hip {
     pub fn load() -> Result<Hip, Unavailable> {
         let (lib, name) = open(&HIP_LIBRARIES)?;
-        let (
-            init,
-            get_device_count,
-            set_device,
-            device_get_name,
-            driver_get_version,
-            malloc,
-            free,
-            memcpy,
-            module_load_data,
-            module_get_function,
-            module_launch_kernel,
-            module_unload,
-            device_synchronize,
-            get_error_string,
-        ) = symbols!(lib, name, {
+        Ok(load!(Hip, lib, name, {
             init = "hipInit",
             get_device_count = "hipGetDeviceCount",
             set_device = "hipSetDevice",
@@ -127,24 +117,7 @@ impl Hip {
             module_unload = "hipModuleUnload",
             device_synchronize = "hipDeviceSynchronize",
             get_error_string = "hipGetErrorString",
-        });
-        Ok(Hip {
-            _lib: lib,
-            init,
-            get_device_count,
-            set_device,
-            device_get_name,
-            driver_get_version,
-            malloc,
-            free,
-            memcpy,
-            module_load_data,
-            module_get_function,
-            module_launch_kernel,
-            module_unload,
-            device_synchronize,
-            get_error_string,
-        })
+        }))
     }
 
     /// `Ok` for `hipSuccess`, else the runtime's message.
@@ -161,15 +134,7 @@ impl Hip {
 impl Hiprtc {
     pub fn load() -> Result<Hiprtc, Unavailable> {
         let (lib, name) = open(&HIPRTC_LIBRARIES)?;
-        let (
-            create_program,
-            compile_program,
-            get_program_log_size,
-            get_program_log,
-            get_code_size,
-            get_code,
-            destroy_program,
-        ) = symbols!(lib, name, {
+        Ok(load!(Hiprtc, lib, name, {
             create_program = "hiprtcCreateProgram",
             compile_program = "hiprtcCompileProgram",
             get_program_log_size = "hiprtcGetProgramLogSize",
@@ -177,16 +142,6 @@ impl Hiprtc {
             get_code_size = "hiprtcGetCodeSize",
             get_code = "hiprtcGetCode",
             destroy_program = "hiprtcDestroyProgram",
-        });
-        Ok(Hiprtc {
-            _lib: lib,
-            create_program,
-            compile_program,
-            get_program_log_size,
-            get_program_log,
-            get_code_size,
-            get_code,
-            destroy_program,
-        })
+        }))
     }
 }
