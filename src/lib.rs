@@ -38,6 +38,11 @@ pub fn registry() -> Registry {
     r
 }
 
+/// True when `kind`'s cargo feature is on in this build (whether or not a device answers).
+pub fn compiled_in(kind: BackendKind) -> bool {
+    registry().contains(kind)
+}
+
 /// True exactly when `kind` is compiled in and a device answers.
 pub fn available(kind: BackendKind) -> bool {
     registry().available(kind)
@@ -177,15 +182,6 @@ impl ServerKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn compiled_in(k: BackendKind) -> bool {
-        match k {
-            BackendKind::Cpu => true,
-            BackendKind::Cuda => cfg!(feature = "cuda"),
-            BackendKind::Hip => cfg!(feature = "hip"),
-            BackendKind::Wgpu => false,
-        }
-    }
 
     /// A required GPU backend either runs or fails at once with its cause: "not
     /// compiled in" without its feature, the missing driver or device with it.

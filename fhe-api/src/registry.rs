@@ -139,6 +139,11 @@ impl Registry {
         self.entries.push(entry);
     }
 
+    /// True when this registry has an entry for `kind` (its cargo feature is on).
+    pub fn contains(&self, kind: BackendKind) -> bool {
+        self.entry(kind).is_some()
+    }
+
     fn entry(&self, kind: BackendKind) -> Option<&BackendEntry> {
         self.entries.iter().find(|e| e.kind == kind)
     }

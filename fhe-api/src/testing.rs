@@ -165,12 +165,20 @@ pub fn byte_equal_suite(backend: &dyn Backend, oracle: &dyn Backend) {
 }
 
 /// Stamps the suite into `#[test]` functions for one backend:
-/// `fhe_api::conformance_tests!(my_backend_constructor_expr, oracle_expr);`
+/// `fhe_api::conformance_tests!(my_backend_constructor_expr, oracle_expr, gates_per_set = 1000);`
 /// where both expressions evaluate to something that derefs to `dyn Backend`.
-/// `gates_per_set` sets how many random gates each set evaluates.
+/// `gates_per_set` sets how many random gates each set evaluates. A leading
+/// `ignore = "reason",` marks every test `#[ignore]`: for a device backend whose suite
+/// runs with `cargo test -- --ignored` where the device is.
 #[macro_export]
 macro_rules! conformance_tests {
+    (ignore = $reason:literal, $backend:expr, $oracle:expr, gates_per_set = $gates:expr) => {
+        $crate::conformance_tests!(@suite [ignore = $reason] $backend, $oracle, $gates);
+    };
     ($backend:expr, $oracle:expr, gates_per_set = $gates:expr) => {
+        $crate::conformance_tests!(@suite [] $backend, $oracle, $gates);
+    };
+    (@suite [$($attr:meta)?] $backend:expr, $oracle:expr, $gates:expr) => {
         mod conformance {
             #[allow(unused_imports)]
             use super::*;
@@ -178,28 +186,34 @@ macro_rules! conformance_tests {
             use $crate::ParamSet;
 
             #[test]
+            $(#[$attr])?
             fn random_gates_pn10qp27() {
                 testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN10QP27, $gates);
             }
             #[test]
+            $(#[$attr])?
             fn random_gates_pn11qp54() {
                 testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN11QP54, $gates);
             }
             #[test]
+            $(#[$attr])?
             fn random_gates_pn10qp25q() {
                 testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN10QP25Q, $gates);
             }
             #[test]
+            $(#[$attr])?
             fn byte_equal_to_oracle_all_sets() {
                 for set in ParamSet::ALL {
                     testing::byte_equal_to_oracle(&*$backend, &*$oracle, set);
                 }
             }
             #[test]
+            $(#[$attr])?
             fn rejects_bad_input() {
                 testing::rejects_bad_input(&*$backend);
             }
             #[test]
+            $(#[$attr])?
             fn ntt_matches_oracle() {
                 testing::ntt_matches_oracle(&*$backend, &*$oracle);
             }

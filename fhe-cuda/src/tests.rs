@@ -54,11 +54,16 @@ fn a_compile_error_is_an_error_with_the_log() {
     assert!(e.contains("NVRTC failed") && e.contains("error"), "{e}");
 }
 
-/// The conformance suite on a CUDA device: `cargo test -p fhe-cuda -- --ignored` on a
-/// machine with one (the device-check bundle runs the equivalence gate instead).
-#[test]
-#[ignore = "needs a CUDA device"]
-fn conformance_on_a_device() {
-    let gpu = CudaBackend::new(CudaDriver::open(0).unwrap(), Dialect::Cuda, &BackendOptions::default()).unwrap();
-    fhe_api::testing::byte_equal_suite(&gpu, &fhe_cpu::CpuBackend::oracle());
+fn device_backend() -> std::sync::Arc<CudaBackend> {
+    let driver = CudaDriver::open(fhe_api::registry::device_from_env().unwrap()).unwrap();
+    std::sync::Arc::new(CudaBackend::new(driver, Dialect::Cuda, &BackendOptions::default()).unwrap())
 }
+
+// The shared conformance suite on a CUDA device: `cargo test -p fhe-cuda -- --ignored`
+// there (the device-check bundle carries this test binary and runs it after the gate).
+fhe_api::conformance_tests!(
+    ignore = "needs a CUDA device",
+    device_backend(),
+    std::sync::Arc::new(fhe_cpu::CpuBackend::oracle()),
+    gates_per_set = 1000
+);

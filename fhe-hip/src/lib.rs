@@ -326,11 +326,16 @@ mod tests {
         assert_eq!(hip.replace("#define LUX_HIP 1\n", ""), cuda);
     }
 
-    /// On an AMD GPU: `cargo test -p fhe-hip -- --ignored`.
-    #[test]
-    #[ignore = "needs a HIP device"]
-    fn conformance_on_a_device() {
-        let gpu = HipBackend::new(HipDriver::open(0).unwrap(), Dialect::Hip, &BackendOptions::default()).unwrap();
-        fhe_api::testing::byte_equal_suite(&gpu, &fhe_cpu::CpuBackend::oracle());
+    fn device_backend() -> Arc<HipBackend> {
+        let driver = HipDriver::open(fhe_api::registry::device_from_env().unwrap()).unwrap();
+        Arc::new(HipBackend::new(driver, Dialect::Hip, &BackendOptions::default()).unwrap())
     }
+
+    // The shared conformance suite on an AMD GPU: `cargo test -p fhe-hip -- --ignored`.
+    fhe_api::conformance_tests!(
+        ignore = "needs a HIP device",
+        device_backend(),
+        Arc::new(fhe_cpu::CpuBackend::oracle()),
+        gates_per_set = 1000
+    );
 }

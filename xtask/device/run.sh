@@ -7,7 +7,8 @@
 # 1. The equivalence gate first, CUDA against the CPU oracle: KAT replay, then
 #    `equiv dispatch` and `equiv sweep` with SEEDS seeds per parameter set (default
 #    1000, the full gate; a short device lease fits about 10, see README).
-# 2. Only if every step of the gate passed: the CUDA benches (single and batched
+# 2. Only if every step of the gate passed: the shared conformance suite on CUDA (the
+#    fhe-cuda test binary, `--ignored`), then the CUDA benches (single and batched
 #    bootstrap, NTT batches of 1 and 1024, every gate) and the CPU benches of the same
 #    machine, as JSON under OUT_DIR/<lane>/, plus a log and a summary.
 # Exit code: 0 all passed, 1 the gate or a bench failed, 3 CUDA unavailable.
@@ -59,6 +60,7 @@ if [ "$gate" -ne 0 ]; then
   exit 1
 fi
 fail=0
+step conformance "$here/bin/fhe-cuda-tests" --ignored --test-threads 1 || fail=1
 step bench-cuda "$x" bench --backend cuda --params PN10QP27 --params PN11QP54 --ntt-batch 1 --ntt-batch 1024 \
   --bootstrap-batch 4096 --results-dir "$out" --lane "$lane" || fail=1
 step bench-cpu "$x" bench --backend cpu --params PN10QP27 --results-dir "$out" --lane "$lane-host-cpu" || fail=1

@@ -1,6 +1,8 @@
 //! `cargo xtask device-check`: packs what a GPU machine without a Rust toolchain needs
 //! to run the equivalence gate and then the benches: this x86-64 release binary (with
-//! the `cuda` and `hip` backends), the KAT corpus, and `run.sh` (`xtask/device/run.sh`).
+//! the `cuda` and `hip` backends), the `fhe-cuda` test binary (the conformance suite,
+//! run with `--ignored` on the device), the KAT corpus, and `run.sh`
+//! (`xtask/device/run.sh`).
 
 use std::path::{Path, PathBuf};
 
@@ -40,11 +42,10 @@ pub fn run(a: DeviceCheckArgs) -> Result<(), Fail> {
 
     let target = bin.join("xtask");
     std::fs::copy(&exe, &target).map_err(io("copy the binary to", &target))?;
-    // Debug info is most of the binary; the bundle travels under a size limit.
-    match std::process::Command::new("strip").arg("--strip-debug").arg(&target).status() {
-        Ok(s) if s.success() => {}
-        other => tracing::warn!(?other, "strip failed: the bundle keeps its debug info"),
-    }
+    strip(&target);
+    let tests = bin.join("fhe-cuda-tests");
+    std::fs::copy(cuda_test_binary(&root)?, &tests).map_err(io("copy the test binary to", &tests))?;
+    strip(&tests);
     let corpus = fhe_kat::corpus_dir();
     for entry in std::fs::read_dir(&corpus).map_err(io("read", &corpus))? {
         let path = entry.map_err(io("read", &corpus))?.path();
@@ -60,10 +61,40 @@ pub fn run(a: DeviceCheckArgs) -> Result<(), Fail> {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).map_err(io("chmod", &script))?;
     }
-    let size: u64 = [&target, &script].iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();
+    let size: u64 = [&target, &tests, &script].iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();
     let rel = dir.strip_prefix(&root).unwrap_or(&dir).display().to_string();
     println!("device-check bundle in {} ({:.1} MiB)", dir.display(), size as f64 / (1 << 20) as f64);
     println!("on the GPU machine, from the repository root:  bash {rel}/run.sh OUT_DIR [SEEDS]");
     println!("(with the device tool: carry [\"{rel}\"], command `bash {rel}/run.sh $OUT 10`)");
     Ok(())
+}
+
+/// Debug info is most of a binary, and the bundle travels under a size limit.
+fn strip(path: &Path) {
+    match std::process::Command::new("strip").arg("--strip-debug").arg(path).status() {
+        Ok(s) if s.success() => {}
+        other => tracing::warn!(?other, path = %path.display(), "strip failed: the bundle keeps the debug info"),
+    }
+}
+
+/// Builds the `fhe-cuda` unit tests (release) and returns the test executable: on the
+/// device, `--ignored` runs the shared conformance suite on CUDA.
+fn cuda_test_binary(root: &Path) -> Result<PathBuf, Fail> {
+    let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["test", "--release", "-p", "fhe-cuda", "--lib", "--no-run", "--message-format=json"])
+        .output()
+        .map_err(|e| Fail::Failed(format!("cargo test --no-run: {e}")))?;
+    if !out.status.success() {
+        return Err(Fail::Failed(format!(
+            "building the fhe-cuda tests failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["target"]["name"] == "fhe_cuda" && m["profile"]["test"] == true)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| Fail::Failed("cargo reported no fhe-cuda test executable".into()))
 }
