@@ -9,6 +9,8 @@
 //! - `equiv sweep --backend B --seeds N [--params P]`: KAT replay, then an orthogonal
 //!   bootstrap sweep, seeds `Seed::derive("lux-fhe-backend-equiv-sweep-v1", k)`.
 //! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`: see `bench.rs`.
+//! - `recommend ntt --suite kernel|primitive --params P [--backend NAME]...`: screens
+//!   the NTT variants and recommends one; see `recommend.rs`.
 //! - `list-backends`: what this build can run here.
 //! - `soak [--gates 100000] [--params P] [--backend B]`: random chained gates, zero
 //!   wrong results.
@@ -26,6 +28,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod bench;
+mod recommend;
 
 use clap::{Args, Parser, Subcommand};
 use fhe_api::registry::parse_selection;
@@ -56,6 +59,9 @@ enum Cmd {
     Soak(SoakArgs),
     /// Benchmarks (equivalence gate first), JSON results, charts.
     Bench(bench::BenchArgs),
+    /// Screen implementation variants and recommend one (`recommend ntt`).
+    #[command(subcommand)]
+    Recommend(recommend::RecommendCmd),
     /// Prints the backends and CPU NTT variants this build can run here, one a line.
     ListBackends,
 }
@@ -357,6 +363,7 @@ fn main() -> ExitCode {
         Cmd::Equiv(EquivCmd::Sweep { args, corpus }) => equiv_sweep(args, corpus.dir()),
         Cmd::Soak(a) => soak(a),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Recommend(c) => recommend::run(c),
         Cmd::ListBackends => list_backends(),
     };
     match result {
