@@ -292,6 +292,8 @@ pub fn run_recommend(
     }
     let params = config.params;
     let oracle_name = oracle.name();
+    // Captured before anything is measured: the commit and date of the code that runs.
+    let environment = Environment::capture(candidates.first().map(|b| b.as_ref()));
     let (inputs, check) = match config.suite {
         Suite::Kernel => (None, "ntt_forward of one polynomial and ntt_inverse of the result, word for word"),
         Suite::Primitive => (
@@ -357,7 +359,7 @@ pub fn run_recommend(
         order_per_rep,
         oracle: oracle_name,
         check: check.to_string(),
-        environment: Environment::capture(candidates.first().map(|b| b.as_ref())),
+        environment,
         scoring,
         constructor,
     })
