@@ -84,6 +84,10 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
 }
 
 fn measure(a: RunArgs) -> Result<(), Fail> {
+    if a.peers && !cfg!(feature = "peers") {
+        // Say so before measuring anything, not after a long run.
+        peers(&[], &SuiteConfig::default())?;
+    }
     let target = backend(&a.backend)?;
     let sets = if a.params.is_empty() { vec![ParamSet::PN10QP27] } else { a.params.clone() };
     let mut cfg = SuiteConfig::default();
