@@ -23,7 +23,7 @@ pub fn format_ns(ns: f64) -> String {
     format!("{value:.digits$} {unit}")
 }
 
-fn render(header: &[&str], right: &[bool], lines: &[Vec<String>]) -> String {
+pub(crate) fn render(header: &[&str], right: &[bool], lines: &[Vec<String>]) -> String {
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for l in lines {
         for (w, cell) in width.iter_mut().zip(l) {

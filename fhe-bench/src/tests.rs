@@ -146,6 +146,9 @@ fn write_load_and_chart() {
     assert_eq!(loaded.lane, "h200");
     assert!(write_results(dir.path(), "../escape", &loaded).is_err());
 
+    // A recommendation file beside them is not a result file: the chart skips its folder.
+    std::fs::create_dir_all(dir.path().join(chart::RECOMMEND_DIR)).unwrap();
+    std::fs::write(dir.path().join(chart::RECOMMEND_DIR).join("r.json"), "{\"kind\":\"ntt_recommendation\"}").unwrap();
     let files = result_files(dir.path()).unwrap();
     assert_eq!(files.len(), 3);
     let svg = dir.path().join("chart/medians.svg");

@@ -95,6 +95,10 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
 }
 
 fn measure(a: RunArgs) -> Result<(), Fail> {
+    if a.peers && !cfg!(feature = "peers") {
+        // Say so before measuring anything, not after a long run.
+        peers(&[], &SuiteConfig::default())?;
+    }
     let target = backend(&a.backend)?;
     let sets = if a.params.is_empty() { vec![ParamSet::PN10QP27] } else { a.params.clone() };
     let mut cfg = SuiteConfig::default();
@@ -140,33 +144,40 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     let failed = gate.status == GateState::Failed;
     let lane = a.lane.clone().unwrap_or_else(|| target.kind().name().to_string());
     let total = cfg.total_calls() * sets.len();
-    let report =
+    let mut report =
         fhe_bench::run_report(target.as_ref(), &sets, &cfg, &lane, gate, &mut fhe_bench::stderr_progress(total))
             .map_err(|e| Fail::Failed(e.to_string()))?;
     if failed {
         return Err(Fail::Failed(format!("{} failed the equivalence gate: no numbers reported", target.name())));
     }
+    // Peers run in the same process right after our rows; their rows go into the same
+    // file (`backend` tells them apart), so the ratios can be recomputed from it.
+    let ratios = if a.peers {
+        let rows = peers(&sets, &cfg)?;
+        let ratios = fhe_bench::ratios(&report.rows, &rows);
+        report.rows.extend(rows);
+        Some(ratios)
+    } else {
+        None
+    };
     let dir = a.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results"));
     let path = fhe_bench::write_results(&dir, &lane, &report).map_err(|e| Fail::Failed(e.to_string()))?;
     println!("{}", fhe_bench::format_table(&report));
-    println!("results written to {}", path.display());
-    if a.peers {
-        peers(&report, &sets, &cfg)?;
+    if let Some(ratios) = ratios {
+        println!("ours over theirs (median; below 1.00x we are faster):");
+        println!("{}", fhe_bench::format_ratios(&ratios));
     }
+    println!("results written to {}", path.display());
     Ok(())
 }
 
 #[cfg(feature = "peers")]
-fn peers(report: &fhe_bench::Report, sets: &[ParamSet], cfg: &SuiteConfig) -> Result<(), Fail> {
-    let rows = fhe_bench::peers::run_peers(sets, cfg, &mut fhe_bench::no_progress())
-        .map_err(|e| Fail::Failed(e.to_string()))?;
-    let ratios = fhe_bench::ratios(&report.rows, &rows);
-    println!("{}", fhe_bench::format_ratios(&ratios));
-    Ok(())
+fn peers(sets: &[ParamSet], cfg: &SuiteConfig) -> Result<Vec<fhe_bench::Row>, Fail> {
+    fhe_bench::peers::run_peers(sets, cfg, &mut fhe_bench::no_progress()).map_err(|e| Fail::Failed(e.to_string()))
 }
 
 #[cfg(not(feature = "peers"))]
-fn peers(_: &fhe_bench::Report, _: &[ParamSet], _: &SuiteConfig) -> Result<(), Fail> {
+fn peers(_: &[ParamSet], _: &SuiteConfig) -> Result<Vec<fhe_bench::Row>, Fail> {
     Err(Fail::Usage(
         "--peers needs the peers feature: cargo run --release -p xtask --features peers -- bench --peers".into(),
     ))

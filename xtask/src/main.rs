@@ -9,6 +9,8 @@
 //! - `equiv sweep --backend B --seeds N [--params P]`: KAT replay, then an orthogonal
 //!   bootstrap sweep, seeds `Seed::derive("lux-fhe-backend-equiv-sweep-v1", k)`.
 //! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`: see `bench.rs`.
+//! - `recommend ntt --suite kernel|primitive --params P [--backend NAME]...`: screens
+//!   the NTT variants and recommends one; see `recommend.rs`.
 //! - `list-backends`: what this build can run here.
 //! - `device-check [--dir D]`: the bundle for a GPU machine without Rust: release binary,
 //!   KAT corpus, `run.sh` (equivalence gate first, then the CUDA and CPU benches).
@@ -29,6 +31,7 @@ use std::time::Instant;
 
 mod bench;
 mod device_check;
+mod recommend;
 
 use clap::{Args, Parser, Subcommand};
 use fhe_api::registry::parse_selection;
@@ -61,6 +64,9 @@ enum Cmd {
     Soak(SoakArgs),
     /// Benchmarks (equivalence gate first), JSON results, charts.
     Bench(bench::BenchArgs),
+    /// Screen implementation variants and recommend one (`recommend ntt`).
+    #[command(subcommand)]
+    Recommend(recommend::RecommendCmd),
     /// Prints the backends and CPU NTT variants this build can run here, one a line.
     ListBackends,
     /// Packs the release binary, KAT corpus and run.sh for a GPU machine with no Rust.
@@ -366,6 +372,7 @@ fn main() -> ExitCode {
         Cmd::Equiv(EquivCmd::Sweep { args, corpus }) => equiv_sweep(args, corpus.dir()),
         Cmd::Soak(a) => soak(a),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Recommend(c) => recommend::run(c),
         Cmd::ListBackends => list_backends(),
         Cmd::DeviceCheck(a) => device_check::run(a),
     };
