@@ -5,7 +5,7 @@
 // Signed gadget digits of one coefficient, as fhe-cpu's Ring::decompose: centered in
 // (-Q/2, Q/2], base 2^LUX_BG_LOG, least significant first, digits 0..L-2 in
 // [-Bg/2, Bg/2), the top digit the remaining carry; each written as a residue.
-LUX_DEVICE void lux_decompose(u64 x, u64* out, int stride) {
+LUX_DEVICE void lux_decompose(lux_w x, lux_w* out, int stride) {
     const long long q = (long long)LUX_Q;
     const long long bg = 1ll << LUX_BG_LOG;
     long long v = (long long)x;
@@ -14,36 +14,36 @@ LUX_DEVICE void lux_decompose(u64 x, u64* out, int stride) {
         long long d = v & (bg - 1);
         if (d >= (bg >> 1)) d -= bg;
         v = (v - d) >> LUX_BG_LOG;
-        out[l * stride] = (u64)(d < 0 ? d + q : d);
+        out[l * stride] = (lux_w)(d < 0 ? d + q : d);
     }
-    out[(LUX_L - 1) * stride] = (u64)(v < 0 ? v + q : v);
+    out[(LUX_L - 1) * stride] = (lux_w)(v < 0 ? v + q : v);
 }
 
 // psi^(k e) - 1 for the slot of odd exponent e: the evaluation form of X^k - 1.
-LUX_DEVICE u64 lux_monomial_minus_one(const u64* psi_pow, u32 k, u32 e) {
-    u64 p = psi_pow[(k * e) & (2 * LUX_N - 1)];
-    return p == 0 ? LUX_Q - 1 : p - 1;
+LUX_DEVICE lux_w lux_monomial_minus_one(const lux_w* psi_pow, u32 k, u32 e) {
+    lux_w p = psi_pow[(k * e) & (2 * LUX_N - 1)];
+    return p == 0 ? (lux_w)(LUX_Q - 1) : p - 1;
 }
 
-// w[0] inputs (u32, batch x (n+1)), w[1] bootstrap key (u64, [key][row][half][slot]),
-// w[2..6] psi, psi_shoup, ipsi, ipsi_shoup, w[6] psi_pow (u64, 2N), w[7] slot_exp
-// (u32, N), w[8] workspace (u64, batch x (2 + 2L) x N), w[9] output (u64, batch x (N+1)),
-// w[10] batch. Dynamic shared memory: 2N words.
+// w[0] inputs (u32, batch x (n+1)), w[1] bootstrap key (lux_w, [key][row][half][slot]),
+// w[2..6] psi, psi_shoup, ipsi, ipsi_shoup (lux_w), w[6] psi_pow (lux_w, 2N), w[7]
+// slot_exp (u32, N), w[8] workspace (lux_w, batch x (2 + 2L) x N), w[9] output (u64,
+// batch x (N+1)), w[10] batch. Dynamic shared memory: 2N words.
 LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
-    LUX_DYNAMIC_SHARED(u64, smem);
+    LUX_DYNAMIC_SHARED(lux_w, smem);
     const int ROWS = 2 * LUX_L;
     const u64 blk = blockIdx.x;
     if (blk >= args.w[10]) return;
     const u32* ct = (const u32*)args.w[0] + blk * (LUX_LWE_N + 1);
-    const u64* bsk = (const u64*)args.w[1];
-    const u64* psi = (const u64*)args.w[2];
-    const u64* psi_s = (const u64*)args.w[3];
-    const u64* ipsi = (const u64*)args.w[4];
-    const u64* ipsi_s = (const u64*)args.w[5];
-    const u64* psi_pow = (const u64*)args.w[6];
+    const lux_w* bsk = (const lux_w*)args.w[1];
+    const lux_w* psi = (const lux_w*)args.w[2];
+    const lux_w* psi_s = (const lux_w*)args.w[3];
+    const lux_w* ipsi = (const lux_w*)args.w[4];
+    const lux_w* ipsi_s = (const lux_w*)args.w[5];
+    const lux_w* psi_pow = (const lux_w*)args.w[6];
     const u32* slot_exp = (const u32*)args.w[7];
-    u64* acc = (u64*)args.w[8] + blk * (u64)(2 + ROWS) * LUX_N;
-    u64* digits = acc + 2 * LUX_N;
+    lux_w* acc = (lux_w*)args.w[8] + blk * (u64)(2 + ROWS) * LUX_N;
+    lux_w* digits = acc + 2 * LUX_N;
     u64* out = (u64*)args.w[9] + blk * (u64)(LUX_N + 1);
 
     // ACC = (0, X^-b TV), TV = round(Q/8) in every coefficient.
@@ -60,7 +60,7 @@ LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
                 j -= LUX_N;
                 neg = !negate_all;
             }
-            acc[LUX_N + j] = neg ? LUX_Q - LUX_MU : LUX_MU;
+            acc[LUX_N + j] = (lux_w)(neg ? LUX_Q - LUX_MU : LUX_MU);
         }
     }
     __syncthreads();
@@ -84,16 +84,16 @@ LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
             __syncthreads();
         }
         // Both external products with the key pair of coefficient i, times the monomials.
-        const u64* kp = bsk + (u64)(2 * i) * ROWS * 2 * LUX_N;
-        const u64* km = kp + (u64)ROWS * 2 * LUX_N;
+        const lux_w* kp = bsk + (u64)(2 * i) * ROWS * 2 * LUX_N;
+        const lux_w* km = kp + (u64)ROWS * 2 * LUX_N;
         for (int j = threadIdx.x; j < LUX_N; j += blockDim.x) {
             const u32 e = slot_exp[j];
-            const u64 mp = lux_monomial_minus_one(psi_pow, a, e);
-            const u64 mm = lux_monomial_minus_one(psi_pow, 2 * LUX_N - a, e);
+            const lux_w mp = lux_monomial_minus_one(psi_pow, a, e);
+            const lux_w mm = lux_monomial_minus_one(psi_pow, 2 * LUX_N - a, e);
             for (int h = 0; h < 2; h++) {
-                u64 sp = 0, sm = 0;
+                lux_w sp = 0, sm = 0;
                 for (int r = 0; r < ROWS; r++) {
-                    const u64 d = digits[r * LUX_N + j];
+                    const lux_w d = digits[r * LUX_N + j];
                     sp = lux_add(sp, lux_mul(d, kp[(2 * r + h) * LUX_N + j]));
                     sm = lux_add(sm, lux_mul(d, km[(2 * r + h) * LUX_N + j]));
                 }

@@ -18,6 +18,9 @@
 static inline unsigned long long lux_mulhi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
+static inline unsigned int lux_mulhi32(unsigned int a, unsigned int b) {
+    return (unsigned int)(((unsigned long long)a * b) >> 32);
+}
 #elif defined(LUX_HIP) || defined(__HIPCC_RTC__) || defined(__HIP_PLATFORM_AMD__)
 // ---- HIP (hiprtc): CDNA wavefronts are 64 wide.
 #define LUX_WARP_SIZE 64
@@ -26,6 +29,7 @@ static inline unsigned long long lux_mulhi(unsigned long long a, unsigned long l
 #define LUX_SHARED __shared__
 #define LUX_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 #define lux_mulhi(a, b) __umul64hi((a), (b))
+#define lux_mulhi32(a, b) __umulhi((a), (b))
 #else
 // ---- CUDA (NVRTC).
 #define LUX_WARP_SIZE 32
@@ -34,6 +38,7 @@ static inline unsigned long long lux_mulhi(unsigned long long a, unsigned long l
 #define LUX_SHARED __shared__
 #define LUX_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 #define lux_mulhi(a, b) __umul64hi((a), (b))
+#define lux_mulhi32(a, b) __umulhi((a), (b))
 #endif
 
 typedef unsigned long long u64;

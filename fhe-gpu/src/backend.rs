@@ -15,7 +15,7 @@ use fhe_api::{
 };
 
 use crate::driver::{Buffer, GpuDriver, LaunchArgs, LaunchShape};
-use crate::source::{kernel_source, Dialect};
+use crate::source::{kernel_source, shoup_for, word_bits, Dialect};
 
 /// The one NTT variant of the GPU kernels (radix-2, Shoup butterflies, shared memory).
 pub const GPU_NTT_VARIANT: &str = "radix2";
@@ -23,21 +23,64 @@ pub const GPU_NTT_VARIANT: &str = "radix2";
 /// Ciphertexts per launch: bounds the workspace (`(2 + 2L) N` words per ciphertext).
 const MAX_LAUNCH_BATCH: usize = 2048;
 
+/// Residues on the device in the kernels' word size for one set (`word_bits`).
+enum Residues<D: GpuDriver> {
+    W32(Buffer<D, u32>),
+    W64(Buffer<D, u64>),
+}
+
+impl<D: GpuDriver> Residues<D> {
+    /// Uploads `data` (residues below Q) as words of `bits` bits.
+    fn upload(drv: &Arc<D>, data: &[u64], bits: u32) -> Result<Self> {
+        Ok(if bits == 32 {
+            let narrow: Vec<u32> = data.iter().map(|&x| x as u32).collect();
+            Residues::W32(Buffer::from_slice(drv, &narrow)?)
+        } else {
+            Residues::W64(Buffer::from_slice(drv, data)?)
+        })
+    }
+
+    fn zeroed(drv: &Arc<D>, len: usize, bits: u32) -> Result<Self> {
+        Ok(if bits == 32 { Residues::W32(Buffer::new(drv, len)?) } else { Residues::W64(Buffer::new(drv, len)?) })
+    }
+
+    fn ptr(&self) -> u64 {
+        match self {
+            Residues::W32(b) => b.ptr(),
+            Residues::W64(b) => b.ptr(),
+        }
+    }
+
+    fn read_into(&self, out: &mut [u64]) -> Result<()> {
+        match self {
+            Residues::W32(b) => {
+                let mut narrow = vec![0u32; out.len()];
+                b.read_into(&mut narrow)?;
+                out.iter_mut().zip(narrow).for_each(|(o, x)| *o = u64::from(x));
+                Ok(())
+            }
+            Residues::W64(b) => b.read_into(out),
+        }
+    }
+}
+
 /// One parameter set on one device: the compiled module and the resident tables.
 struct RingState<D: GpuDriver> {
     module: D::Module,
-    psi: Buffer<D, u64>,
-    psi_shoup: Buffer<D, u64>,
-    ipsi: Buffer<D, u64>,
-    ipsi_shoup: Buffer<D, u64>,
-    psi_pow: Buffer<D, u64>,
+    bits: u32,
+    psi: Residues<D>,
+    psi_shoup: Residues<D>,
+    ipsi: Residues<D>,
+    ipsi_shoup: Residues<D>,
+    psi_pow: Residues<D>,
     slot_exp: Buffer<D, u32>,
 }
 
 /// An evaluation key resident on the device.
 pub struct GpuPrepared<D: GpuDriver> {
-    /// `[key][row][half][slot]`, half 0 = `a` (expanded from the seed), half 1 = `b`.
-    bsk: Buffer<D, u64>,
+    /// `[key][row][half][slot]`, half 0 = `a` (expanded from the seed), half 1 = `b`,
+    /// in the set's word size.
+    bsk: Residues<D>,
     /// `[sample][n + 1]`, `a` then `b`, as 16-bit words.
     ksk: Buffer<D, u16>,
 }
@@ -94,13 +137,16 @@ impl<D: GpuDriver> GpuBackend<D> {
         let started = std::time::Instant::now();
         let module = self.drv.compile(set, &kernel_source(set, self.dialect))?;
         tracing::info!(backend = %self.drv.kind(), %set, ms = started.elapsed().as_millis() as u64, "kernels compiled");
+        let bits = word_bits(set);
+        let companions = |w: &[u64]| w.iter().map(|&x| shoup_for(x, q, bits)).collect::<Vec<u64>>();
         Ok(RingState {
             module,
-            psi: Buffer::from_slice(&self.drv, &t.psi_rev)?,
-            psi_shoup: Buffer::from_slice(&self.drv, &t.psi_rev_shoup)?,
-            ipsi: Buffer::from_slice(&self.drv, &t.ipsi_rev)?,
-            ipsi_shoup: Buffer::from_slice(&self.drv, &t.ipsi_rev_shoup)?,
-            psi_pow: Buffer::from_slice(&self.drv, &psi_pow)?,
+            bits,
+            psi: Residues::upload(&self.drv, &t.psi_rev, bits)?,
+            psi_shoup: Residues::upload(&self.drv, &companions(&t.psi_rev), bits)?,
+            ipsi: Residues::upload(&self.drv, &t.ipsi_rev, bits)?,
+            ipsi_shoup: Residues::upload(&self.drv, &companions(&t.ipsi_rev), bits)?,
+            psi_pow: Residues::upload(&self.drv, &psi_pow, bits)?,
             slot_exp: Buffer::from_slice(&self.drv, &slot_exp)?,
         })
     }
@@ -122,7 +168,7 @@ impl<D: GpuDriver> GpuBackend<D> {
         }
         let ring = self.ring(set)?;
         let _guard = self.lock.lock().map_err(|_| self.device_err("device lock poisoned"))?;
-        let buf = Buffer::from_slice(&self.drv, data)?;
+        let buf = Residues::upload(&self.drv, data, ring.bits)?;
         let (tw, tw_shoup) = if forward { (&ring.psi, &ring.psi_shoup) } else { (&ring.ipsi, &ring.ipsi_shoup) };
         let mut args = LaunchArgs::default();
         args.w[..5].copy_from_slice(&[buf.ptr(), tw.ptr(), tw_shoup.ptr(), count as u64, u64::from(!forward)]);
@@ -148,7 +194,7 @@ impl<D: GpuDriver> GpuBackend<D> {
         let (n_ring, rows) = (p.big_n(), p.rgsw_rows());
         let words: Vec<u32> = inputs.iter().flat_map(|c| c.as_words().iter().copied()).collect();
         let input = Buffer::from_slice(&self.drv, &words)?;
-        let workspace = Buffer::<D, u64>::new(&self.drv, inputs.len() * (2 + rows) * n_ring)?;
+        let workspace = Residues::<D>::zeroed(&self.drv, inputs.len() * (2 + rows) * n_ring, ring.bits)?;
         let mut args = LaunchArgs::default();
         args.w[..11].copy_from_slice(&[
             input.ptr(),
@@ -166,7 +212,7 @@ impl<D: GpuDriver> GpuBackend<D> {
         let shape = LaunchShape {
             grid: launch_grid(inputs.len())?,
             block: self.block_for(n_ring),
-            shared_bytes: (2 * n_ring * 8) as u32,
+            shared_bytes: (2 * n_ring * ring.bits as usize / 8) as u32,
         };
         // SAFETY: sizes as documented on `lux_blind_rotate`: inputs (n+1) words each,
         // the key for this set, the tables, (2 + 2L) N words of workspace and N + 1
@@ -254,8 +300,10 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
         }
         self.ring(set)?; // compile before the first gate, not during it
         let _guard = self.lock.lock().map_err(|_| self.device_err("device lock poisoned"))?;
-        let prepared =
-            GpuPrepared { bsk: Buffer::from_slice(&self.drv, &bsk)?, ksk: Buffer::from_slice(&self.drv, &ksk)? };
+        let prepared = GpuPrepared {
+            bsk: Residues::upload(&self.drv, &bsk, word_bits(set))?,
+            ksk: Buffer::from_slice(&self.drv, &ksk)?,
+        };
         Ok(PreparedKey::new(self.name(), set, prepared))
     }
 

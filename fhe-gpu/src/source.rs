@@ -25,6 +25,25 @@ pub enum Dialect {
     HostEmu,
 }
 
+/// Bits of the kernels' residue words for `set`: 32 when `Q < 2^30` (so `3Q` and a sum
+/// of two residues fit), else 64. Tables, keys and NTT buffers on the device use it.
+pub fn word_bits(set: ParamSet) -> u32 {
+    if set.params().q_ring() < (1 << 30) {
+        32
+    } else {
+        64
+    }
+}
+
+/// `floor(w 2^bits / Q)`: the Shoup companion of `w` for `bits`-bit words.
+pub fn shoup_for(w: u64, q: u64, bits: u32) -> u64 {
+    if bits == 64 {
+        shoup(w, q)
+    } else {
+        (((w as u128) << bits) / q as u128) as u64
+    }
+}
+
 /// The per-set constants, as `(name, value)` pairs of C literals.
 pub fn defines(set: ParamSet) -> Vec<(&'static str, String)> {
     let p = set.params();
@@ -33,14 +52,16 @@ pub fn defines(set: ParamSet) -> Vec<(&'static str, String)> {
     let k = 64 - q.leading_zeros();
     let barrett_mu = ((1u128 << (2 * k)) / q as u128) as u64;
     let n_inv = inv_mod(n, q);
+    let bits = word_bits(set);
     vec![
+        ("LUX_WORD_BITS", format!("{bits}")),
         ("LUX_N", format!("{n}")),
         ("LUX_LOG_N", format!("{}", n.trailing_zeros())),
         ("LUX_Q", format!("{q}ull")),
         ("LUX_Q_BITS", format!("{k}")),
         ("LUX_BARRETT_MU", format!("{barrett_mu}ull")),
         ("LUX_N_INV", format!("{n_inv}ull")),
-        ("LUX_N_INV_SHOUP", format!("{}ull", shoup(n_inv, q))),
+        ("LUX_N_INV_SHOUP", format!("{}ull", shoup_for(n_inv, q, bits))),
         // round(Q/8), the test vector of fhe-cpu's blind rotation.
         ("LUX_MU", format!("{}ull", (q + 4) / 8)),
         ("LUX_L", format!("{}", p.bsk_levels.0)),
