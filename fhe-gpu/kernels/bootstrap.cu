@@ -27,8 +27,10 @@ LUX_DEVICE lux_w lux_monomial_minus_one(const lux_w* psi_pow, u32 k, u32 e) {
 
 // w[0] inputs (u32, batch x (n+1)), w[1] bootstrap key (lux_w, [key][row][half][slot]),
 // w[2..6] psi, psi_shoup, ipsi, ipsi_shoup (lux_w), w[6] psi_pow (lux_w, 2N), w[7]
-// slot_exp (u32, N), w[8] workspace (lux_w, batch x (2 + 2L) x N), w[9] output (u64,
-// batch x (N+1)), w[10] batch. Dynamic shared memory: 2N words.
+// slot_exp (u32, N), w[8] workspace (lux_w, batch x 2N, or x (2 + 2L) N without
+// LUX_DIGITS_IN_SMEM), w[9] output (u64,
+// batch x (N+1)), w[10] batch. Dynamic shared memory: 2N words, or (2 + 2L) N words
+// with LUX_DIGITS_IN_SMEM (the digits then never touch global memory).
 LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
     LUX_DYNAMIC_SHARED(lux_w, smem);
     const int ROWS = 2 * LUX_L;
@@ -42,8 +44,13 @@ LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
     const lux_w* ipsi_s = (const lux_w*)args.w[5];
     const lux_w* psi_pow = (const lux_w*)args.w[6];
     const u32* slot_exp = (const u32*)args.w[7];
+#if LUX_DIGITS_IN_SMEM
+    lux_w* acc = (lux_w*)args.w[8] + blk * (u64)(2 * LUX_N);
+    lux_w* digits = smem + 2 * LUX_N;  // shared memory holds (2 + 2L) N words
+#else
     lux_w* acc = (lux_w*)args.w[8] + blk * (u64)(2 + ROWS) * LUX_N;
     lux_w* digits = acc + 2 * LUX_N;
+#endif
     u64* out = (u64*)args.w[9] + blk * (u64)(LUX_N + 1);
 
     // ACC = (0, X^-b TV), TV = round(Q/8) in every coefficient.
@@ -75,7 +82,11 @@ LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
             lux_decompose(acc[t], digits + (half * LUX_L) * LUX_N + c, LUX_N);
         }
         __syncthreads();
-        // 2L forward NTTs, two at a time in shared memory.
+        // 2L forward NTTs: all at once where the digits live in shared memory, else two
+        // at a time through it.
+#if LUX_DIGITS_IN_SMEM
+        lux_ntt_forward_smem(digits, ROWS, psi, psi_s);
+#else
         for (int r = 0; r < ROWS; r += 2) {
             for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) smem[t] = digits[r * LUX_N + t];
             __syncthreads();
@@ -83,6 +94,7 @@ LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
             for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) digits[r * LUX_N + t] = smem[t];
             __syncthreads();
         }
+#endif
         // Both external products with the key pair of coefficient i, times the monomials.
         const lux_w* kp = bsk + (u64)(2 * i) * ROWS * 2 * LUX_N;
         const lux_w* km = kp + (u64)ROWS * 2 * LUX_N;

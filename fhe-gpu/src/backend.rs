@@ -15,7 +15,7 @@ use fhe_api::{
 };
 
 use crate::driver::{Buffer, GpuDriver, LaunchArgs, LaunchShape};
-use crate::source::{kernel_source, shoup_for, word_bits, Dialect};
+use crate::source::{blind_rotate_shared, kernel_source, shoup_for, word_bits, Dialect};
 
 /// The one NTT variant of the GPU kernels (radix-2, Shoup butterflies, shared memory).
 pub const GPU_NTT_VARIANT: &str = "radix2";
@@ -194,7 +194,9 @@ impl<D: GpuDriver> GpuBackend<D> {
         let (n_ring, rows) = (p.big_n(), p.rgsw_rows());
         let words: Vec<u32> = inputs.iter().flat_map(|c| c.as_words().iter().copied()).collect();
         let input = Buffer::from_slice(&self.drv, &words)?;
-        let workspace = Residues::<D>::zeroed(&self.drv, inputs.len() * (2 + rows) * n_ring, ring.bits)?;
+        let (digits_in_shared, shared_bytes) = blind_rotate_shared(set);
+        let per_ct = if digits_in_shared { 2 * n_ring } else { (2 + rows) * n_ring };
+        let workspace = Residues::<D>::zeroed(&self.drv, inputs.len() * per_ct, ring.bits)?;
         let mut args = LaunchArgs::default();
         args.w[..11].copy_from_slice(&[
             input.ptr(),
@@ -212,7 +214,7 @@ impl<D: GpuDriver> GpuBackend<D> {
         let shape = LaunchShape {
             grid: launch_grid(inputs.len())?,
             block: self.block_for(n_ring),
-            shared_bytes: (2 * n_ring * ring.bits as usize / 8) as u32,
+            shared_bytes: shared_bytes as u32,
         };
         // SAFETY: sizes as documented on `lux_blind_rotate`: inputs (n+1) words each,
         // the key for this set, the tables, (2 + 2L) N words of workspace and N + 1

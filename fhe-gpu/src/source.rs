@@ -44,6 +44,22 @@ pub fn shoup_for(w: u64, q: u64, bits: u32) -> u64 {
     }
 }
 
+/// Shared memory a block may use without opting in, on every CUDA and HIP device.
+const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
+
+/// Whether the blind rotation keeps the 2L digit polynomials in shared memory (when
+/// `(2 + 2L) N` words fit the default 48 KiB), and the dynamic shared bytes it needs.
+pub fn blind_rotate_shared(set: ParamSet) -> (bool, usize) {
+    let p = set.params();
+    let word = word_bits(set) as usize / 8;
+    let with_digits = (2 + p.rgsw_rows()) * p.big_n() * word;
+    if with_digits <= DEFAULT_SHARED_BYTES {
+        (true, with_digits)
+    } else {
+        (false, 2 * p.big_n() * word)
+    }
+}
+
 /// The per-set constants, as `(name, value)` pairs of C literals.
 pub fn defines(set: ParamSet) -> Vec<(&'static str, String)> {
     let p = set.params();
@@ -55,6 +71,7 @@ pub fn defines(set: ParamSet) -> Vec<(&'static str, String)> {
     let bits = word_bits(set);
     vec![
         ("LUX_WORD_BITS", format!("{bits}")),
+        ("LUX_DIGITS_IN_SMEM", format!("{}", u32::from(blind_rotate_shared(set).0))),
         ("LUX_N", format!("{n}")),
         ("LUX_LOG_N", format!("{}", n.trailing_zeros())),
         ("LUX_Q", format!("{q}ull")),
@@ -101,6 +118,10 @@ mod tests {
         let listed: Vec<&str> =
             line.split("X(").skip(1).map(|s| s.split(')').next().expect("closing parenthesis")).collect();
         assert_eq!(listed, KERNELS);
+        // Digits in shared memory for the two 1024-slot sets with 32-bit words.
+        assert_eq!(blind_rotate_shared(ParamSet::PN10QP27), (true, 40 * 1024));
+        assert_eq!(blind_rotate_shared(ParamSet::PN10QP25Q), (true, 48 * 1024));
+        assert_eq!(blind_rotate_shared(ParamSet::PN11QP54), (false, 32 * 1024));
         for k in KERNELS {
             assert!(kernel_source(ParamSet::PN10QP27, Dialect::Cuda).contains(&format!("LUX_KERNEL({k})")), "{k}");
         }
