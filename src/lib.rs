@@ -27,6 +27,9 @@ use std::sync::Arc;
 
 pub use fhe_api::*;
 
+pub mod integer;
+pub use integer::{FheUint, IntOp};
+
 /// The backends compiled into this build, as registry entries.
 pub fn registry() -> Registry {
     #[allow(unused_mut)]
