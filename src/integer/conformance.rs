@@ -50,7 +50,7 @@ impl Operands {
 /// Keeps the low `width` bits (and `ceil(width / 64)` limbs).
 pub fn truncate(limbs: &mut Vec<u64>, width: usize) {
     limbs.resize(width.div_ceil(64), 0);
-    if width % 64 != 0 {
+    if !width.is_multiple_of(64) {
         if let Some(top) = limbs.last_mut() {
             *top &= (1u64 << (width % 64)) - 1;
         }

@@ -1,15 +1,17 @@
 //! `cargo xtask bench`: the equivalence gate first, then the measurements, written as
 //! JSON under `bench/results/<lane>/` and printed as a table; `bench chart` renders the
 //! result files; `--peers` (cargo feature `peers` of xtask) times TFHE-rs and tfhe-ntt
-//! in the same run and prints our time over theirs.
+//! in the same run and prints our time over theirs. The integer rows (`int_<op>_u<width>`,
+//! `--int-ops`, `--int-widths`, `--int-mul-widths`) come from `bench_int.rs`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use fhe_api::{Backend, ParamSet};
-use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, SuiteConfig};
+use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, Plan, SuiteConfig};
 use fhe_cpu::CpuBackend;
 
+use crate::bench_int::{self, IntCases};
 use crate::{backend, parse_params, Fail};
 
 #[derive(Args)]
@@ -66,6 +68,22 @@ struct RunArgs {
     /// Also time TFHE-rs and tfhe-ntt in this run (needs `--features peers`).
     #[arg(long)]
     peers: bool,
+    /// Integer operations timed at every `--int-widths` (`add`, `sub`, `mul_low`,
+    /// `mul_full`, `eq`, `lt`, `le`, `min`, `max`, `select`); comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "add,lt")]
+    int_ops: Vec<String>,
+    /// Operand widths (bits) for `--int-ops`; comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
+    int_widths: Vec<usize>,
+    /// Widths at which `mul_low` is timed as well (empty: none).
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    int_mul_widths: Vec<usize>,
+    /// Timed calls per run of each integer operation (one warm-up call per run).
+    #[arg(long, default_value_t = 3)]
+    int_iters: usize,
+    /// Skip the integer rows.
+    #[arg(long)]
+    no_int: bool,
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Fail> {
@@ -122,13 +140,20 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     };
     let failed = gate.status == GateState::Failed;
     let lane = a.lane.clone().unwrap_or_else(|| target.kind().name().to_string());
-    let total = cfg.total_calls() * sets.len();
-    let report =
-        fhe_bench::run_report(target.as_ref(), &sets, &cfg, &lane, gate, &mut fhe_bench::stderr_progress(total))
-            .map_err(|e| Fail::Failed(e.to_string()))?;
+    let int_cases = if a.no_int {
+        IntCases::new(&[], &[], &[], Plan { iterations: 1, warmup: 0, runs: 1 })?
+    } else {
+        let plan = Plan { iterations: a.int_iters, warmup: 1, runs: 1 };
+        IntCases::new(&a.int_ops, &a.int_widths, &a.int_mul_widths, plan)?
+    };
+    let total = (cfg.total_calls() + int_cases.total_calls()) * sets.len();
+    let mut progress = fhe_bench::stderr_progress(total);
+    let mut report = fhe_bench::run_report(target.as_ref(), &sets, &cfg, &lane, gate, &mut progress)
+        .map_err(|e| Fail::Failed(e.to_string()))?;
     if failed {
         return Err(Fail::Failed(format!("{} failed the equivalence gate: no numbers reported", target.name())));
     }
+    report.rows.extend(bench_int::measure(&target, &sets, &int_cases, &mut progress)?);
     let root = workspace_root();
     let path = fhe_bench::write_results(&root.join("bench/results"), &lane, &report)
         .map_err(|e| Fail::Failed(e.to_string()))?;

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod bench;
+mod bench_int;
 
 use clap::{Args, Parser, Subcommand};
 use fhe_api::registry::parse_selection;
@@ -55,7 +56,7 @@ enum Cmd {
     /// Random chained gates on one backend, every result checked.
     Soak(SoakArgs),
     /// Benchmarks (equivalence gate first), JSON results, charts.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Prints the backends and CPU NTT variants this build can run here, one a line.
     ListBackends,
 }
@@ -356,7 +357,7 @@ fn main() -> ExitCode {
         Cmd::Equiv(EquivCmd::Dispatch(a)) => equiv_dispatch(a),
         Cmd::Equiv(EquivCmd::Sweep { args, corpus }) => equiv_sweep(args, corpus.dir()),
         Cmd::Soak(a) => soak(a),
-        Cmd::Bench(a) => bench::run(a),
+        Cmd::Bench(a) => bench::run(*a),
         Cmd::ListBackends => list_backends(),
     };
     match result {
