@@ -4,9 +4,10 @@
 //! Designed for wide levels rather than long chains (every level is one batched
 //! bootstrap):
 //! - addition: generate/propagate in one level, then a parallel-prefix carry network
-//!   ([`PrefixNetwork`]; Sklansky by default: the fewest levels, `log2 w` combine steps,
-//!   and half the combines of Kogge-Stone, whose bounded fan-out buys nothing here since
-//!   a ciphertext can be read any number of times), then the sum XORs;
+//!   ([`PrefixNetwork`]: Brent-Kung by default, the fewest gates, see [`DEFAULT_PREFIX`];
+//!   Sklansky for the fewest levels, `log2 w` combine steps like Kogge-Stone with half
+//!   its combines: Kogge-Stone's bounded fan-out buys nothing here, a ciphertext can be
+//!   read any number of times), then the sum XORs;
 //! - subtraction: `a + NOT b + 1` (NOT is free, the carry-in folds into the first
 //!   generate);
 //! - multiplication: all partial products in one level, a Dadda carry-save tree of full
@@ -82,8 +83,13 @@ impl PrefixNetwork {
     }
 }
 
-/// The network [`add`] uses unless told otherwise.
-pub const DEFAULT_PREFIX: PrefixNetwork = PrefixNetwork::Sklansky;
+/// The network [`IntOp::circuit`] uses. Brent-Kung has the fewest gates for about 1.7
+/// times the levels of Sklansky; a level costs `max(latency, gates / throughput)`, and
+/// at 256 bits the widest adder level is 511 gates, so the fewest gates win unless a
+/// backend bootstraps more than `511 / latency` ciphertexts a second (3.4 million at
+/// 150 us): true of the CPU and of the CUDA issue's floor (`docs/PERF.md`). A
+/// latency-bound backend builds with [`IntOp::circuit_with`] and Sklansky.
+pub const DEFAULT_PREFIX: PrefixNetwork = PrefixNetwork::BrentKung;
 
 /// `(G_hi OR (P_hi AND G_lo), P_hi AND P_lo)`: the group `hi` followed by the lower group `lo`.
 fn combine(b: &mut Builder, (g_hi, p_hi): (Bit, Bit), (g_lo, p_lo): (Bit, Bit)) -> (Bit, Bit) {
@@ -132,15 +138,15 @@ pub fn add_with(b: &mut Builder, x: &[Bit], y: &[Bit], carry_in: Bit, network: P
     (sum, carries[w - 1])
 }
 
-/// `a + b mod 2^w` with the default network.
-pub fn add(b: &mut Builder, x: &[Bit], y: &[Bit]) -> Vec<Bit> {
-    add_with(b, x, y, Bit::FALSE, DEFAULT_PREFIX).0
+/// `a + b mod 2^w`.
+pub fn add(b: &mut Builder, x: &[Bit], y: &[Bit], network: PrefixNetwork) -> Vec<Bit> {
+    add_with(b, x, y, Bit::FALSE, network).0
 }
 
 /// `a - b mod 2^w` as `a + NOT b + 1`.
-pub fn sub(b: &mut Builder, x: &[Bit], y: &[Bit]) -> Vec<Bit> {
+pub fn sub(b: &mut Builder, x: &[Bit], y: &[Bit], network: PrefixNetwork) -> Vec<Bit> {
     let not_y: Vec<Bit> = y.iter().map(|&c| !c).collect();
-    add_with(b, x, &not_y, Bit::TRUE, DEFAULT_PREFIX).0
+    add_with(b, x, &not_y, Bit::TRUE, network).0
 }
 
 /// A balanced tree over `(g, p)` pairs, least significant first: the group's `g`.
@@ -208,8 +214,9 @@ fn full_adder(b: &mut Builder, mut three: [Bit; 3]) -> (Bit, Bit) {
     (sum, b.or(both, through))
 }
 
-/// `a * b` on `out` bits (`w` for the low half, `2w` for the full product).
-pub fn mul(b: &mut Builder, x: &[Bit], y: &[Bit], out: usize) -> Vec<Bit> {
+/// `a * b` on `out` bits (`w` for the low half, `2w` for the full product); `network`
+/// is the final adder's.
+pub fn mul(b: &mut Builder, x: &[Bit], y: &[Bit], out: usize, network: PrefixNetwork) -> Vec<Bit> {
     let mut columns: Vec<Vec<Bit>> = vec![Vec::new(); out];
     for (i, &a) in x.iter().enumerate() {
         for (j, &c) in y.iter().enumerate() {
@@ -253,7 +260,7 @@ pub fn mul(b: &mut Builder, x: &[Bit], y: &[Bit], out: usize) -> Vec<Bit> {
     }
     let row = |k: usize| columns.iter().map(|col| col.get(k).copied().unwrap_or(Bit::FALSE)).collect::<Vec<_>>();
     let (r0, r1) = (row(0), row(1));
-    add(b, &r0, &r1)
+    add(b, &r0, &r1, network)
 }
 
 /// The largest Dadda height (`d_1 = 2`, `d_{j+1} = floor(3 d_j / 2)`) below `height`,
@@ -336,6 +343,11 @@ impl IntOp {
     /// The circuit at `width` bits: inputs `a` then `b` (each least significant first;
     /// for [`IntOp::Select`] the selector, then `t`, then `f`; shifts take `a` only).
     pub fn circuit(self, width: usize) -> Circuit {
+        self.circuit_with(width, DEFAULT_PREFIX)
+    }
+
+    /// [`IntOp::circuit`] with the adders (of add, sub and the multipliers) on `network`.
+    pub fn circuit_with(self, width: usize, network: PrefixNetwork) -> Circuit {
         let mut b = Builder::new();
         let out = match self {
             IntOp::Shl(k) | IntOp::Shr(k) => {
@@ -356,10 +368,10 @@ impl IntOp {
                 let x = b.inputs(width);
                 let y = b.inputs(width);
                 match self {
-                    IntOp::Add => add(&mut b, &x, &y),
-                    IntOp::Sub => sub(&mut b, &x, &y),
-                    IntOp::MulLow => mul(&mut b, &x, &y, width),
-                    IntOp::MulFull => mul(&mut b, &x, &y, 2 * width),
+                    IntOp::Add => add(&mut b, &x, &y, network),
+                    IntOp::Sub => sub(&mut b, &x, &y, network),
+                    IntOp::MulLow => mul(&mut b, &x, &y, width, network),
+                    IntOp::MulFull => mul(&mut b, &x, &y, 2 * width, network),
                     IntOp::Eq => vec![eq(&mut b, &x, &y)],
                     IntOp::Lt => vec![lt(&mut b, &x, &y)],
                     IntOp::Le => vec![le(&mut b, &x, &y)],

@@ -233,6 +233,13 @@ impl CircuitStats {
     pub fn max_width(&self) -> usize {
         self.level_widths.iter().copied().max().unwrap_or(0)
     }
+
+    /// Seconds on a backend whose batched bootstrap of `k` ciphertexts takes
+    /// `max(latency_s, k / throughput_per_s)`: each level pays its batch or the latency of
+    /// one call, whichever is larger (host work and transfers not counted).
+    pub fn modelled_seconds(&self, latency_s: f64, throughput_per_s: f64) -> f64 {
+        self.level_widths.iter().map(|&w| latency_s.max(w as f64 / throughput_per_s)).sum()
+    }
 }
 
 impl Circuit {
@@ -379,6 +386,10 @@ mod tests {
             assert_eq!(c.eval_plain(&bits).unwrap(), want);
         }
         assert!(matches!(c.eval_plain(&[true]), Err(Error::InvalidInput(_))));
+        // Levels of 2, 1, 1 gates at 1 ms latency and 1000 gates/s: 2 + 1 + 1 ms; at
+        // 10 ms latency the three levels cost 10 ms each.
+        assert!((s.modelled_seconds(1e-3, 1000.0) - 4e-3).abs() < 1e-12);
+        assert!((s.modelled_seconds(10e-3, 1000.0) - 30e-3).abs() < 1e-12);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use super::circuit::{self, IntOp, PrefixNetwork};
 use super::conformance::{self, reference, IntegerFixture, Operands};
-use super::netlist::Builder;
+use super::netlist::{Builder, CircuitStats};
 use super::{bits_to_limbs, limbs_to_bits};
 use crate::{Engine, ParamSet};
 
@@ -194,6 +194,56 @@ fn documented_gate_counts_match_the_circuits() {
 fn print_integer_tables() {
     for table in integer_tables() {
         println!("{table}");
+    }
+}
+
+/// The GPU arithmetic of docs/PERF.md: 256-bit operations under the CUDA issue's floor
+/// (150 us for one bootstrap call, 100,000 bootstraps/s batched).
+#[test]
+#[ignore = "prints the modelled GPU times of docs/PERF.md"]
+fn print_gpu_model() {
+    let (latency, throughput) = (150e-6, 1e5);
+    let mut rows: Vec<(String, CircuitStats)> = Vec::new();
+    for network in PrefixNetwork::ALL {
+        let mut b = Builder::new();
+        let x = b.inputs(256);
+        let y = b.inputs(256);
+        let sum = circuit::add_with(&mut b, &x, &y, crate::integer::Bit::FALSE, network).0;
+        rows.push((format!("add, {}", network.name()), b.finish(sum).stats()));
+    }
+    for (op, w) in [(IntOp::Lt, 256), (IntOp::Eq, 256), (IntOp::MulLow, 256), (IntOp::MulFull, 128)] {
+        rows.push((format!("{} ({w}-bit operands)", op.name()), op.circuit(w).stats()));
+    }
+    println!("| 256-bit operation | gates | levels | gates / 100k/s | levels x 150 us | modelled | bootstraps/s for 12 ms | for 32 ms |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, s) in rows {
+        // The least throughput meeting `budget` at this latency (bisection; the model
+        // falls as throughput grows, to `depth * latency`).
+        let need = |budget: f64| -> f64 {
+            if s.modelled_seconds(latency, f64::INFINITY) > budget {
+                return f64::INFINITY;
+            }
+            let (mut lo, mut hi) = (1.0f64, 1e12f64);
+            for _ in 0..200 {
+                let mid = (lo * hi).sqrt();
+                if s.modelled_seconds(latency, mid) > budget {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            hi
+        };
+        println!(
+            "| {name} | {} | {} | {:.1} ms | {:.2} ms | {:.1} ms | {:.0} | {:.0} |",
+            s.gates,
+            s.depth,
+            s.gates as f64 / throughput * 1e3,
+            s.depth as f64 * latency * 1e3,
+            s.modelled_seconds(latency, throughput) * 1e3,
+            need(12e-3),
+            need(32e-3),
+        );
     }
 }
 
