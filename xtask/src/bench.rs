@@ -75,9 +75,9 @@ struct RunArgs {
     /// Operand widths (bits) for `--int-ops`; comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
     int_widths: Vec<usize>,
-    /// Widths at which `mul_low` is timed as well (empty: none).
+    /// Widths at which `mul_low` is timed as well (`none`: no multiplication rows).
     #[arg(long, value_delimiter = ',', default_value = "8")]
-    int_mul_widths: Vec<usize>,
+    int_mul_widths: Vec<String>,
     /// Timed calls per run of each integer operation (one warm-up call per run).
     #[arg(long, default_value_t = 3)]
     int_iters: usize,
@@ -144,7 +144,13 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
         IntCases::new(&[], &[], &[], Plan { iterations: 1, warmup: 0, runs: 1 })?
     } else {
         let plan = Plan { iterations: a.int_iters, warmup: 1, runs: 1 };
-        IntCases::new(&a.int_ops, &a.int_widths, &a.int_mul_widths, plan)?
+        let mul_widths = a
+            .int_mul_widths
+            .iter()
+            .filter(|w| !w.is_empty() && w.as_str() != "none")
+            .map(|w| w.parse::<usize>().map_err(|_| Fail::Usage(format!("--int-mul-widths: `{w}` is not a width"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        IntCases::new(&a.int_ops, &a.int_widths, &mul_widths, plan)?
     };
     let total = (cfg.total_calls() + int_cases.total_calls()) * sets.len();
     let mut progress = fhe_bench::stderr_progress(total);
