@@ -91,6 +91,14 @@ impl PrefixNetwork {
 /// latency-bound backend builds with [`IntOp::circuit_with`] and Sklansky.
 pub const DEFAULT_PREFIX: PrefixNetwork = PrefixNetwork::BrentKung;
 
+/// Both operands at the longer one's width, the shorter padded with constant zeros (the
+/// circuit functions below take operands of any widths, as unsigned numbers).
+fn zero_extend(x: &[Bit], y: &[Bit]) -> (Vec<Bit>, Vec<Bit>) {
+    let w = x.len().max(y.len());
+    let pad = |v: &[Bit]| v.iter().copied().chain(std::iter::repeat(Bit::FALSE)).take(w).collect();
+    (pad(x), pad(y))
+}
+
 /// `(G_hi OR (P_hi AND G_lo), P_hi AND P_lo)`: the group `hi` followed by the lower group `lo`.
 fn combine(b: &mut Builder, (g_hi, p_hi): (Bit, Bit), (g_lo, p_lo): (Bit, Bit)) -> (Bit, Bit) {
     let through = b.and(p_hi, g_lo);
@@ -111,7 +119,7 @@ fn prefix_carries(b: &mut Builder, g: &[Bit], p: &[Bit], network: PrefixNetwork)
 
 /// `a + b + carry_in` as `(sum mod 2^w, carry out)`.
 pub fn add_with(b: &mut Builder, x: &[Bit], y: &[Bit], carry_in: Bit, network: PrefixNetwork) -> (Vec<Bit>, Bit) {
-    assert_eq!(x.len(), y.len(), "operand widths are checked by the caller");
+    let (x, y) = &zero_extend(x, y);
     let w = x.len();
     if w == 0 {
         return (Vec::new(), carry_in);
@@ -145,6 +153,7 @@ pub fn add(b: &mut Builder, x: &[Bit], y: &[Bit], network: PrefixNetwork) -> Vec
 
 /// `a - b mod 2^w` as `a + NOT b + 1`.
 pub fn sub(b: &mut Builder, x: &[Bit], y: &[Bit], network: PrefixNetwork) -> Vec<Bit> {
+    let (x, y) = &zero_extend(x, y);
     let not_y: Vec<Bit> = y.iter().map(|&c| !c).collect();
     add_with(b, x, &not_y, Bit::TRUE, network).0
 }
@@ -166,6 +175,7 @@ fn carry_tree(b: &mut Builder, pairs: &[(Bit, Bit)]) -> (Bit, Bit) {
 /// `a < b` (unsigned): the most significant differing bit decides, found by a tree of
 /// `(a_i < b_i, a_i == b_i)` pairs.
 pub fn lt(b: &mut Builder, x: &[Bit], y: &[Bit]) -> Bit {
+    let (x, y) = &zero_extend(x, y);
     let pairs: Vec<(Bit, Bit)> = x.iter().zip(y).map(|(&a, &c)| (b.and(!a, c), b.xnor(a, c))).collect();
     carry_tree(b, &pairs).0
 }
@@ -177,6 +187,7 @@ pub fn le(b: &mut Builder, x: &[Bit], y: &[Bit]) -> Bit {
 
 /// `a == b`: an AND tree over the bitwise XNORs.
 pub fn eq(b: &mut Builder, x: &[Bit], y: &[Bit]) -> Bit {
+    let (x, y) = &zero_extend(x, y);
     let mut level: Vec<Bit> = x.iter().zip(y).map(|(&a, &c)| b.xnor(a, c)).collect();
     if level.is_empty() {
         return Bit::TRUE;
@@ -189,6 +200,7 @@ pub fn eq(b: &mut Builder, x: &[Bit], y: &[Bit]) -> Bit {
 
 /// `s ? t : f` bitwise.
 pub fn select(b: &mut Builder, s: Bit, t: &[Bit], f: &[Bit]) -> Vec<Bit> {
+    let (t, f) = &zero_extend(t, f);
     t.iter().zip(f).map(|(&t, &f)| b.mux(s, t, f)).collect()
 }
 

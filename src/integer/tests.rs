@@ -248,6 +248,35 @@ fn print_gpu_model() {
 }
 
 #[test]
+fn operands_of_different_widths_are_zero_extended() {
+    let mut b = Builder::new();
+    let x = b.inputs(8);
+    let y = b.inputs(3);
+    let sum = circuit::add(&mut b, &x, &y, PrefixNetwork::BrentKung);
+    let diff = circuit::sub(&mut b, &y, &x, PrefixNetwork::Sklansky);
+    let less = circuit::lt(&mut b, &y, &x);
+    let same = circuit::eq(&mut b, &x, &y);
+    let prod = circuit::mul(&mut b, &x, &y, 11, PrefixNetwork::KoggeStone);
+    let mut outputs = sum;
+    outputs.extend(diff);
+    outputs.extend([less, same]);
+    outputs.extend(prod);
+    let c = b.finish(outputs);
+    let mut rng = Operands::new(5);
+    for _ in 0..32 {
+        let (p, q) = (rng.next_u64() & 0xff, rng.next_u64() & 7);
+        let mut inputs = limbs_to_bits(&[p], 8).unwrap();
+        inputs.extend(limbs_to_bits(&[q], 3).unwrap());
+        let out = c.eval_plain(&inputs).unwrap();
+        let field = |from: usize, len: usize| bits_to_limbs(&out[from..from + len])[0];
+        assert_eq!(field(0, 8), (p + q) & 0xff);
+        assert_eq!(field(8, 8), q.wrapping_sub(p) & 0xff);
+        assert_eq!((out[16], out[17]), (q < p, q == p));
+        assert_eq!(field(18, 11), (p * q) & 0x7ff);
+    }
+}
+
+#[test]
 fn shifts_cost_no_gates() {
     for width in WIDTHS {
         for k in [0, 1, width - 1, width, width + 1] {
