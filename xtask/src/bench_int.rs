@@ -119,3 +119,36 @@ pub fn measure(
     }
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Plan {
+        Plan { iterations: 2, warmup: 1, runs: 1 }
+    }
+
+    #[test]
+    fn cases_cover_every_op_and_width_and_bad_ones_are_usage_errors() {
+        let Ok(c) = IntCases::new(&["add".into(), "LT".into()], &[8, 32], &[8], plan()) else {
+            panic!("valid cases rejected");
+        };
+        assert_eq!(
+            c.cases,
+            vec![(IntOp::Add, 8), (IntOp::Add, 32), (IntOp::Lt, 8), (IntOp::Lt, 32), (IntOp::MulLow, 8)]
+        );
+        assert_eq!(c.total_calls(), 10);
+        assert_eq!(row_name(IntOp::MulLow, 256), "int_mul_low_u256");
+        match IntCases::new(&["div".into()], &[8], &[], plan()) {
+            Err(Fail::Usage(m)) => {
+                assert!(m.contains("unknown integer operation `div`") && m.contains("mul_full"), "{m}")
+            }
+            _ => panic!("`div` must be a usage error"),
+        }
+        for (ops, widths) in
+            [(vec!["add".to_string()], vec![0]), (vec!["add".into()], vec![257]), (vec!["mul_full".into()], vec![256])]
+        {
+            assert!(matches!(IntCases::new(&ops, &widths, &[], plan()), Err(Fail::Usage(_))), "{ops:?} {widths:?}");
+        }
+    }
+}
