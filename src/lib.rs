@@ -19,6 +19,9 @@
 //! # }
 //! ```
 //!
+//! Encrypted integers ([`FheUint`], 1 to 256 bits) are gate circuits on top: see
+//! [`integer`] and `docs/INTEGERS.md`.
+//!
 //! Backends are cargo features of this crate (`cuda`, `hip`, `wgpu`, as their crates
 //! land); the CPU oracle is always built. [`registry`] holds the backends this build
 //! has; [`available`] says whether one can run here.
@@ -26,6 +29,9 @@
 use std::sync::Arc;
 
 pub use fhe_api::*;
+
+pub mod integer;
+pub use integer::{FheUint, IntOp};
 
 /// The backends compiled into this build, as registry entries.
 pub fn registry() -> Registry {

@@ -39,8 +39,8 @@ pub use ops::{
     Progress, SuiteConfig,
 };
 pub use report::{
-    load_report, ratios, validate, validate_str, write_results, EquivalenceGate, GateState, Ratio, Report, Row,
-    SCHEMA_VERSION,
+    load_report, ratios, validate, validate_str, write_results, CircuitShape, EquivalenceGate, GateState, Ratio,
+    Report, Row, SCHEMA_VERSION,
 };
 pub use stats::{measure, measure_with, sample_with, Plan, Stats};
 pub use table::{format_ns, format_ratios, format_table};

@@ -214,3 +214,24 @@ fn run_report_measures_nothing_when_the_gate_failed() {
     assert_eq!(report.params, "none");
     validate_str(&report.to_json().unwrap()).unwrap();
 }
+
+#[test]
+fn circuit_shapes_round_trip_and_inconsistent_ones_are_rejected() {
+    let shape = CircuitShape { width_bits: 8, gates: 5, depth: 2, max_level_width: 3, level_widths: vec![3, 2] };
+    let row = sample_row("int_add", "cpu:reference", 1e9).with_circuit(shape.clone());
+    let report =
+        Report::new("test", "cpu:reference", Environment::capture(None), EquivalenceGate::not_run(), vec![row]);
+    let json = report.to_json().unwrap();
+    validate_str(&json).unwrap();
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.rows[0].circuit.as_ref(), Some(&shape));
+    // A row without a circuit serializes without the field.
+    assert!(!sample_report("t", "b").to_json().unwrap().contains("circuit"));
+
+    let mut v: Value = serde_json::from_str(&json).unwrap();
+    v["rows"][0]["circuit"]["gates"] = Value::from(6);
+    let msg = validate(&v).unwrap_err().to_string();
+    assert!(msg.contains("level_widths must have `depth` entries summing to `gates`"), "{msg}");
+    v["rows"][0]["circuit"] = Value::from("wide");
+    assert!(validate(&v).unwrap_err().to_string().contains("circuit: expected an object"));
+}

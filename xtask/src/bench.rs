@@ -1,15 +1,17 @@
 //! `cargo xtask bench`: the equivalence gate first, then the measurements, written as
 //! JSON under `bench/results/<lane>/` and printed as a table; `bench chart` renders the
 //! result files; `--peers` (cargo feature `peers` of xtask) times TFHE-rs and tfhe-ntt
-//! in the same run and prints our time over theirs.
+//! in the same run and prints our time over theirs. The integer rows (`int_<op>_u<width>`,
+//! `--int-ops`, `--int-widths`, `--int-mul-widths`) come from `bench_int.rs`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use fhe_api::{Backend, ParamSet};
-use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, SuiteConfig};
+use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, Plan, SuiteConfig};
 use fhe_cpu::CpuBackend;
 
+use crate::bench_int::{self, IntCases};
 use crate::{backend, parse_params, Fail};
 
 #[derive(Args)]
@@ -77,6 +79,23 @@ struct RunArgs {
     /// Ciphertexts per `bootstrap_batch` call for the throughput row.
     #[arg(long)]
     bootstrap_batch: Option<usize>,
+    /// Integer operations timed at every `--int-widths` (`add`, `sub`, `mul_low`,
+    /// `mul_full`, `eq`, `lt`, `le`, `min`, `max`, `select`); comma-separated. Default
+    /// `add,lt`, or none when `--op` narrows the run.
+    #[arg(long, value_delimiter = ',')]
+    int_ops: Option<Vec<String>>,
+    /// Operand widths (bits) for `--int-ops`; comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
+    int_widths: Vec<usize>,
+    /// Widths at which `mul_low` is timed as well (`none`: no multiplication rows).
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    int_mul_widths: Vec<String>,
+    /// Timed calls per run of each integer operation (one warm-up call per run).
+    #[arg(long, default_value_t = 3)]
+    int_iters: usize,
+    /// Skip the integer rows.
+    #[arg(long)]
+    no_int: bool,
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Fail> {
@@ -143,13 +162,32 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     };
     let failed = gate.status == GateState::Failed;
     let lane = a.lane.clone().unwrap_or_else(|| target.kind().name().to_string());
-    let total = cfg.total_calls() * sets.len();
-    let mut report =
-        fhe_bench::run_report(target.as_ref(), &sets, &cfg, &lane, gate, &mut fhe_bench::stderr_progress(total))
-            .map_err(|e| Fail::Failed(e.to_string()))?;
+    // Integer rows: by default with a full run; `--op` narrows the run to what it names.
+    let int_ops = match (&a.int_ops, a.ops.is_empty()) {
+        (Some(ops), _) => ops.clone(),
+        (None, true) => vec!["add".to_string(), "lt".to_string()],
+        (None, false) => Vec::new(),
+    };
+    let int_cases = if a.no_int || int_ops.is_empty() {
+        IntCases::new(&[], &[], &[], Plan { iterations: 1, warmup: 0, runs: 1 })?
+    } else {
+        let plan = Plan { iterations: a.int_iters, warmup: 1, runs: 1 };
+        let mul_widths = a
+            .int_mul_widths
+            .iter()
+            .filter(|w| !w.is_empty() && w.as_str() != "none")
+            .map(|w| w.parse::<usize>().map_err(|_| Fail::Usage(format!("--int-mul-widths: `{w}` is not a width"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        IntCases::new(&int_ops, &a.int_widths, &mul_widths, plan)?
+    };
+    let total = (cfg.total_calls() + int_cases.total_calls()) * sets.len();
+    let mut progress = fhe_bench::stderr_progress(total);
+    let mut report = fhe_bench::run_report(target.as_ref(), &sets, &cfg, &lane, gate, &mut progress)
+        .map_err(|e| Fail::Failed(e.to_string()))?;
     if failed {
         return Err(Fail::Failed(format!("{} failed the equivalence gate: no numbers reported", target.name())));
     }
+    report.rows.extend(bench_int::measure(&target, &sets, &int_cases, &mut progress)?);
     // Peers run in the same process right after our rows; their rows go into the same
     // file (`backend` tells them apart), so the ratios can be recomputed from it.
     let ratios = if a.peers {
