@@ -1,7 +1,7 @@
 //! The `LUX_FHE_BACKEND` contract of DESIGN.md, through `Engine::from_env`. One test
 //! function, so no other test thread sees the environment change.
 
-use lux_fhe::{BackendKind, Engine};
+use lux_fhe::{BackendKind, Engine, Probe};
 
 fn with_env(backend: Option<&str>, ntt: Option<&str>) -> lux_fhe::Result<Engine> {
     // SAFETY-free in edition 2021; this file holds a single test, so nothing else reads
@@ -20,16 +20,21 @@ fn with_env(backend: Option<&str>, ntt: Option<&str>) -> lux_fhe::Result<Engine>
 #[test]
 fn backend_selection_follows_the_contract() {
     assert_eq!(with_env(Some("cpu"), None).unwrap().backend().kind(), BackendKind::Cpu);
-    // Unset and auto: the CPU unless a hardware backend answers (software adapters,
-    // such as lavapipe, are never picked).
-    let hardware = lux_fhe::registry().probe(BackendKind::Wgpu) == lux_fhe::Probe::Hardware;
-    let auto = if hardware { BackendKind::Wgpu } else { BackendKind::Cpu };
-    assert_eq!(with_env(None, None).unwrap().backend().kind(), auto);
-    assert_eq!(with_env(Some("auto"), None).unwrap().backend().kind(), auto);
-    let not_compiled: &[&str] = if cfg!(feature = "wgpu") { &["cuda", "hip"] } else { &["cuda", "hip", "wgpu"] };
-    for &k in not_compiled {
-        let e = with_env(Some(k), None).unwrap_err().to_string();
-        assert!(e.contains(&format!("backend `{k}` unavailable")) && e.contains("not compiled in"), "{e}");
+    // Unset and auto: the CPU unless a hardware backend answers (software adapters never).
+    let gpus = [BackendKind::Cuda, BackendKind::Hip, BackendKind::Wgpu];
+    let registry = lux_fhe::registry();
+    if !gpus.iter().any(|&k| registry.probe(k) == Probe::Hardware) {
+        assert_eq!(with_env(None, None).unwrap().backend().kind(), BackendKind::Cpu);
+        assert_eq!(with_env(Some("auto"), None).unwrap().backend().kind(), BackendKind::Cpu);
+    }
+    // A required backend that cannot run fails at once, with its cause.
+    for k in gpus {
+        if lux_fhe::available(k) {
+            continue;
+        }
+        let e = with_env(Some(k.name()), None).unwrap_err().to_string();
+        assert!(e.contains(&format!("backend `{k}` unavailable")), "{e}");
+        assert_eq!(e.contains("not compiled in"), !lux_fhe::compiled_in(k), "{e}");
     }
     let e = with_env(Some("bogus"), None).unwrap_err().to_string();
     assert!(e.contains("unknown backend `bogus`") && e.contains("cpu, cuda, hip, wgpu, auto"), "{e}");

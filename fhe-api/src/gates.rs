@@ -19,6 +19,7 @@
 use crate::entities::LweCiphertext;
 use crate::error::{Error, Result};
 use crate::ops::{Backend, PreparedKey};
+use crate::params::ParamSet;
 
 /// The two-input gates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -99,6 +100,25 @@ pub fn gate_batch(
     same_len(gate.name(), lhs.len(), rhs.len())?;
     let combined = lhs.iter().zip(rhs).map(|(a, b)| gate.combine(a, b)).collect::<Result<Vec<_>>>()?;
     backend.bootstrap_batch(key, &combined)
+}
+
+/// Gates of mixed kinds in one batched bootstrap: `out[i] = gate_i(a_i, b_i)`. The
+/// linear part of each gate is computed on the host, so one backend call carries a whole
+/// level of a circuit whatever its gate kinds.
+pub fn mixed_batch(
+    backend: &dyn Backend,
+    key: &PreparedKey,
+    gates: &[(Gate, &LweCiphertext, &LweCiphertext)],
+) -> Result<Vec<LweCiphertext>> {
+    let combined = gates.iter().map(|(g, a, b)| g.combine(a, b)).collect::<Result<Vec<_>>>()?;
+    backend.bootstrap_batch(key, &combined)
+}
+
+/// The noiseless encryption of a constant bit (`a = 0`, `b = bit * q/4`): what a circuit
+/// feeds where an input is known in the clear. It decrypts under every secret key.
+pub fn constant(params: ParamSet, bit: bool) -> LweCiphertext {
+    let quarter = (params.params().q_lwe() / 4) as u32;
+    LweCiphertext::trivial(params, if bit { quarter } else { 0 })
 }
 
 /// One gate.

@@ -23,6 +23,7 @@ pub mod registry;
 pub mod rng;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod twiddles;
 
 pub use entities::{EvaluationKey, ExtractedLwe, KeySet, LweCiphertext, PublicKey, SecretKey};
 pub use error::{DecodeError, Error, Result, Unavailable};

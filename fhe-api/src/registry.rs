@@ -139,6 +139,11 @@ impl Registry {
         self.entries.push(entry);
     }
 
+    /// True when this registry has an entry for `kind` (its cargo feature is on).
+    pub fn contains(&self, kind: BackendKind) -> bool {
+        self.entry(kind).is_some()
+    }
+
     fn entry(&self, kind: BackendKind) -> Option<&BackendEntry> {
         self.entries.iter().find(|e| e.kind == kind)
     }
@@ -201,13 +206,17 @@ impl Registry {
         let backend = std::env::var("LUX_FHE_BACKEND").ok();
         let (selection, variant) = parse_selection(backend.as_deref())?;
         let ntt_variant = variant.or_else(|| std::env::var("LUX_FHE_NTT").ok().filter(|v| !v.is_empty()));
-        let device = match std::env::var("LUX_FHE_DEVICE") {
-            Ok(v) if !v.trim().is_empty() => v.trim().parse().map_err(|_| {
-                Error::InvalidInput(format!("LUX_FHE_DEVICE must be a device ordinal (0, 1, ...), got `{v}`"))
-            })?,
-            _ => 0,
-        };
-        self.create(&selection, &BackendOptions { ntt_variant, device })
+        self.create(&selection, &BackendOptions { ntt_variant, device: device_from_env()? })
+    }
+}
+
+/// The device ordinal from `LUX_FHE_DEVICE` (default 0).
+pub fn device_from_env() -> Result<usize> {
+    match std::env::var("LUX_FHE_DEVICE") {
+        Ok(v) if !v.trim().is_empty() => v.trim().parse().map_err(|_| {
+            Error::InvalidInput(format!("LUX_FHE_DEVICE must be a device ordinal (0, 1, ...), got `{v}`"))
+        }),
+        _ => Ok(0),
     }
 }
 

@@ -139,6 +139,34 @@ pub fn rejects_bad_input(backend: &dyn Backend) {
     assert!(backend.bootstrap_batch(&key, &[]).expect("empty batch").is_empty());
 }
 
+/// A mixed-gate batch is byte-equal to each gate run on its own, and constants
+/// ([`gates::constant`]) behave as inputs of known value.
+pub fn mixed_batch_matches_single_gates(backend: &dyn Backend) {
+    let set = ParamSet::PN10QP27;
+    let keys = backend.keygen_from_seed(set, &Seed::derive("lux-fhe-conformance-mixed", 0)).expect("keygen");
+    let key = backend.prepare(&keys.ek).expect("prepare");
+    let enc =
+        |bit: bool, i: u64| backend.encrypt_bit_seeded(&keys.pk, bit, &Seed::derive("mixed", i)).expect("encrypt");
+    let (a, b) = (enc(true, 0), enc(false, 1));
+    let one = gates::constant(set, true);
+    let triples: Vec<(Gate, &LweCiphertext, &LweCiphertext)> =
+        Gate::ALL.iter().map(|&g| (g, &a, &b)).chain([(Gate::And, &a, &one), (Gate::Xor, &one, &b)]).collect();
+    let mixed = gates::mixed_batch(backend, &key, &triples).expect("mixed batch");
+    assert_eq!(mixed.len(), triples.len());
+    for ((g, x, y), out) in triples.iter().zip(&mixed) {
+        let single = gates::gate(backend, &key, *g, x, y).expect("gate");
+        assert_eq!(out.as_words(), single.as_words(), "{g:?} in a mixed batch differs from the gate alone");
+        let want = g.eval_plain(
+            backend.decrypt_bit(&keys.sk, x).expect("decrypt"),
+            backend.decrypt_bit(&keys.sk, y).expect("decrypt"),
+        );
+        assert_eq!(backend.decrypt_bit(&keys.sk, out).expect("decrypt"), want, "{g:?}");
+    }
+    assert!(backend.decrypt_bit(&keys.sk, &gates::constant(set, true)).expect("decrypt"));
+    assert!(!backend.decrypt_bit(&keys.sk, &gates::constant(set, false)).expect("decrypt"));
+    assert!(gates::mixed_batch(backend, &key, &[]).expect("empty batch").is_empty());
+}
+
 /// NTT round trip and agreement with the oracle on random input.
 pub fn ntt_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend) {
     for set in ParamSet::ALL {
@@ -154,13 +182,31 @@ pub fn ntt_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend) {
     }
 }
 
+/// The byte checks of a device backend, for tests that run only where the device is:
+/// NTT, keys, encryptions and bootstraps on every set against the oracle, and bad input.
+pub fn byte_equal_suite(backend: &dyn Backend, oracle: &dyn Backend) {
+    ntt_matches_oracle(backend, oracle);
+    for set in ParamSet::ALL {
+        byte_equal_to_oracle(backend, oracle, set);
+    }
+    rejects_bad_input(backend);
+}
+
 /// Stamps the suite into `#[test]` functions for one backend:
-/// `fhe_api::conformance_tests!(my_backend_constructor_expr, oracle_expr);`
+/// `fhe_api::conformance_tests!(my_backend_constructor_expr, oracle_expr, gates_per_set = 1000);`
 /// where both expressions evaluate to something that derefs to `dyn Backend`.
-/// `gates_per_set` sets how many random gates each set evaluates.
+/// `gates_per_set` sets how many random gates each set evaluates. A leading
+/// `ignore = "reason",` marks every test `#[ignore]`: for a device backend whose suite
+/// runs with `cargo test -- --ignored` where the device is.
 #[macro_export]
 macro_rules! conformance_tests {
+    (ignore = $reason:literal, $backend:expr, $oracle:expr, gates_per_set = $gates:expr) => {
+        $crate::conformance_tests!(@suite [ignore = $reason] $backend, $oracle, $gates);
+    };
     ($backend:expr, $oracle:expr, gates_per_set = $gates:expr) => {
+        $crate::conformance_tests!(@suite [] $backend, $oracle, $gates);
+    };
+    (@suite [$($attr:meta)?] $backend:expr, $oracle:expr, $gates:expr) => {
         mod conformance {
             #[allow(unused_imports)]
             use super::*;
@@ -168,28 +214,39 @@ macro_rules! conformance_tests {
             use $crate::ParamSet;
 
             #[test]
+            $(#[$attr])?
             fn random_gates_pn10qp27() {
                 testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN10QP27, $gates);
             }
             #[test]
+            $(#[$attr])?
             fn random_gates_pn11qp54() {
                 testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN11QP54, $gates);
             }
             #[test]
+            $(#[$attr])?
             fn random_gates_pn10qp25q() {
                 testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN10QP25Q, $gates);
             }
             #[test]
+            $(#[$attr])?
             fn byte_equal_to_oracle_all_sets() {
                 for set in ParamSet::ALL {
                     testing::byte_equal_to_oracle(&*$backend, &*$oracle, set);
                 }
             }
             #[test]
+            $(#[$attr])?
             fn rejects_bad_input() {
                 testing::rejects_bad_input(&*$backend);
             }
             #[test]
+            $(#[$attr])?
+            fn mixed_batch_matches_single_gates() {
+                testing::mixed_batch_matches_single_gates(&*$backend);
+            }
+            #[test]
+            $(#[$attr])?
             fn ntt_matches_oracle() {
                 testing::ntt_matches_oracle(&*$backend, &*$oracle);
             }

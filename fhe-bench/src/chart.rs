@@ -19,8 +19,12 @@ pub fn render_chart(result_files: &[PathBuf], out_path: &Path) -> Result<()> {
     render_chart_reports(&reports, out_path)
 }
 
-/// Every `*.json` file under `dir` (recursively), sorted: the input of a chart over a
-/// whole `bench/results/` tree.
+/// The folder under `bench/results/` that holds `recommend ntt` files, which are not
+/// bench result files (their own schema, `bench/recommend.schema.json`).
+pub const RECOMMEND_DIR: &str = "recommend";
+
+/// Every `*.json` file under `dir` (recursively, skipping the [`RECOMMEND_DIR`] folder),
+/// sorted: the input of a chart over a whole `bench/results/` tree.
 pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -28,6 +32,9 @@ pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>> {
         for entry in std::fs::read_dir(&d).map_err(Error::io(&d))? {
             let path = entry.map_err(Error::io(&d))?.path();
             if path.is_dir() {
+                if path.file_name().is_some_and(|n| n == RECOMMEND_DIR) {
+                    continue;
+                }
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "json") {
                 out.push(path);

@@ -17,6 +17,8 @@ pub enum Error {
     InvalidInput(String),
     #[error("unknown operation `{value}`; valid: {valid}")]
     UnknownOperation { value: String, valid: String },
+    #[error("unknown recommend suite `{value}`; valid: {valid}")]
+    UnknownSuite { value: String, valid: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

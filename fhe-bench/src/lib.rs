@@ -14,7 +14,9 @@
 //! - [`report`]: [`Row`], [`Report`], [`write_results`], [`load_report`], [`validate`],
 //!   [`ratios`];
 //! - [`table`]: [`format_table`]; [`chart`]: [`render_chart`];
-//! - `peers` (cargo feature `peers`): TFHE-rs gates and tfhe-ntt in the same process.
+//! - `peers` (cargo feature `peers`): TFHE-rs gates and tfhe-ntt in the same process;
+//! - [`recommend`]: `recommend ntt`, screening NTT variants (seed 1): suites, scoring,
+//!   confidence, the recommendation file.
 //!
 //! The result format is documented in `bench/SCHEMA.md` and `bench/schema.json`.
 
@@ -24,6 +26,7 @@ pub mod error;
 pub mod ops;
 #[cfg(feature = "peers")]
 pub mod peers;
+pub mod recommend;
 pub mod report;
 pub mod stats;
 pub mod table;
@@ -32,14 +35,14 @@ pub use chart::{render_chart, render_chart_reports, result_files};
 pub use env::{CpuFeatures, Environment};
 pub use error::{Error, Result};
 pub use ops::{
-    measure_case, no_progress, run_report, run_suite, stderr_progress, Fixture, Iterations, Operation, Progress,
-    SuiteConfig,
+    measure_case, no_progress, ntt_input, run_report, run_suite, stderr_progress, Fixture, Iterations, Operation,
+    Progress, SuiteConfig,
 };
 pub use report::{
-    load_report, ratios, validate, validate_str, write_results, EquivalenceGate, GateState, Ratio, Report, Row,
-    SCHEMA_VERSION,
+    load_report, ratios, validate, validate_str, write_results, CircuitShape, EquivalenceGate, GateState, Ratio,
+    Report, Row, SCHEMA_VERSION,
 };
-pub use stats::{measure, measure_with, Plan, Stats};
+pub use stats::{measure, measure_with, sample_with, Plan, Stats};
 pub use table::{format_ns, format_ratios, format_table};
 
 /// The JSON Schema of result files (`bench/schema.json`), for tools that want it.

@@ -321,20 +321,26 @@ impl Fixture {
 
     /// `polys` polynomials of uniform coefficients below `Q` (deterministic).
     pub fn ntt_input(&self, polys: usize) -> Vec<u64> {
-        let p = self.params.params();
-        let q = p.q_ring();
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        (0..polys * p.big_n())
-            .map(|_| {
-                // splitmix64: fast and good enough for benchmark inputs.
-                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = x;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                (z ^ (z >> 31)) % q
-            })
-            .collect()
+        ntt_input(self.params, polys)
     }
+}
+
+/// `polys` polynomials of `params`' ring with uniform coefficients below `Q`
+/// (deterministic: the same input for every backend and run).
+pub fn ntt_input(params: ParamSet, polys: usize) -> Vec<u64> {
+    let p = params.params();
+    let q = p.q_ring();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..polys * p.big_n())
+        .map(|_| {
+            // splitmix64: fast and good enough for benchmark inputs.
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % q
+        })
+        .collect()
 }
 
 /// Measures one `(operation, batch size)` on `backend`, returning its row.

@@ -43,6 +43,24 @@ pub struct Row {
     /// Free text (peer parameter choices and the like).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For an integer operation (`int_*`): the shape of its gate circuit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circuit: Option<CircuitShape>,
+}
+
+/// The gate circuit behind an integer-operation row: what one call bootstraps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CircuitShape {
+    /// Operand width in bits.
+    pub width_bits: usize,
+    /// Two-input gates: one bootstrap each.
+    pub gates: usize,
+    /// Levels: sequential batched bootstrap calls.
+    pub depth: usize,
+    /// The largest level (bootstrap batch).
+    pub max_level_width: usize,
+    /// Gates per level, first level first.
+    pub level_widths: Vec<usize>,
 }
 
 impl Row {
@@ -69,11 +87,17 @@ impl Row {
             throughput_per_s: if stats.median_ns > 0.0 { batch * 1e9 / stats.median_ns } else { 0.0 },
             stats,
             note: None,
+            circuit: None,
         }
     }
 
     pub fn with_note(mut self, note: impl Into<String>) -> Row {
         self.note = Some(note.into());
+        self
+    }
+
+    pub fn with_circuit(mut self, circuit: CircuitShape) -> Row {
+        self.circuit = Some(circuit);
         self
     }
 }
@@ -344,6 +368,35 @@ pub fn validate(json: &Value) -> Result<()> {
                 }
                 check(r, &at, "run_medians_ns", Kind::NumArray, &mut problems);
                 check(r, &at, "note", Kind::OptStr, &mut problems);
+                match r.get("circuit") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Object(c)) => {
+                        let cat = format!("{at}.circuit");
+                        check(c, &cat, "width_bits", Kind::PosInt, &mut problems);
+                        for f in ["gates", "depth", "max_level_width"] {
+                            check(c, &cat, f, Kind::UInt, &mut problems);
+                        }
+                        check(c, &cat, "level_widths", Kind::NumArray, &mut problems);
+                        let widths: Option<Vec<u64>> = c
+                            .get("level_widths")
+                            .and_then(Value::as_array)
+                            .map(|a| a.iter().filter_map(Value::as_u64).collect());
+                        let n = |f: &str| c.get(f).and_then(Value::as_u64);
+                        if let (Some(w), Some(gates), Some(depth), Some(max)) =
+                            (widths, n("gates"), n("depth"), n("max_level_width"))
+                        {
+                            if w.len() as u64 != depth
+                                || w.iter().sum::<u64>() != gates
+                                || w.iter().copied().max().unwrap_or(0) != max
+                            {
+                                problems.push(format!(
+                                    "{cat}: level_widths must have `depth` entries summing to `gates` with maximum `max_level_width`"
+                                ));
+                            }
+                        }
+                    }
+                    Some(v) => problems.push(format!("{at}.circuit: expected an object or null, found {v}")),
+                }
                 let num = |f: &str| r.get(f).and_then(Value::as_f64);
                 if let (Some(min), Some(med), Some(p99), Some(max)) =
                     (num("min_ns"), num("median_ns"), num("p99_ns"), num("max_ns"))

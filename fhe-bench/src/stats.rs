@@ -115,7 +115,17 @@ where
 }
 
 /// [`measure`] with a callback after every timed call: `(done, total)` timed calls.
-pub fn measure_with<F>(mut op: F, plan: Plan, tick: &mut dyn FnMut(usize, usize)) -> Result<Stats>
+pub fn measure_with<F>(op: F, plan: Plan, tick: &mut dyn FnMut(usize, usize)) -> Result<Stats>
+where
+    F: FnMut() -> Result<()>,
+{
+    Stats::from_runs(&sample_with(op, plan, tick)?)
+}
+
+/// The raw samples behind [`measure_with`]: one vector of `iterations` nanosecond
+/// timings per run, warm-up calls already discarded. For callers that pool samples
+/// across separate measurements (`recommend`'s repetitions).
+pub fn sample_with<F>(mut op: F, plan: Plan, tick: &mut dyn FnMut(usize, usize)) -> Result<Vec<Vec<f64>>>
 where
     F: FnMut() -> Result<()>,
 {
@@ -142,7 +152,7 @@ where
         }
         runs.push(samples);
     }
-    Stats::from_runs(&runs)
+    Ok(runs)
 }
 
 #[cfg(test)]

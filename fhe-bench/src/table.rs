@@ -23,7 +23,7 @@ pub fn format_ns(ns: f64) -> String {
     format!("{value:.digits$} {unit}")
 }
 
-fn render(header: &[&str], right: &[bool], lines: &[Vec<String>]) -> String {
+pub(crate) fn render(header: &[&str], right: &[bool], lines: &[Vec<String>]) -> String {
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for l in lines {
         for (w, cell) in width.iter_mut().zip(l) {
@@ -69,7 +69,12 @@ fn row_cells(r: &Row) -> Vec<String> {
         format_ns(r.stats.median_ns),
         format_ns(r.stats.p99_ns),
         format!("{:.1}%", r.stats.cv * 100.0),
-        if r.batch_size > 1 { format_ns(r.per_item_median_ns) } else { String::new() },
+        match &r.circuit {
+            // An integer operation: the cost per gate of its circuit.
+            Some(c) if c.gates > 0 => format!("{}/gate", format_ns(r.stats.median_ns / c.gates as f64)),
+            _ if r.batch_size > 1 => format_ns(r.per_item_median_ns),
+            _ => String::new(),
+        },
     ]
 }
 

@@ -146,6 +146,9 @@ fn write_load_and_chart() {
     assert_eq!(loaded.lane, "h200");
     assert!(write_results(dir.path(), "../escape", &loaded).is_err());
 
+    // A recommendation file beside them is not a result file: the chart skips its folder.
+    std::fs::create_dir_all(dir.path().join(chart::RECOMMEND_DIR)).unwrap();
+    std::fs::write(dir.path().join(chart::RECOMMEND_DIR).join("r.json"), "{\"kind\":\"ntt_recommendation\"}").unwrap();
     let files = result_files(dir.path()).unwrap();
     assert_eq!(files.len(), 3);
     let svg = dir.path().join("chart/medians.svg");
@@ -210,4 +213,25 @@ fn run_report_measures_nothing_when_the_gate_failed() {
     assert_eq!(events, 0);
     assert_eq!(report.params, "none");
     validate_str(&report.to_json().unwrap()).unwrap();
+}
+
+#[test]
+fn circuit_shapes_round_trip_and_inconsistent_ones_are_rejected() {
+    let shape = CircuitShape { width_bits: 8, gates: 5, depth: 2, max_level_width: 3, level_widths: vec![3, 2] };
+    let row = sample_row("int_add", "cpu:reference", 1e9).with_circuit(shape.clone());
+    let report =
+        Report::new("test", "cpu:reference", Environment::capture(None), EquivalenceGate::not_run(), vec![row]);
+    let json = report.to_json().unwrap();
+    validate_str(&json).unwrap();
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.rows[0].circuit.as_ref(), Some(&shape));
+    // A row without a circuit serializes without the field.
+    assert!(!sample_report("t", "b").to_json().unwrap().contains("circuit"));
+
+    let mut v: Value = serde_json::from_str(&json).unwrap();
+    v["rows"][0]["circuit"]["gates"] = Value::from(6);
+    let msg = validate(&v).unwrap_err().to_string();
+    assert!(msg.contains("level_widths must have `depth` entries summing to `gates`"), "{msg}");
+    v["rows"][0]["circuit"] = Value::from("wide");
+    assert!(validate(&v).unwrap_err().to_string().contains("circuit: expected an object"));
 }

@@ -15,10 +15,10 @@ pub mod ring;
 pub use fhe_api::modulus;
 use std::sync::{Arc, OnceLock};
 
-use fhe_api::ops::check_params;
+use fhe_api::ops::{check_ntt_input, check_params};
 use fhe_api::{
-    Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe,
-    KeyOps, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
+    Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, EvaluationKey, ExtractedLwe, KeyOps,
+    LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
 };
 
 use rayon::prelude::*;
@@ -62,21 +62,6 @@ impl CpuBackend {
         let idx = ParamSet::ALL.iter().position(|&s| s == set).expect("every set is in ALL");
         self.rings[idx].get_or_init(|| Ring::new(set, self.variant).expect("variant validated at construction"))
     }
-
-    fn check_ntt(&self, set: ParamSet, data: &[u64]) -> Result<()> {
-        let p = set.params();
-        if !data.len().is_multiple_of(p.big_n()) {
-            return Err(Error::InvalidInput(format!(
-                "NTT batch length {} is not a multiple of N = {}",
-                data.len(),
-                p.big_n()
-            )));
-        }
-        if let Some(i) = data.iter().position(|&x| x >= p.q_ring()) {
-            return Err(Error::InvalidInput(format!("NTT input {i} is not below Q = {}", p.q_ring())));
-        }
-        Ok(())
-    }
 }
 
 /// Key generation and encryption are fhe-api's, over this backend's NTT.
@@ -84,7 +69,7 @@ impl KeyOps for CpuBackend {}
 
 impl NttOps for CpuBackend {
     fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        self.check_ntt(params, data)?;
+        check_ntt_input(params, data)?;
         let ring = self.ring(params);
         // Large batches (key generation) use every core; one polynomial stays inline.
         if data.len() >= PAR_NTT_MIN * ring.n() {
@@ -96,7 +81,7 @@ impl NttOps for CpuBackend {
     }
 
     fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        self.check_ntt(params, data)?;
+        check_ntt_input(params, data)?;
         let ring = self.ring(params);
         if data.len() >= PAR_NTT_MIN * ring.n() {
             data.par_chunks_mut(ring.n()).for_each(|p| ring.ntt.inverse(p));

@@ -1,15 +1,17 @@
 //! `cargo xtask bench`: the equivalence gate first, then the measurements, written as
 //! JSON under `bench/results/<lane>/` and printed as a table; `bench chart` renders the
 //! result files; `--peers` (cargo feature `peers` of xtask) times TFHE-rs and tfhe-ntt
-//! in the same run and prints our time over theirs.
+//! in the same run and prints our time over theirs. The integer rows (`int_<op>_u<width>`,
+//! `--int-ops`, `--int-widths`, `--int-mul-widths`) come from `bench_int.rs`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use fhe_api::{Backend, ParamSet};
-use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, SuiteConfig};
+use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, Plan, SuiteConfig};
 use fhe_cpu::CpuBackend;
 
+use crate::bench_int::{self, IntCases};
 use crate::{backend, parse_params, Fail};
 
 #[derive(Args)]
@@ -36,8 +38,9 @@ enum BenchSub {
 
 #[derive(Args)]
 struct RunArgs {
-    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu`.
-    #[arg(long, default_value = "cpu")]
+    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu`; defaults to `LUX_FHE_BACKEND`,
+    /// else `cpu`.
+    #[arg(long, env = "LUX_FHE_BACKEND", default_value = "cpu")]
     backend: String,
     /// Parameter sets (repeatable; default PN10QP27).
     #[arg(long, value_parser = parse_params)]
@@ -66,6 +69,33 @@ struct RunArgs {
     /// Also time TFHE-rs and tfhe-ntt in this run (needs `--features peers`).
     #[arg(long)]
     peers: bool,
+    /// Where result files go (default: `<workspace>/bench/results`); the lane folder is
+    /// made below it.
+    #[arg(long)]
+    results_dir: Option<PathBuf>,
+    /// Polynomials per NTT call (repeatable, one row each; GPUs want 1024 or more).
+    #[arg(long = "ntt-batch")]
+    ntt_batch: Vec<usize>,
+    /// Ciphertexts per `bootstrap_batch` call for the throughput row.
+    #[arg(long)]
+    bootstrap_batch: Option<usize>,
+    /// Integer operations timed at every `--int-widths` (`add`, `sub`, `mul_low`,
+    /// `mul_full`, `eq`, `lt`, `le`, `min`, `max`, `select`); comma-separated. Default
+    /// `add,lt`, or none when `--op` narrows the run.
+    #[arg(long, value_delimiter = ',')]
+    int_ops: Option<Vec<String>>,
+    /// Operand widths (bits) for `--int-ops`; comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
+    int_widths: Vec<usize>,
+    /// Widths at which `mul_low` is timed as well (`none`: no multiplication rows).
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    int_mul_widths: Vec<String>,
+    /// Timed calls per run of each integer operation (one warm-up call per run).
+    #[arg(long, default_value_t = 3)]
+    int_iters: usize,
+    /// Skip the integer rows.
+    #[arg(long)]
+    no_int: bool,
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Fail> {
@@ -84,6 +114,10 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
 }
 
 fn measure(a: RunArgs) -> Result<(), Fail> {
+    if a.peers && !cfg!(feature = "peers") {
+        // Say so before measuring anything, not after a long run.
+        peers(&[], &SuiteConfig::default())?;
+    }
     let target = backend(&a.backend)?;
     let sets = if a.params.is_empty() { vec![ParamSet::PN10QP27] } else { a.params.clone() };
     let mut cfg = SuiteConfig::default();
@@ -100,6 +134,12 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
         cfg.iterations.bootstrap = n;
     }
     cfg.runs = a.runs;
+    if !a.ntt_batch.is_empty() {
+        cfg.ntt_batch_sizes = a.ntt_batch.clone();
+    }
+    if let Some(n) = a.bootstrap_batch {
+        cfg.bootstrap_batch_size = n;
+    }
     if !a.ops.is_empty() {
         cfg.operations = a
             .ops
@@ -122,35 +162,60 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     };
     let failed = gate.status == GateState::Failed;
     let lane = a.lane.clone().unwrap_or_else(|| target.kind().name().to_string());
-    let total = cfg.total_calls() * sets.len();
-    let report =
-        fhe_bench::run_report(target.as_ref(), &sets, &cfg, &lane, gate, &mut fhe_bench::stderr_progress(total))
-            .map_err(|e| Fail::Failed(e.to_string()))?;
+    // Integer rows: by default with a full run; `--op` narrows the run to what it names.
+    let int_ops = match (&a.int_ops, a.ops.is_empty()) {
+        (Some(ops), _) => ops.clone(),
+        (None, true) => vec!["add".to_string(), "lt".to_string()],
+        (None, false) => Vec::new(),
+    };
+    let int_cases = if a.no_int || int_ops.is_empty() {
+        IntCases::new(&[], &[], &[], Plan { iterations: 1, warmup: 0, runs: 1 })?
+    } else {
+        let plan = Plan { iterations: a.int_iters, warmup: 1, runs: 1 };
+        let mul_widths = a
+            .int_mul_widths
+            .iter()
+            .filter(|w| !w.is_empty() && w.as_str() != "none")
+            .map(|w| w.parse::<usize>().map_err(|_| Fail::Usage(format!("--int-mul-widths: `{w}` is not a width"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        IntCases::new(&int_ops, &a.int_widths, &mul_widths, plan)?
+    };
+    let total = (cfg.total_calls() + int_cases.total_calls()) * sets.len();
+    let mut progress = fhe_bench::stderr_progress(total);
+    let mut report = fhe_bench::run_report(target.as_ref(), &sets, &cfg, &lane, gate, &mut progress)
+        .map_err(|e| Fail::Failed(e.to_string()))?;
     if failed {
         return Err(Fail::Failed(format!("{} failed the equivalence gate: no numbers reported", target.name())));
     }
-    let root = workspace_root();
-    let path = fhe_bench::write_results(&root.join("bench/results"), &lane, &report)
-        .map_err(|e| Fail::Failed(e.to_string()))?;
+    report.rows.extend(bench_int::measure(&target, &sets, &int_cases, &mut progress)?);
+    // Peers run in the same process right after our rows; their rows go into the same
+    // file (`backend` tells them apart), so the ratios can be recomputed from it.
+    let ratios = if a.peers {
+        let rows = peers(&sets, &cfg)?;
+        let ratios = fhe_bench::ratios(&report.rows, &rows);
+        report.rows.extend(rows);
+        Some(ratios)
+    } else {
+        None
+    };
+    let dir = a.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results"));
+    let path = fhe_bench::write_results(&dir, &lane, &report).map_err(|e| Fail::Failed(e.to_string()))?;
     println!("{}", fhe_bench::format_table(&report));
-    println!("results written to {}", path.display());
-    if a.peers {
-        peers(&report, &sets, &cfg)?;
+    if let Some(ratios) = ratios {
+        println!("ours over theirs (median; below 1.00x we are faster):");
+        println!("{}", fhe_bench::format_ratios(&ratios));
     }
+    println!("results written to {}", path.display());
     Ok(())
 }
 
 #[cfg(feature = "peers")]
-fn peers(report: &fhe_bench::Report, sets: &[ParamSet], cfg: &SuiteConfig) -> Result<(), Fail> {
-    let rows = fhe_bench::peers::run_peers(sets, cfg, &mut fhe_bench::no_progress())
-        .map_err(|e| Fail::Failed(e.to_string()))?;
-    let ratios = fhe_bench::ratios(&report.rows, &rows);
-    println!("{}", fhe_bench::format_ratios(&ratios));
-    Ok(())
+fn peers(sets: &[ParamSet], cfg: &SuiteConfig) -> Result<Vec<fhe_bench::Row>, Fail> {
+    fhe_bench::peers::run_peers(sets, cfg, &mut fhe_bench::no_progress()).map_err(|e| Fail::Failed(e.to_string()))
 }
 
 #[cfg(not(feature = "peers"))]
-fn peers(_: &fhe_bench::Report, _: &[ParamSet], _: &SuiteConfig) -> Result<(), Fail> {
+fn peers(_: &[ParamSet], _: &SuiteConfig) -> Result<Vec<fhe_bench::Row>, Fail> {
     Err(Fail::Usage(
         "--peers needs the peers feature: cargo run --release -p xtask --features peers -- bench --peers".into(),
     ))

@@ -9,7 +9,11 @@
 //! - `equiv sweep --backend B --seeds N [--params P]`: KAT replay, then an orthogonal
 //!   bootstrap sweep, seeds `Seed::derive("lux-fhe-backend-equiv-sweep-v1", k)`.
 //! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`: see `bench.rs`.
+//! - `recommend ntt --suite kernel|primitive --params P [--backend NAME]...`: screens
+//!   the NTT variants and recommends one; see `recommend.rs`.
 //! - `list-backends`: what this build can run here.
+//! - `device-check [--dir D]`: the bundle for a GPU machine without Rust: release binary,
+//!   KAT corpus, `run.sh` (equivalence gate first, then the CUDA and CPU benches).
 //! - `soak [--gates 100000] [--params P] [--backend B]`: random chained gates, zero
 //!   wrong results.
 //!
@@ -26,6 +30,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod bench;
+mod bench_int;
+mod device_check;
+mod recommend;
 
 use clap::{Args, Parser, Subcommand};
 use fhe_api::registry::parse_selection;
@@ -55,9 +62,14 @@ enum Cmd {
     /// Random chained gates on one backend, every result checked.
     Soak(SoakArgs),
     /// Benchmarks (equivalence gate first), JSON results, charts.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
+    /// Screen implementation variants and recommend one (`recommend ntt`).
+    #[command(subcommand)]
+    Recommend(recommend::RecommendCmd),
     /// Prints the backends and CPU NTT variants this build can run here, one a line.
     ListBackends,
+    /// Packs the release binary, KAT corpus and run.sh for a GPU machine with no Rust.
+    DeviceCheck(device_check::DeviceCheckArgs),
 }
 
 #[derive(Subcommand)]
@@ -94,8 +106,9 @@ enum EquivCmd {
 
 #[derive(Args)]
 struct BackendArg {
-    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu` (or `auto`).
-    #[arg(long, default_value = "cpu")]
+    /// `cpu`, `cpu:<ntt-variant>`, `cuda`, `hip`, `wgpu` (or `auto`); defaults to
+    /// `LUX_FHE_BACKEND`, else `cpu`.
+    #[arg(long, env = "LUX_FHE_BACKEND", default_value = "cpu")]
     backend: String,
 }
 
@@ -180,7 +193,8 @@ fn registry() -> Registry {
 /// Constructs the backend `value` names, or says why it cannot run here.
 pub(crate) fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
     let (selection, variant) = parse_selection(Some(value)).map_err(|e| Fail::Usage(e.to_string()))?;
-    let options = BackendOptions { ntt_variant: variant.clone(), device: 0 };
+    let device = fhe_api::registry::device_from_env().map_err(|e| Fail::Usage(e.to_string()))?;
+    let options = BackendOptions { ntt_variant: variant.clone(), device };
     match registry().create(&selection, &options) {
         Ok(b) => Ok(b),
         Err(FheError::Unavailable { backend, cause }) => {
@@ -356,8 +370,10 @@ fn main() -> ExitCode {
         Cmd::Equiv(EquivCmd::Dispatch(a)) => equiv_dispatch(a),
         Cmd::Equiv(EquivCmd::Sweep { args, corpus }) => equiv_sweep(args, corpus.dir()),
         Cmd::Soak(a) => soak(a),
-        Cmd::Bench(a) => bench::run(a),
+        Cmd::Bench(a) => bench::run(*a),
+        Cmd::Recommend(c) => recommend::run(c),
         Cmd::ListBackends => list_backends(),
+        Cmd::DeviceCheck(a) => device_check::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,7 +9,7 @@ mod ntt;
 
 pub use bootstrap::{check_params, BootstrapOps, PreparedKey};
 pub use keys::KeyOps;
-pub use ntt::NttOps;
+pub use ntt::{check_ntt_input, NttOps};
 
 use crate::registry::BackendKind;
 

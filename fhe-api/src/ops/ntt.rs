@@ -9,7 +9,7 @@
 //!
 //! `data` holds a batch: its length is a multiple of `N`, one polynomial after another.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::params::ParamSet;
 
 pub trait NttOps {
@@ -17,4 +17,21 @@ pub trait NttOps {
     fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()>;
     /// The NTT variant in use (`reference`, `harvey`, ...).
     fn ntt_variant(&self) -> &str;
+}
+
+/// The input contract of both transforms, checked by every backend before it touches
+/// `data`: a whole number of polynomials, every coefficient below `Q`.
+pub fn check_ntt_input(params: ParamSet, data: &[u64]) -> Result<()> {
+    let p = params.params();
+    if !data.len().is_multiple_of(p.big_n()) {
+        return Err(Error::InvalidInput(format!(
+            "NTT batch length {} is not a multiple of N = {}",
+            data.len(),
+            p.big_n()
+        )));
+    }
+    if let Some(i) = data.iter().position(|&x| x >= p.q_ring()) {
+        return Err(Error::InvalidInput(format!("NTT input {i} is not below Q = {}", p.q_ring())));
+    }
+    Ok(())
 }

@@ -10,57 +10,16 @@ mod reference;
 
 use std::sync::Arc;
 
-use fhe_api::math::{bit_reverse, inv_mod, negacyclic_root, pow_mod};
-use fhe_api::params::Params;
 use fhe_api::{BackendKind, Error, Result};
-
-use crate::modulus::{shoup, Modulus};
 
 pub use avx2::Avx2;
 pub use avx512::Avx512;
 pub use harvey::Harvey;
 pub use reference::Reference;
 
-/// Tables shared by every variant: `psi^bitrev(k)` and `psi^-bitrev(k)` with their
-/// Shoup companions, and `1/N`.
-#[derive(Debug)]
-pub struct NttTables {
-    pub n: usize,
-    pub log_n: u32,
-    pub modulus: Modulus,
-    pub psi: u64,
-    pub psi_rev: Vec<u64>,
-    pub psi_rev_shoup: Vec<u64>,
-    pub ipsi_rev: Vec<u64>,
-    pub ipsi_rev_shoup: Vec<u64>,
-    pub n_inv: u64,
-    pub n_inv_shoup: u64,
-}
-
-impl NttTables {
-    pub fn new(params: &Params) -> NttTables {
-        let q = params.q_ring();
-        let n = params.big_n();
-        let log_n = n.trailing_zeros();
-        let psi = negacyclic_root(q, n).expect("parameter sets are validated: Q prime, Q = 1 mod 2N");
-        let ipsi = inv_mod(psi, q);
-        let psi_rev: Vec<u64> = (0..n).map(|k| pow_mod(psi, bit_reverse(k, log_n) as u64, q)).collect();
-        let ipsi_rev: Vec<u64> = (0..n).map(|k| pow_mod(ipsi, bit_reverse(k, log_n) as u64, q)).collect();
-        let n_inv = inv_mod(n as u64, q);
-        NttTables {
-            n,
-            log_n,
-            modulus: Modulus::new(q),
-            psi,
-            psi_rev_shoup: psi_rev.iter().map(|&w| shoup(w, q)).collect(),
-            psi_rev,
-            ipsi_rev_shoup: ipsi_rev.iter().map(|&w| shoup(w, q)).collect(),
-            ipsi_rev,
-            n_inv,
-            n_inv_shoup: shoup(n_inv, q),
-        }
-    }
-}
+/// The twiddle tables every variant reads (their home is `fhe-api`, shared with the GPU
+/// backends' table uploads).
+pub use fhe_api::twiddles::NttTables;
 
 /// One NTT implementation for one ring.
 pub trait NttEngine: Send + Sync {
@@ -110,7 +69,7 @@ pub fn find_variant(name: &str) -> Result<&'static NttVariant> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fhe_api::math::{mul_mod, ntt_slot_exponent};
+    use fhe_api::math::{mul_mod, ntt_slot_exponent, pow_mod};
     use fhe_api::ParamSet;
     use rand_chacha::rand_core::{RngCore, SeedableRng};
 

@@ -1,0 +1,665 @@
+//! Measuring the candidates of a recommendation on real backends, the report file and
+//! its printed form.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use fhe_api::gates::{self, Gate};
+use fhe_api::{Backend, ExtractedLwe, LweCiphertext, ParamSet, PreparedKey, Seed};
+use serde::{Deserialize, Serialize};
+
+use super::{rotation, score, CandidateTimings, OpTimings, Scoring, Suite, SuiteOp};
+use crate::env::{file_timestamp, Environment};
+use crate::error::{Error, Result};
+use crate::ops::{ntt_input, Progress};
+use crate::report::sanitize;
+use crate::stats::{sample_with, Plan};
+use crate::table::{format_ns, render};
+
+/// Version of the recommendation file format (`bench/recommend.schema.json`).
+pub const RECOMMEND_SCHEMA_VERSION: u32 = 1;
+
+/// What a recommendation run measures and how often.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecommendConfig {
+    pub suite: Suite,
+    pub params: ParamSet,
+    /// Repetitions; each one measures every candidate, in a rotated order.
+    pub reps: usize,
+    /// Timed calls per operation, candidate and repetition.
+    pub iterations: usize,
+    /// Discarded calls before each operation's timed calls.
+    pub warmup: usize,
+    /// Root string of the key and ciphertext seeds (primitive suite).
+    pub seed_root: String,
+}
+
+impl RecommendConfig {
+    /// Seed 1's shape: 3 repetitions, 3 warm-up calls, the suite's default iterations.
+    pub fn new(suite: Suite, params: ParamSet) -> RecommendConfig {
+        RecommendConfig {
+            suite,
+            params,
+            reps: 3,
+            iterations: suite.default_iterations(),
+            warmup: 3,
+            seed_root: "lux-fhe-recommend-v1".to_string(),
+        }
+    }
+
+    fn plan(&self) -> Plan {
+        Plan { iterations: self.iterations, warmup: self.warmup, runs: 1 }
+    }
+}
+
+/// How to select a backend and NTT variant: in Rust, through the facade, and in the
+/// environment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Constructor {
+    /// e.g. `CpuBackend::new(Some("avx512"))`.
+    pub rust: String,
+    /// e.g. `Engine::with_backend("cpu:avx512")`.
+    pub engine: String,
+    /// e.g. `LUX_FHE_BACKEND=cpu LUX_FHE_NTT=avx512`.
+    pub env: String,
+}
+
+/// The [`Constructor`] lines of a `Backend::name()` such as `cpu:avx512`.
+pub fn constructor_lines(backend: &str) -> Constructor {
+    let (kind, variant) = backend.split_once(':').unwrap_or((backend, ""));
+    let engine = format!("Engine::with_backend({backend:?})");
+    match (kind, variant) {
+        ("cpu", "") => Constructor { rust: "CpuBackend::new(None)".into(), engine, env: "LUX_FHE_BACKEND=cpu".into() },
+        ("cpu", v) => Constructor {
+            rust: format!("CpuBackend::new(Some({v:?}))"),
+            engine,
+            env: format!("LUX_FHE_BACKEND=cpu LUX_FHE_NTT={v}"),
+        },
+        (k, "") => Constructor { rust: engine.clone(), engine, env: format!("LUX_FHE_BACKEND={k}") },
+        (k, v) => Constructor { rust: engine.clone(), engine, env: format!("LUX_FHE_BACKEND={k} LUX_FHE_NTT={v}") },
+    }
+}
+
+/// One recommendation file (documented in `bench/SCHEMA.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    pub schema_version: u32,
+    /// Always `ntt_recommendation` (tells these files from bench result files).
+    pub kind: String,
+    pub suite: Suite,
+    pub params: String,
+    /// The current default, a `Backend::name()`.
+    pub default: String,
+    /// Where the default comes from: `built-in` or `LUX_FHE_NTT`.
+    pub default_source: String,
+    /// The candidates, in the order given.
+    pub requested: Vec<String>,
+    pub operations: Vec<String>,
+    pub reps: usize,
+    pub iterations: usize,
+    pub warmup: usize,
+    /// The order the qualified candidates were measured in, per repetition.
+    pub order_per_rep: Vec<Vec<String>>,
+    /// The backend whose results every candidate's were compared with.
+    pub oracle: String,
+    /// What the correctness check compared.
+    pub check: String,
+    pub environment: Environment,
+    #[serde(flatten)]
+    pub scoring: Scoring,
+    /// How to select the winner.
+    pub constructor: Constructor,
+}
+
+/// Inputs and oracle outputs shared by every candidate of a primitive run.
+struct PrimitiveInputs {
+    ek: fhe_api::EvaluationKey,
+    /// `[x, a, b]`: `x` is bootstrapped and key-switched, `a AND b` is the gate.
+    cts: Vec<LweCiphertext>,
+    rotated: Vec<ExtractedLwe>,
+    switched: Vec<LweCiphertext>,
+    bootstrapped: Vec<LweCiphertext>,
+    gate: Vec<LweCiphertext>,
+}
+
+/// What one qualified candidate needs to be timed.
+enum Setup {
+    Kernel { input: Vec<u64> },
+    Primitive { key: PreparedKey, rotated: Vec<ExtractedLwe> },
+}
+
+fn first_difference<T: PartialEq>(got: &[T], want: &[T]) -> Option<usize> {
+    if got.len() != want.len() {
+        return Some(got.len().min(want.len()));
+    }
+    got.iter().zip(want).position(|(g, w)| g != w)
+}
+
+fn compare<T: PartialEq>(what: &str, got: &[T], want: &[T], oracle: &str) -> std::result::Result<(), String> {
+    match first_difference(got, want) {
+        None => Ok(()),
+        Some(i) => Err(format!("{what} differs from the oracle {oracle} at word {i}")),
+    }
+}
+
+fn words(cts: &[LweCiphertext]) -> Vec<u32> {
+    cts.iter().flat_map(|c| c.as_words().iter().copied()).collect()
+}
+
+fn extracted_words(cts: &[ExtractedLwe]) -> Vec<u64> {
+    cts.iter().flat_map(|c| c.as_words().iter().copied()).collect()
+}
+
+/// Checks a candidate against the oracle and prepares what timing it needs; `Err` is
+/// the disqualification reason (a differing result, or an error of the candidate).
+fn check_kernel(b: &dyn Backend, params: ParamSet, oracle: &dyn Backend) -> Result<std::result::Result<Setup, String>> {
+    let input = ntt_input(params, 1);
+    let mut want = input.clone();
+    oracle.ntt_forward(params, &mut want)?;
+    let o = oracle.name();
+    let verdict = (|| {
+        let mut got = input.clone();
+        b.ntt_forward(params, &mut got).map_err(|e| format!("ntt_forward failed: {e}"))?;
+        compare("ntt_forward", &got, &want, &o)?;
+        b.ntt_inverse(params, &mut got).map_err(|e| format!("ntt_inverse failed: {e}"))?;
+        compare("ntt_inverse", &got, &input, &o)
+    })();
+    Ok(verdict.map(|()| Setup::Kernel { input }))
+}
+
+fn primitive_inputs(oracle: &dyn Backend, config: &RecommendConfig) -> Result<PrimitiveInputs> {
+    let keys = oracle.keygen_from_seed(config.params, &Seed::derive(&config.seed_root, 0))?;
+    let cts = (0..3u64)
+        .map(|i| oracle.encrypt_bit_seeded(&keys.pk, i != 2, &Seed::derive(&config.seed_root, 1 + i)))
+        .collect::<fhe_api::Result<Vec<_>>>()?;
+    let key = oracle.prepare(&keys.ek)?;
+    let rotated = oracle.blind_rotate_batch(&key, &cts[0..1])?;
+    let switched = oracle.key_switch_batch(&key, &rotated)?;
+    let bootstrapped = oracle.bootstrap_batch(&key, &cts[0..1])?;
+    let gate = gates::gate_batch(oracle, &key, Gate::And, &cts[1..2], &cts[2..3])?;
+    // The oracle itself must be right: true AND false is false, and a bootstrap keeps x.
+    if oracle.decrypt_bit(&keys.sk, &gate[0])? || !oracle.decrypt_bit(&keys.sk, &bootstrapped[0])? {
+        return Err(Error::InvalidInput(format!("the oracle {} decrypts a wrong gate result", oracle.name())));
+    }
+    Ok(PrimitiveInputs { ek: keys.ek, cts, rotated, switched, bootstrapped, gate })
+}
+
+fn check_primitive(b: &dyn Backend, inputs: &PrimitiveInputs, oracle: &str) -> std::result::Result<Setup, String> {
+    fn fail(what: &'static str) -> impl Fn(fhe_api::Error) -> String {
+        move |e| format!("{what} failed: {e}")
+    }
+    let key = b.prepare(&inputs.ek).map_err(fail("prepare"))?;
+    let rotated = b.blind_rotate_batch(&key, &inputs.cts[0..1]).map_err(fail("blind_rotate"))?;
+    compare("blind_rotate", &extracted_words(&rotated), &extracted_words(&inputs.rotated), oracle)?;
+    let switched = b.key_switch_batch(&key, &rotated).map_err(fail("key_switch"))?;
+    compare("key_switch", &words(&switched), &words(&inputs.switched), oracle)?;
+    let boot = b.bootstrap_batch(&key, &inputs.cts[0..1]).map_err(fail("bootstrap"))?;
+    compare("bootstrap", &words(&boot), &words(&inputs.bootstrapped), oracle)?;
+    let gate = gates::gate_batch(b, &key, Gate::And, &inputs.cts[1..2], &inputs.cts[2..3]).map_err(fail("gate_and"))?;
+    compare("gate_and", &words(&gate), &words(&inputs.gate), oracle)?;
+    Ok(Setup::Primitive { key, rotated })
+}
+
+fn time_op(
+    b: &dyn Backend,
+    setup: &Setup,
+    inputs: Option<&PrimitiveInputs>,
+    op: SuiteOp,
+    config: &RecommendConfig,
+    tick: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<f64>> {
+    let params = config.params;
+    let plan = config.plan();
+    let runs = match (op, setup, inputs) {
+        (SuiteOp::NttForward | SuiteOp::NttInverse | SuiteOp::NttRoundTrip, Setup::Kernel { input }, _) => {
+            let mut data = input.clone();
+            sample_with(
+                || {
+                    if op != SuiteOp::NttInverse {
+                        b.ntt_forward(params, &mut data)?;
+                    }
+                    if op != SuiteOp::NttForward {
+                        b.ntt_inverse(params, &mut data)?;
+                    }
+                    std::hint::black_box(&data);
+                    Ok(())
+                },
+                plan,
+                tick,
+            )?
+        }
+        (SuiteOp::KeySwitch, Setup::Primitive { key, rotated }, _) => sample_with(
+            || {
+                std::hint::black_box(b.key_switch_batch(key, rotated)?);
+                Ok(())
+            },
+            plan,
+            tick,
+        )?,
+        (SuiteOp::Bootstrap, Setup::Primitive { key, .. }, Some(i)) => sample_with(
+            || {
+                std::hint::black_box(b.bootstrap_batch(key, &i.cts[0..1])?);
+                Ok(())
+            },
+            plan,
+            tick,
+        )?,
+        (SuiteOp::GateAnd, Setup::Primitive { key, .. }, Some(i)) => sample_with(
+            || {
+                std::hint::black_box(gates::gate_batch(b, key, Gate::And, &i.cts[1..2], &i.cts[2..3])?);
+                Ok(())
+            },
+            plan,
+            tick,
+        )?,
+        _ => return Err(Error::InvalidInput(format!("{op} is not an operation of the {} suite", config.suite))),
+    };
+    Ok(runs.into_iter().flatten().collect())
+}
+
+/// Screens `candidates` (at least two distinct backends) with `config`: each is first
+/// checked against `oracle` (disqualified when a result differs), then every qualified
+/// one is timed in every repetition, in the rotated order, and the timings are
+/// [`score`]d against `default` (the current default's `Backend::name()`, whose
+/// `default_source` is recorded).
+///
+/// Keys, ciphertexts and prepared keys are made before any timing.
+pub fn run_recommend(
+    candidates: &[Arc<dyn Backend>],
+    default: &str,
+    default_source: &str,
+    oracle: &dyn Backend,
+    config: &RecommendConfig,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Recommendation> {
+    let names: Vec<String> = candidates.iter().map(|b| b.name()).collect();
+    if names.len() < 2 {
+        return Err(Error::InvalidInput(format!(
+            "recommend needs at least two candidates, got {}: {}",
+            names.len(),
+            names.join(", ")
+        )));
+    }
+    if let Some((i, n)) = names.iter().enumerate().find(|(i, n)| names[..*i].contains(n)) {
+        return Err(Error::InvalidInput(format!("candidate {} ({n}) is listed twice", i + 1)));
+    }
+    if config.reps == 0 || config.iterations == 0 {
+        return Err(Error::InvalidPlan(format!(
+            "reps ({}) and iterations ({}) must be >= 1",
+            config.reps, config.iterations
+        )));
+    }
+    let params = config.params;
+    let oracle_name = oracle.name();
+    // Captured before anything is measured: the commit and date of the code that runs.
+    let environment = Environment::capture(candidates.first().map(|b| b.as_ref()));
+    let (inputs, check) = match config.suite {
+        Suite::Kernel => (None, "ntt_forward of one polynomial and ntt_inverse of the result, word for word"),
+        Suite::Primitive => (
+            Some(primitive_inputs(oracle, config)?),
+            "blind_rotate, key_switch, bootstrap and gate_and outputs, word for word (keys and inputs from the oracle)",
+        ),
+    };
+    let mut setups = Vec::with_capacity(candidates.len());
+    let mut timings = Vec::with_capacity(candidates.len());
+    for (b, name) in candidates.iter().zip(&names) {
+        let verdict = match &inputs {
+            None => check_kernel(b.as_ref(), params, oracle)?,
+            Some(i) => check_primitive(b.as_ref(), i, &oracle_name),
+        };
+        let disqualified = verdict.as_ref().err().cloned();
+        if let Some(why) = &disqualified {
+            tracing::warn!(candidate = %name, reason = %why, "disqualified");
+        }
+        let ops = config
+            .suite
+            .operations()
+            .iter()
+            .map(|o| OpTimings { operation: o.name().to_string(), reps: Vec::new() })
+            .collect();
+        timings.push(CandidateTimings { backend: name.clone(), disqualified, ops });
+        setups.push(verdict.ok());
+    }
+
+    let mut order_per_rep = Vec::with_capacity(config.reps);
+    for rep in 0..config.reps {
+        let order: Vec<usize> = rotation(candidates.len(), rep).into_iter().filter(|&i| setups[i].is_some()).collect();
+        order_per_rep.push(order.iter().map(|&i| names[i].clone()).collect());
+        for i in order {
+            let setup = setups[i].as_ref().expect("filtered");
+            for (j, &op) in config.suite.operations().iter().enumerate() {
+                let label = format!("rep {}/{} {} {params} {op}", rep + 1, config.reps, names[i]);
+                let calls = config.iterations;
+                progress(&Progress::Start { label: label.clone(), calls });
+                let samples =
+                    time_op(candidates[i].as_ref(), setup, inputs.as_ref(), op, config, &mut |done, calls| {
+                        progress(&Progress::Tick { label: label.clone(), done, calls })
+                    })?;
+                progress(&Progress::Finish { label });
+                timings[i].ops[j].reps.push(samples);
+            }
+        }
+    }
+
+    let scoring = score(&timings, default)?;
+    let constructor = constructor_lines(&scoring.winner);
+    Ok(Recommendation {
+        schema_version: RECOMMEND_SCHEMA_VERSION,
+        kind: "ntt_recommendation".to_string(),
+        suite: config.suite,
+        params: params.name().to_string(),
+        default: default.to_string(),
+        default_source: default_source.to_string(),
+        requested: names,
+        operations: config.suite.operations().iter().map(|o| o.name().to_string()).collect(),
+        reps: config.reps,
+        iterations: config.iterations,
+        warmup: config.warmup,
+        order_per_rep,
+        oracle: oracle_name,
+        check: check.to_string(),
+        environment,
+        scoring,
+        constructor,
+    })
+}
+
+/// Writes `rec` as JSON to `out`, or when `out` is `None` to
+/// `<dir>/<timestamp>-ntt-<suite>-<params>.json` (a second file in the same second gets
+/// `-2`, `-3`, ...). Returns the path.
+pub fn write_recommendation(dir: &Path, rec: &Recommendation, out: Option<&Path>) -> Result<PathBuf> {
+    let path = match out {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let stem = format!("{}-ntt-{}-{}", file_timestamp(SystemTime::now()), rec.suite, sanitize(&rec.params));
+            let mut path = dir.join(format!("{stem}.json"));
+            let mut n = 1;
+            while path.exists() {
+                n += 1;
+                path = dir.join(format!("{stem}-{n}.json"));
+            }
+            path
+        }
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(Error::io(parent))?;
+    }
+    let json = serde_json::to_string_pretty(rec)?;
+    std::fs::write(&path, json + "\n").map_err(Error::io(&path))?;
+    tracing::info!(path = %path.display(), "wrote NTT recommendation");
+    Ok(path)
+}
+
+/// The printed form: a header, one line per candidate (per-operation medians, score,
+/// relative latency, median CV, or why it was disqualified), the verdict and the
+/// constructor lines.
+pub fn format_recommendation(rec: &Recommendation) -> String {
+    let env = &rec.environment;
+    let s = &rec.scoring;
+    let mut out = format!(
+        "recommend ntt --suite {} --params {} | {} ({} cores) | commit {} | {} | {} reps x {} calls, {} warm-up\n",
+        rec.suite,
+        rec.params,
+        env.gpu_name.as_deref().unwrap_or(&env.cpu_model),
+        env.cores,
+        &env.git_commit[..env.git_commit.len().min(12)],
+        env.date_utc,
+        rec.reps,
+        rec.iterations,
+        rec.warmup,
+    );
+    let mut header: Vec<String> = vec!["backend".into()];
+    header.extend(rec.operations.iter().cloned());
+    header.extend(["score".into(), "vs fastest".into(), "median cv".into(), "status".into()]);
+    let mut right = vec![false];
+    right.extend(rec.operations.iter().map(|_| true));
+    right.extend([true, true, true, false]);
+    let lines: Vec<Vec<String>> = s
+        .candidates
+        .iter()
+        .map(|c| {
+            let mut l = vec![c.backend.clone()];
+            if c.disqualified.is_some() {
+                l.extend(rec.operations.iter().map(|_| "-".to_string()));
+                l.extend(["-".into(), "-".into(), "-".into()]);
+            } else {
+                l.extend(c.ops.iter().map(|o| format_ns(o.median_ns)));
+                l.push(c.score.map(|x| format!("{x:.3}")).unwrap_or_default());
+                l.push(c.relative_latency.map(|x| format!("{:+.1}%", 100.0 * x)).unwrap_or_default());
+                l.push(c.median_cv.map(|x| format!("{:.1}%", 100.0 * x)).unwrap_or_default());
+            }
+            let mut status = Vec::new();
+            if let Some(why) = &c.disqualified {
+                status.push(format!("DISQUALIFIED: {why}"));
+            }
+            if c.backend == s.baseline {
+                status.push(if s.baseline_is_default { "default".to_string() } else { "baseline".to_string() });
+            }
+            if c.backend == s.winner {
+                status.push("recommended".to_string());
+            }
+            l.push(status.join(", "));
+            l
+        })
+        .collect();
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    out.push_str(&render(&header_refs, &right, &lines));
+    out.push_str(&format!(
+        "score: geometric mean of per-operation median ratios to {}; near tie <= 3% keeps the default\n",
+        s.baseline
+    ));
+    out.push_str(&format!("fastest: {}; recommended: {}", s.fastest, s.winner));
+    if s.near_tie {
+        out.push_str(" (near tie: the current default is kept)");
+    }
+    out.push_str(&format!("\nconfidence: {} ({})\n", s.confidence, s.confidence_reason));
+    out.push_str(&format!(
+        "use: {}   or   {}   or   {}\n",
+        rec.constructor.rust, rec.constructor.engine, rec.constructor.env
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_cpu::CpuBackend;
+
+    #[test]
+    fn constructor_lines_name_the_variant() {
+        let c = constructor_lines("cpu:avx512");
+        assert_eq!(c.rust, r#"CpuBackend::new(Some("avx512"))"#);
+        assert_eq!(c.engine, r#"Engine::with_backend("cpu:avx512")"#);
+        assert_eq!(c.env, "LUX_FHE_BACKEND=cpu LUX_FHE_NTT=avx512");
+        let g = constructor_lines("cuda:radix4");
+        assert_eq!(g.rust, r#"Engine::with_backend("cuda:radix4")"#);
+        assert_eq!(g.env, "LUX_FHE_BACKEND=cuda LUX_FHE_NTT=radix4");
+    }
+
+    fn cpu(v: &str) -> Arc<dyn Backend> {
+        Arc::new(CpuBackend::new(Some(v)).unwrap())
+    }
+
+    fn tiny(suite: Suite) -> RecommendConfig {
+        RecommendConfig { reps: 2, iterations: 2, warmup: 0, ..RecommendConfig::new(suite, ParamSet::PN10QP27) }
+    }
+
+    #[test]
+    fn fewer_than_two_or_duplicate_candidates_are_errors() {
+        let oracle = CpuBackend::oracle();
+        let cfg = tiny(Suite::Kernel);
+        let one = [cpu("harvey")];
+        let e = run_recommend(&one, "cpu:harvey", "built-in", &oracle, &cfg, &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("at least two"), "{e}");
+        let twice = [cpu("harvey"), cpu("harvey")];
+        let e = run_recommend(&twice, "cpu:harvey", "built-in", &oracle, &cfg, &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
+        let zero = RecommendConfig { reps: 0, ..cfg };
+        let two = [cpu("harvey"), cpu("reference")];
+        assert!(matches!(
+            run_recommend(&two, "cpu:harvey", "built-in", &oracle, &zero, &mut |_| {}),
+            Err(Error::InvalidPlan(_))
+        ));
+    }
+
+    /// A real (tiny) kernel run: every candidate checked and timed in every repetition,
+    /// in rotated order; the file round-trips and carries the schema's required fields.
+    #[test]
+    fn kernel_run_makes_a_complete_report() {
+        let oracle = CpuBackend::oracle();
+        let cands = [cpu("harvey"), cpu("reference")];
+        let mut starts = Vec::new();
+        let rec = run_recommend(&cands, "cpu:harvey", "built-in", &oracle, &tiny(Suite::Kernel), &mut |p| {
+            if let Progress::Start { label, .. } = p {
+                starts.push(label.clone())
+            }
+        })
+        .unwrap();
+        assert_eq!(starts.len(), 2 * 2 * 3);
+        assert_eq!(rec.order_per_rep, vec![vec!["cpu:harvey", "cpu:reference"], vec!["cpu:reference", "cpu:harvey"]]);
+        assert!(starts[0].contains("cpu:harvey") && starts[6].contains("cpu:reference"), "{starts:?}");
+        for c in &rec.scoring.candidates {
+            assert!(c.disqualified.is_none(), "{c:?}");
+            assert_eq!(c.ops.len(), 3);
+            assert!(c.ops.iter().all(|o| o.samples == 4 && o.rep_medians_ns.len() == 2 && o.median_ns > 0.0));
+        }
+        assert!(["cpu:harvey", "cpu:reference"].contains(&rec.scoring.winner.as_str()));
+        assert!(rec.constructor.rust.contains(rec.scoring.winner.trim_start_matches("cpu:")));
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_recommendation(dir.path(), &rec, None).unwrap();
+        assert!(path.file_name().unwrap().to_string_lossy().ends_with("-ntt-kernel-PN10QP27.json"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let back: Recommendation = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, rec);
+        let again = write_recommendation(dir.path(), &rec, None).unwrap();
+        assert_ne!(again, path);
+
+        // Every field the schema requires is present, at the top and per candidate.
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../bench/recommend.schema.json")).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let required = |v: &serde_json::Value| -> Vec<String> {
+            v["required"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+        };
+        for f in required(&schema) {
+            assert!(doc.get(&f).is_some(), "missing top-level field {f}");
+        }
+        for f in required(&schema["$defs"]["candidate"]) {
+            assert!(doc["candidates"][0].get(&f).is_some(), "missing candidate field {f}");
+        }
+        for f in required(&schema["$defs"]["operation"]) {
+            assert!(doc["candidates"][0]["ops"][0].get(&f).is_some(), "missing operation field {f}");
+        }
+        let printed = format_recommendation(&rec);
+        assert!(printed.contains("recommended: ") && printed.contains("confidence: "), "{printed}");
+        assert!(printed.contains(&rec.constructor.rust), "{printed}");
+    }
+
+    /// The primitive suite checks results before timing: both CPU variants agree with
+    /// the oracle here, so both are timed.
+    #[test]
+    fn primitive_run_checks_then_times() {
+        let oracle = CpuBackend::oracle();
+        let cands = [cpu(fhe_cpu::ntt::default_variant()), cpu("harvey")];
+        let cfg = RecommendConfig {
+            reps: 1,
+            iterations: 1,
+            warmup: 0,
+            ..RecommendConfig::new(Suite::Primitive, ParamSet::PN10QP27)
+        };
+        let default = cands[0].name();
+        if default == "cpu:harvey" {
+            return; // a CPU without AVX2: the two candidates would be the same backend
+        }
+        let rec = run_recommend(&cands, &default, "built-in", &oracle, &cfg, &mut |_| {}).unwrap();
+        assert!(rec.check.contains("bootstrap"));
+        for c in &rec.scoring.candidates {
+            assert!(c.disqualified.is_none(), "{c:?}");
+            assert_eq!(
+                c.ops.iter().map(|o| o.operation.as_str()).collect::<Vec<_>>(),
+                ["key_switch", "bootstrap", "gate_and"]
+            );
+        }
+    }
+
+    /// The CPU backend with a forward NTT that is wrong in one slot: fast, but wrong.
+    struct WrongNtt(CpuBackend);
+
+    impl fhe_api::KeyOps for WrongNtt {}
+
+    impl fhe_api::NttOps for WrongNtt {
+        fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> fhe_api::Result<()> {
+            self.0.ntt_forward(params, data)?;
+            data[7] = (data[7] + 1) % params.params().q_ring();
+            Ok(())
+        }
+        fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> fhe_api::Result<()> {
+            self.0.ntt_inverse(params, data)
+        }
+        fn ntt_variant(&self) -> &str {
+            "wrong"
+        }
+    }
+
+    impl fhe_api::BootstrapOps for WrongNtt {
+        fn prepare(&self, ek: &fhe_api::EvaluationKey) -> fhe_api::Result<PreparedKey> {
+            self.0.prepare(ek)
+        }
+        fn blind_rotate_batch(
+            &self,
+            key: &PreparedKey,
+            inputs: &[LweCiphertext],
+        ) -> fhe_api::Result<Vec<ExtractedLwe>> {
+            self.0.blind_rotate_batch(key, inputs)
+        }
+        fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> fhe_api::Result<Vec<LweCiphertext>> {
+            self.0.key_switch_batch(key, inputs)
+        }
+    }
+
+    impl Backend for WrongNtt {
+        fn kind(&self) -> fhe_api::BackendKind {
+            fhe_api::BackendKind::Cpu
+        }
+        fn name(&self) -> String {
+            "cpu:wrong".into()
+        }
+        fn device_info(&self) -> fhe_api::DeviceInfo {
+            self.0.device_info()
+        }
+    }
+
+    #[test]
+    fn a_wrong_variant_is_reported_and_never_timed_or_recommended() {
+        let oracle = CpuBackend::oracle();
+        let wrong: Arc<dyn Backend> = Arc::new(WrongNtt(CpuBackend::new(Some("harvey")).unwrap()));
+        let cands = [wrong, cpu("reference")];
+        let mut labels = Vec::new();
+        let rec = run_recommend(&cands, "cpu:wrong", "built-in", &oracle, &tiny(Suite::Kernel), &mut |p| {
+            if let Progress::Start { label, .. } = p {
+                labels.push(label.clone())
+            }
+        })
+        .unwrap();
+        let w = rec.scoring.candidates.iter().find(|c| c.backend == "cpu:wrong").unwrap();
+        let why = w.disqualified.as_deref().unwrap();
+        assert!(why.contains("ntt_forward differs") && why.contains("word 7"), "{why}");
+        assert!(w.ops.is_empty() && w.score.is_none());
+        assert!(labels.iter().all(|l| !l.contains("cpu:wrong")), "{labels:?}");
+        assert_eq!(rec.scoring.winner, "cpu:reference");
+        assert!(!rec.scoring.baseline_is_default);
+        assert!(format_recommendation(&rec).contains("DISQUALIFIED"));
+    }
+
+    #[test]
+    fn differing_results_disqualify() {
+        let got = [1u32, 2, 3];
+        assert_eq!(first_difference(&got, &[1, 2, 3]), None);
+        assert_eq!(first_difference(&got, &[1, 9, 3]), Some(1));
+        assert_eq!(first_difference(&got, &[1, 2]), Some(2));
+        let e = compare("bootstrap", &got, &[1, 2, 4], "cpu:reference").unwrap_err();
+        assert!(e.contains("bootstrap differs") && e.contains("word 2"), "{e}");
+    }
+}

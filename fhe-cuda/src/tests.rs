@@ -1,0 +1,69 @@
+use fhe_api::{BackendOptions, ParamSet, Probe};
+use fhe_gpu::{kernel_source, Dialect, KERNELS};
+
+use super::*;
+
+/// On a machine without CUDA: unavailable with a cause, never a panic. On one with a
+/// device: the conformance checks below run instead.
+#[test]
+fn probe_and_create_never_panic() {
+    match probe() {
+        Probe::Hardware => assert!(create(&BackendOptions::default()).is_ok()),
+        Probe::Software => panic!("CUDA never reports a software device"),
+        Probe::Unavailable(cause) => {
+            let e = create(&BackendOptions::default()).err().expect("create must fail when the probe does");
+            assert!(e.to_string().contains("unavailable"), "{e}");
+            assert!(!cause.to_string().is_empty());
+        }
+    }
+    let e = CudaDriver::open(9999).err().expect("no machine has 10000 GPUs");
+    assert!(matches!(e, Error::Unavailable { .. }), "{e}");
+}
+
+/// Every kernel compiles with NVRTC for `sm_90` (Hopper) for every parameter set. Where
+/// NVRTC is absent this is skipped, unless `LUX_FHE_REQUIRE_NVRTC=1` (CI) makes the
+/// absence a failure.
+#[test]
+fn every_kernel_compiles_for_sm_90() {
+    // SAFETY: only tries to dlopen libnvrtc.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        assert!(
+            std::env::var("LUX_FHE_REQUIRE_NVRTC").as_deref() != Ok("1"),
+            "LUX_FHE_REQUIRE_NVRTC=1 but libnvrtc.so.12 is not on the loader path"
+        );
+        eprintln!("skipped: libnvrtc not found (pip install nvidia-cuda-nvrtc-cu12, see .ci/run)");
+        return;
+    }
+    for set in ParamSet::ALL {
+        let ptx = compile_ptx(&kernel_source(set, Dialect::Cuda), "sm_90").unwrap_or_else(|e| panic!("{set}: {e}"));
+        assert!(ptx.contains(".target sm_90"), "{set}: PTX is not for sm_90");
+        for k in KERNELS {
+            assert!(ptx.contains(&format!(".entry {k}(")), "{set}: kernel {k} missing from the PTX");
+        }
+    }
+}
+
+#[test]
+fn a_compile_error_is_an_error_with_the_log() {
+    // SAFETY: only tries to dlopen libnvrtc.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        eprintln!("skipped: libnvrtc not found");
+        return;
+    }
+    let e = compile_ptx("extern \"C\" __global__ void k() { this is not C++; }", "sm_90").unwrap_err().to_string();
+    assert!(e.contains("NVRTC failed") && e.contains("error"), "{e}");
+}
+
+fn device_backend() -> std::sync::Arc<CudaBackend> {
+    let driver = CudaDriver::open(fhe_api::registry::device_from_env().unwrap()).unwrap();
+    std::sync::Arc::new(CudaBackend::new(driver, Dialect::Cuda, &BackendOptions::default()).unwrap())
+}
+
+// The shared conformance suite on a CUDA device: `cargo test -p fhe-cuda -- --ignored`
+// there (the device-check bundle carries this test binary and runs it after the gate).
+fhe_api::conformance_tests!(
+    ignore = "needs a CUDA device",
+    device_backend(),
+    std::sync::Arc::new(fhe_cpu::CpuBackend::oracle()),
+    gates_per_set = 1000
+);

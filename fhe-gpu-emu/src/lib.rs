@@ -1,0 +1,154 @@
+//! `fhe-gpu-emu`: the GPU kernels of `fhe-gpu`, compiled as C++ by `build.rs` and run on
+//! the CPU: each block as `blockDim` threads sharing a barrier, blocks one after another.
+//! It exists so CI (no GPU) runs the very kernel source CUDA and HIP compile, through
+//! the very [`GpuBackend`] they use, and compares the bytes with the oracle. It is slow
+//! (a thread switch per barrier) and only for tests; it is not a registry backend.
+//!
+//! What it cannot show: anything a real device adds (memory ordering between blocks,
+//! warp scheduling, driver and compiler bugs). Those need the device checks.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uint, CString};
+use std::sync::Mutex;
+
+use fhe_api::{BackendKind, BackendOptions, DeviceInfo, Error, ParamSet, Result};
+use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, LaunchArgs, LaunchShape};
+
+type LaunchFn = unsafe extern "C" fn(*const c_char, c_uint, c_uint, c_uint, *const LaunchArgs) -> c_int;
+
+extern "C" {
+    fn lux_emu_pn10qp27_launch(
+        name: *const c_char,
+        grid: c_uint,
+        block: c_uint,
+        smem: c_uint,
+        a: *const LaunchArgs,
+    ) -> c_int;
+    fn lux_emu_pn11qp54_launch(
+        name: *const c_char,
+        grid: c_uint,
+        block: c_uint,
+        smem: c_uint,
+        a: *const LaunchArgs,
+    ) -> c_int;
+    fn lux_emu_pn10qp25q_launch(
+        name: *const c_char,
+        grid: c_uint,
+        block: c_uint,
+        smem: c_uint,
+        a: *const LaunchArgs,
+    ) -> c_int;
+}
+
+/// Threads per emulated block: few, so barriers stay cheap; not a power-of-two divisor
+/// of N on purpose, so the kernels' strided loops are exercised with ragged tails.
+const EMU_MAX_BLOCK: u32 = 12;
+const EMU_WARP: u32 = 4;
+
+/// The emulator as a [`GpuDriver`]: host memory stands in for device memory.
+#[derive(Default)]
+pub struct EmuDriver {
+    allocations: Mutex<HashMap<u64, Box<[u64]>>>,
+}
+
+/// A "module": the parameter set whose C++ unit was compiled at build time.
+pub struct EmuModule(ParamSet);
+
+/// The GPU backend running on the emulator.
+pub fn emulated_backend() -> Result<GpuBackend<EmuDriver>> {
+    GpuBackend::new(EmuDriver::default(), Dialect::HostEmu, &BackendOptions::default())
+}
+
+// SAFETY: `alloc` returns the address of a live boxed slice of at least `bytes` bytes,
+// kept until `free`; launches run synchronously, so issue order holds.
+unsafe impl GpuDriver for EmuDriver {
+    type Module = EmuModule;
+
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn label(&self) -> String {
+        "gpu-emu".to_string()
+    }
+
+    fn device_info(&self) -> DeviceInfo {
+        DeviceInfo { name: "CPU emulator of the fhe-gpu kernels".into(), driver: None, software: true }
+    }
+
+    fn warp_size(&self) -> u32 {
+        EMU_WARP
+    }
+
+    fn max_block(&self) -> u32 {
+        EMU_MAX_BLOCK
+    }
+
+    fn compile(&self, set: ParamSet, source: &str) -> Result<EmuModule> {
+        // The C++ was compiled from exactly this text at build time; refuse anything else.
+        if source != kernel_source(set, Dialect::HostEmu) {
+            return Err(Error::Device {
+                backend: BackendKind::Cuda,
+                detail: "the emulator runs only the kernel source it was built from".into(),
+            });
+        }
+        Ok(EmuModule(set))
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<u64> {
+        let buf = vec![0u64; bytes.div_ceil(8)].into_boxed_slice();
+        let ptr = buf.as_ptr() as u64;
+        self.allocations.lock().expect("allocation table").insert(ptr, buf);
+        Ok(ptr)
+    }
+
+    unsafe fn free(&self, ptr: u64) {
+        self.allocations.lock().expect("allocation table").remove(&ptr);
+    }
+
+    unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
+        // SAFETY: the caller guarantees `dst .. dst + len` is inside a live allocation,
+        // which is host memory here and cannot overlap the borrowed `src`.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        Ok(())
+    }
+
+    unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()> {
+        // SAFETY: as in `upload`, in the other direction.
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    unsafe fn launch(&self, module: &EmuModule, kernel: &str, shape: LaunchShape, args: &LaunchArgs) -> Result<()> {
+        let f: LaunchFn = match module.0 {
+            ParamSet::PN10QP27 => lux_emu_pn10qp27_launch,
+            ParamSet::PN11QP54 => lux_emu_pn11qp54_launch,
+            ParamSet::PN10QP25Q => lux_emu_pn10qp25q_launch,
+            other => {
+                return Err(Error::Device {
+                    backend: BackendKind::Cuda,
+                    detail: format!("no emulator unit for {other}"),
+                })
+            }
+        };
+        let name = CString::new(kernel).map_err(|_| Error::InvalidInput(format!("kernel name {kernel:?}")))?;
+        // The emulated built-ins and shared memory are process-wide: one launch at a time.
+        static LAUNCH: Mutex<()> = Mutex::new(());
+        let _one_at_a_time = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the caller guarantees the pointers in `args` are live and sized for
+        // the kernel; `name` and `args` outlive the synchronous call.
+        let rc = unsafe { f(name.as_ptr(), shape.grid, shape.block, shape.shared_bytes, args) };
+        match rc {
+            0 => Ok(()),
+            1 => Err(Error::Device { backend: BackendKind::Cuda, detail: format!("no kernel named {kernel}") }),
+            _ => Err(Error::Device { backend: BackendKind::Cuda, detail: format!("bad launch shape {shape:?}") }),
+        }
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,48 @@
+//! The GPU kernels against the CPU oracle, byte for byte, on every parameter set.
+
+use fhe_api::gates::{self, Gate};
+use fhe_api::{testing, Backend, BootstrapOps, KeyOps, ParamSet, Seed};
+use fhe_cpu::CpuBackend;
+
+use super::*;
+
+/// NTT, keys, encryptions and bootstraps on every set, and bad input: the same suite
+/// the CUDA and HIP crates run on a device.
+#[test]
+fn byte_equal_suite() {
+    testing::byte_equal_suite(&emulated_backend().unwrap(), &CpuBackend::oracle());
+}
+
+#[test]
+fn blind_rotation_and_key_switch_separately_match_the_oracle() {
+    let (gpu, cpu) = (emulated_backend().unwrap(), CpuBackend::oracle());
+    let set = ParamSet::PN10QP27;
+    let keys = cpu.keygen_from_seed(set, &Seed::derive("emu-steps", 0)).unwrap();
+    let (kg, kc) = (gpu.prepare(&keys.ek).unwrap(), cpu.prepare(&keys.ek).unwrap());
+    let cts: Vec<_> =
+        (0..3).map(|i| cpu.encrypt_bit_seeded(&keys.pk, i == 1, &Seed::derive("emu-ct", i)).unwrap()).collect();
+    let (rg, rc) = (gpu.blind_rotate_batch(&kg, &cts).unwrap(), cpu.blind_rotate_batch(&kc, &cts).unwrap());
+    assert_eq!(rg, rc, "blind rotation differs");
+    assert_eq!(gpu.key_switch_batch(&kg, &rc).unwrap(), cpu.key_switch_batch(&kc, &rc).unwrap());
+    // A gate through the generic gate code decrypts right.
+    let out = gates::gate_batch(&gpu, &kg, Gate::Xor, &cts[..2], &cts[1..]).unwrap();
+    assert!(cpu.decrypt_bit(&keys.sk, &out[0]).unwrap());
+    assert!(cpu.decrypt_bit(&keys.sk, &out[1]).unwrap());
+}
+
+#[test]
+fn a_key_from_another_backend_is_refused() {
+    let (gpu, cpu) = (emulated_backend().unwrap(), CpuBackend::oracle());
+    let keys = cpu.keygen_from_seed(ParamSet::PN10QP27, &Seed::derive("emu-wrong", 0)).unwrap();
+    let kc = cpu.prepare(&keys.ek).unwrap();
+    let ct = cpu.encrypt_bit_seeded(&keys.pk, true, &Seed::derive("emu-wrong-ct", 0)).unwrap();
+    let e = gpu.bootstrap_batch(&kc, &[ct]).unwrap_err().to_string();
+    assert!(e.contains("belongs to backend cpu:reference"), "{e}");
+    assert_eq!(gpu.name(), "gpu-emu:radix2");
+    assert!(GpuBackend::new(
+        EmuDriver::default(),
+        Dialect::HostEmu,
+        &BackendOptions { ntt_variant: Some("avx512".into()), device: 0 }
+    )
+    .is_err());
+}

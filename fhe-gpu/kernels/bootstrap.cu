@@ -1,0 +1,170 @@
+// Blind rotation (GINX, ternary secret), sample extraction and key switching, one block
+// per ciphertext, the whole loop over the n LWE coefficients on the device. The steps
+// and their byte contract are fhe-cpu's bootstrap.rs and keyswitch.rs.
+
+// Signed gadget digits of one coefficient, as fhe-cpu's Ring::decompose: centered in
+// (-Q/2, Q/2], base 2^LUX_BG_LOG, least significant first, digits 0..L-2 in
+// [-Bg/2, Bg/2), the top digit the remaining carry; each written as a residue.
+LUX_DEVICE void lux_decompose(lux_w x, lux_w* out, int stride) {
+    const long long q = (long long)LUX_Q;
+    const long long bg = 1ll << LUX_BG_LOG;
+    long long v = (long long)x;
+    if (v > q / 2) v -= q;
+    for (int l = 0; l < LUX_L - 1; l++) {
+        long long d = v & (bg - 1);
+        if (d >= (bg >> 1)) d -= bg;
+        v = (v - d) >> LUX_BG_LOG;
+        out[l * stride] = (lux_w)(d < 0 ? d + q : d);
+    }
+    out[(LUX_L - 1) * stride] = (lux_w)(v < 0 ? v + q : v);
+}
+
+// psi^(k e) - 1 for the slot of odd exponent e: the evaluation form of X^k - 1.
+LUX_DEVICE lux_w lux_monomial_minus_one(const lux_w* psi_pow, u32 k, u32 e) {
+    lux_w p = psi_pow[(k * e) & (2 * LUX_N - 1)];
+    return p == 0 ? (lux_w)(LUX_Q - 1) : p - 1;
+}
+
+// w[0] inputs (u32, batch x (n+1)), w[1] bootstrap key (lux_w, [key][row][half][slot]),
+// w[2..6] psi, psi_shoup, ipsi, ipsi_shoup (lux_w), w[6] psi_pow (lux_w, 2N), w[7]
+// slot_exp (u32, N), w[8] workspace (lux_w, batch x 2N, or x (2 + 2L) N without
+// LUX_DIGITS_IN_SMEM), w[9] output (u64,
+// batch x (N+1)), w[10] batch. Dynamic shared memory: 2N words, or (2 + 2L) N words
+// with LUX_DIGITS_IN_SMEM (the digits then never touch global memory).
+LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
+    LUX_DYNAMIC_SHARED(lux_w, smem);
+    const int ROWS = 2 * LUX_L;
+    const u64 blk = blockIdx.x;
+    if (blk >= args.w[10]) return;
+    const u32* ct = (const u32*)args.w[0] + blk * (LUX_LWE_N + 1);
+    const lux_w* bsk = (const lux_w*)args.w[1];
+    const lux_w* psi = (const lux_w*)args.w[2];
+    const lux_w* psi_s = (const lux_w*)args.w[3];
+    const lux_w* ipsi = (const lux_w*)args.w[4];
+    const lux_w* ipsi_s = (const lux_w*)args.w[5];
+    const lux_w* psi_pow = (const lux_w*)args.w[6];
+    const u32* slot_exp = (const u32*)args.w[7];
+#if LUX_DIGITS_IN_SMEM
+    lux_w* acc = (lux_w*)args.w[8] + blk * (u64)(2 * LUX_N);
+    lux_w* digits = smem + 2 * LUX_N;  // shared memory holds (2 + 2L) N words
+#else
+    lux_w* acc = (lux_w*)args.w[8] + blk * (u64)(2 + ROWS) * LUX_N;
+    lux_w* digits = acc + 2 * LUX_N;
+#endif
+    u64* out = (u64*)args.w[9] + blk * (u64)(LUX_N + 1);
+
+    // ACC = (0, X^-b TV), TV = round(Q/8) in every coefficient.
+    {
+        u32 b = lux_ms_to_2n(ct[LUX_LWE_N]);
+        u32 k = (2 * LUX_N - b) % (2 * LUX_N);
+        bool negate_all = k >= LUX_N;
+        if (negate_all) k -= LUX_N;
+        for (int i = threadIdx.x; i < LUX_N; i += blockDim.x) {
+            acc[i] = 0;
+            u32 j = i + k;
+            bool neg = negate_all;
+            if (j >= LUX_N) {
+                j -= LUX_N;
+                neg = !negate_all;
+            }
+            acc[LUX_N + j] = (lux_w)(neg ? LUX_Q - LUX_MU : LUX_MU);
+        }
+    }
+    __syncthreads();
+
+    for (int i = 0; i < LUX_LWE_N; i++) {
+        const u32 a = lux_ms_to_2n(ct[i]);
+        if (a == 0) continue;  // X^0 - 1 = 0: the step is the identity (uniform per block).
+        // Gadget digits of both halves: rows 0..L-1 from acc[0], L..2L-1 from acc[1].
+        for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) {
+            int half = t / LUX_N;
+            int c = t % LUX_N;
+            lux_decompose(acc[t], digits + (half * LUX_L) * LUX_N + c, LUX_N);
+        }
+        __syncthreads();
+        // 2L forward NTTs: all at once where the digits live in shared memory, else two
+        // at a time through it.
+#if LUX_DIGITS_IN_SMEM
+        lux_ntt_forward_smem(digits, ROWS, psi, psi_s);
+#else
+        for (int r = 0; r < ROWS; r += 2) {
+            for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) smem[t] = digits[r * LUX_N + t];
+            __syncthreads();
+            lux_ntt_forward_smem(smem, 2, psi, psi_s);
+            for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) digits[r * LUX_N + t] = smem[t];
+            __syncthreads();
+        }
+#endif
+        // Both external products with the key pair of coefficient i, times the monomials.
+        const lux_w* kp = bsk + (u64)(2 * i) * ROWS * 2 * LUX_N;
+        const lux_w* km = kp + (u64)ROWS * 2 * LUX_N;
+        for (int j = threadIdx.x; j < LUX_N; j += blockDim.x) {
+            const u32 e = slot_exp[j];
+            const lux_w mp = lux_monomial_minus_one(psi_pow, a, e);
+            const lux_w mm = lux_monomial_minus_one(psi_pow, 2 * LUX_N - a, e);
+            for (int h = 0; h < 2; h++) {
+                lux_w sp = 0, sm = 0;
+                for (int r = 0; r < ROWS; r++) {
+                    const lux_w d = digits[r * LUX_N + j];
+                    sp = lux_add(sp, lux_mul(d, kp[(2 * r + h) * LUX_N + j]));
+                    sm = lux_add(sm, lux_mul(d, km[(2 * r + h) * LUX_N + j]));
+                }
+                smem[h * LUX_N + j] = lux_add(lux_mul(sp, mp), lux_mul(sm, mm));
+            }
+        }
+        __syncthreads();
+        lux_ntt_inverse_smem(smem, 2, ipsi, ipsi_s);
+        for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) acc[t] = lux_add(acc[t], smem[t]);
+        __syncthreads();
+    }
+
+    // Sample extraction of coefficient 0: a'_0 = a_0, a'_i = -a_(N-i), b' = b_0.
+    for (int t = threadIdx.x; t <= LUX_N; t += blockDim.x) {
+        u64 v;
+        if (t == 0) {
+            v = acc[0];
+        } else if (t == LUX_N) {
+            v = acc[LUX_N];
+        } else {
+            u64 x = acc[LUX_N - t];
+            v = x == 0 ? 0 : LUX_Q - x;
+        }
+        out[t] = v;
+    }
+}
+
+// Mod switch Q -> q, then key switch from the ring secret (dimension N) to the LWE
+// secret (dimension n): unsigned base-2^LUX_KS_BASE_LOG digits, most significant first,
+// one key sample per non-zero digit value at index (j*levels + l)*(B-1) + (v-1); 16-bit
+// wrapping arithmetic, then mod q; `add` is added to b (q/8 for a sign bootstrap).
+// w[0] input (u64, batch x (N+1)), w[1] key (u16, [sample][n+1]), w[2] output (u32,
+// batch x (n+1)), w[3] batch, w[4] add.
+LUX_KERNEL(lux_key_switch)(LuxArgs args) {
+    LUX_SHARED u32 sa[LUX_N + 1];
+    const u64 blk = blockIdx.x;
+    if (blk >= args.w[3]) return;
+    const u64* in = (const u64*)args.w[0] + blk * (u64)(LUX_N + 1);
+    const u16* ksk = (const u16*)args.w[1];
+    u32* out = (u32*)args.w[2] + blk * (u64)(LUX_LWE_N + 1);
+    const u32 add = (u32)args.w[4];
+    const u32 bm1 = (1u << LUX_KS_BASE_LOG) - 1;
+    for (int t = threadIdx.x; t <= LUX_N; t += blockDim.x) sa[t] = lux_ms_to_q(in[t]);
+    __syncthreads();
+    for (int t = threadIdx.x; t <= LUX_LWE_N; t += blockDim.x) {
+        u32 acc = t == LUX_LWE_N ? sa[LUX_N] + add : 0;
+        for (int j = 0; j < LUX_N; j++) {
+            const u32 a = sa[j];
+            for (int l = 0; l < LUX_KS_LEVELS; l++) {
+                const u32 v = (a >> (LUX_LOGQ - LUX_KS_BASE_LOG * (l + 1))) & bm1;
+                if (v != 0) {
+                    const u64 s = (u64)(j * LUX_KS_LEVELS + l) * bm1 + (v - 1);
+                    acc -= ksk[s * (LUX_LWE_N + 1) + t];
+                }
+            }
+        }
+        out[t] = acc & ((1u << LUX_LOGQ) - 1);
+    }
+}
+
+// Every kernel of this source, for the emulator's launcher and the compile checks.
+#define LUX_KERNEL_LIST(X) X(lux_ntt) X(lux_blind_rotate) X(lux_key_switch)

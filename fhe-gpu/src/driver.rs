@@ -1,0 +1,135 @@
+//! The driver trait: the few device calls the backend needs. `fhe-cuda` implements it
+//! over the CUDA driver API (cudarc), `fhe-hip` over the HIP runtime (libloading), and
+//! `fhe-gpu-emu` over the CPU emulator; everything above it is written once.
+
+use std::sync::Arc;
+
+use fhe_api::{BackendKind, DeviceInfo, Error, ParamSet, Result};
+
+/// The one kernel parameter every kernel takes, by value: pointers and scalars as
+/// 64-bit words (`struct LuxArgs` in `kernels/compat.h`, same layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchArgs {
+    pub w: [u64; 12],
+}
+
+/// A launch: grid and block sizes (1-D) and dynamic shared memory in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    pub grid: u32,
+    pub block: u32,
+    pub shared_bytes: u32,
+}
+
+/// The device calls of one device (one context, one stream).
+///
+/// # Safety
+/// Implementations must return from `alloc` a device address valid for `bytes` bytes
+/// until `free`, and must run launches and copies in issue order.
+pub unsafe trait GpuDriver: Send + Sync + 'static {
+    /// A compiled module of the kernel source for one parameter set.
+    type Module: Send + Sync + 'static;
+
+    fn kind(&self) -> BackendKind;
+    /// The first part of the backend's name (`cuda` in `cuda:radix2`).
+    fn label(&self) -> String {
+        self.kind().name().to_string()
+    }
+    fn device_info(&self) -> DeviceInfo;
+    /// Threads per warp (32) or wavefront (64 on CDNA): block sizes are multiples of it.
+    fn warp_size(&self) -> u32;
+    /// The largest block the kernels may be launched with.
+    fn max_block(&self) -> u32;
+    /// Compiles `source` (from [`crate::kernel_source`]) for this device.
+    fn compile(&self, set: ParamSet, source: &str) -> Result<Self::Module>;
+    fn alloc(&self, bytes: usize) -> Result<u64>;
+    /// # Safety
+    /// `ptr` came from `alloc` on this driver and is not used afterwards.
+    unsafe fn free(&self, ptr: u64);
+    /// # Safety
+    /// `dst .. dst + src.len()` lies inside one live allocation.
+    unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()>;
+    /// # Safety
+    /// `src .. src + dst.len()` lies inside one live allocation.
+    unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()>;
+    /// # Safety
+    /// Every pointer in `args` is live and sized for what `kernel` accesses with `shape`.
+    unsafe fn launch(&self, module: &Self::Module, kernel: &str, shape: LaunchShape, args: &LaunchArgs) -> Result<()>;
+    /// Waits for every launch and copy, surfacing asynchronous kernel errors.
+    fn synchronize(&self) -> Result<()>;
+}
+
+/// Plain integer words that may be copied to and from devices as bytes.
+pub trait Word: Copy + Default + Send + Sync + 'static {}
+impl Word for u16 {}
+impl Word for u32 {}
+impl Word for u64 {}
+
+fn as_bytes<T: Word>(v: &[T]) -> &[u8] {
+    // SAFETY: `Word` is implemented only for primitive integers: no padding, every byte
+    // initialized, and u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+fn as_bytes_mut<T: Word>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as in `as_bytes`; every byte pattern is a valid primitive integer.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// A device allocation of `len` words of `T`, freed on drop.
+pub struct Buffer<D: GpuDriver, T: Word> {
+    drv: Arc<D>,
+    ptr: u64,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<D: GpuDriver, T: Word> Buffer<D, T> {
+    pub fn new(drv: &Arc<D>, len: usize) -> Result<Self> {
+        let bytes = len.max(1) * std::mem::size_of::<T>();
+        let ptr = drv.alloc(bytes)?;
+        Ok(Buffer { drv: drv.clone(), ptr, len, _t: std::marker::PhantomData })
+    }
+
+    /// A new buffer holding `data`.
+    pub fn from_slice(drv: &Arc<D>, data: &[T]) -> Result<Self> {
+        let b = Self::new(drv, data.len())?;
+        if !data.is_empty() {
+            // SAFETY: the buffer was just allocated with room for `data.len()` words.
+            unsafe { drv.upload(b.ptr, as_bytes(data))? };
+        }
+        Ok(b)
+    }
+
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies the first `out.len()` words back.
+    pub fn read_into(&self, out: &mut [T]) -> Result<()> {
+        if out.len() > self.len {
+            return Err(Error::InvalidInput(format!("read of {} words from a {}-word buffer", out.len(), self.len)));
+        }
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: bounds checked above; the allocation lives as long as `self`.
+        unsafe { self.drv.download(self.ptr, as_bytes_mut(out)) }
+    }
+}
+
+impl<D: GpuDriver, T: Word> Drop for Buffer<D, T> {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `alloc` and the buffer is never used after drop.
+        unsafe { self.drv.free(self.ptr) }
+    }
+}

@@ -1,0 +1,125 @@
+//! `cargo xtask recommend ntt --suite kernel|primitive --params P [--backend NAME]...
+//! [--reps R] [--iters N] [--warmup W] [--out FILE]`: screens a backend's NTT variants
+//! (seed 1; the rules are `fhe_bench::recommend`'s) and writes the JSON report to
+//! `bench/results/recommend/` or `--out`.
+//!
+//! With no `--backend`, every CPU variant this CPU supports (`cpu:<variant>`, the
+//! names `list-backends` prints); with `--backend`, at least two names of one backend
+//! kind (exit 2 otherwise). The current default is `LUX_FHE_NTT` when it is set, else
+//! the backend's built-in default.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use fhe_api::ParamSet;
+use fhe_bench::recommend::{self, RecommendConfig, Suite};
+use fhe_cpu::CpuBackend;
+
+use crate::bench::workspace_root;
+use crate::{backend, parse_params, Fail};
+
+#[derive(Subcommand)]
+pub enum RecommendCmd {
+    /// Time the NTT variants and recommend one (equal-weight geometric mean of median
+    /// ratios, 3% near tie keeps the default, confidence from the lead per repetition).
+    Ntt(NttArgs),
+}
+
+#[derive(Args)]
+pub struct NttArgs {
+    /// `kernel`: prepared forward, inverse and round-trip NTT calls; `primitive`: key
+    /// switch, bootstrap and an AND gate, results checked against the oracle first.
+    #[arg(long, value_parser = parse_suite)]
+    suite: Suite,
+    /// Parameter set, e.g. PN10QP27.
+    #[arg(long, value_parser = parse_params)]
+    params: ParamSet,
+    /// Candidates (repeat, at least two), e.g. `--backend cpu:avx512 --backend cpu:avx2`;
+    /// default: every NTT variant this CPU supports.
+    #[arg(long = "backend")]
+    backends: Vec<String>,
+    /// Repetitions; each measures every candidate, starting with a different one.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Timed calls per operation and repetition (default: kernel 200, primitive 10).
+    #[arg(long)]
+    iters: Option<usize>,
+    /// Discarded calls before each operation's timed calls.
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// Output file (default: bench/results/recommend/<timestamp>-ntt-<suite>-<params>.json).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn parse_suite(s: &str) -> Result<Suite, fhe_bench::Error> {
+    s.parse()
+}
+
+pub fn run(cmd: RecommendCmd) -> Result<(), Fail> {
+    match cmd {
+        RecommendCmd::Ntt(a) => ntt(a),
+    }
+}
+
+fn ntt(a: NttArgs) -> Result<(), Fail> {
+    let names: Vec<String> = match a.backends.len() {
+        0 => fhe_cpu::ntt::variants().iter().filter(|v| (v.supported)()).map(|v| format!("cpu:{}", v.name)).collect(),
+        1 => {
+            return Err(Fail::Usage(format!(
+                "--backend {} alone: name at least two candidates, or none for every NTT variant this CPU supports",
+                a.backends[0]
+            )))
+        }
+        _ => a.backends.clone(),
+    };
+    if a.reps == 0 || a.iters == Some(0) {
+        return Err(Fail::Usage("--reps and --iters must be at least 1".into()));
+    }
+    let candidates = names.iter().map(|n| backend(n)).collect::<Result<Vec<_>, _>>()?;
+    let kind = candidates[0].kind();
+    if let Some(other) = candidates.iter().find(|b| b.kind() != kind) {
+        return Err(Fail::Usage(format!(
+            "recommend ntt compares the NTT variants of one backend: {} and {} are different backends",
+            candidates[0].name(),
+            other.name()
+        )));
+    }
+    let resolved: Vec<String> = candidates.iter().map(|b| b.name()).collect();
+    if let Some((i, n)) = resolved.iter().enumerate().find(|(i, n)| resolved[..*i].contains(n)) {
+        return Err(Fail::Usage(format!("--backend {} names {n} again (already given)", names[i])));
+    }
+    if candidates.len() < 2 {
+        return Err(Fail::Usage(format!("only one NTT variant to compare here: {}", resolved.join(", "))));
+    }
+
+    // The current default: what a user gets without choosing a variant.
+    let (default, source) = match std::env::var("LUX_FHE_NTT").ok().filter(|v| !v.is_empty()) {
+        Some(v) => (backend(&format!("{}:{v}", kind.name()))?.name(), "LUX_FHE_NTT"),
+        None => (backend(kind.name())?.name(), "built-in"),
+    };
+
+    let mut config = RecommendConfig::new(a.suite, a.params);
+    config.reps = a.reps;
+    config.warmup = a.warmup;
+    if let Some(n) = a.iters {
+        config.iterations = n;
+    }
+    let total = config.reps * candidates.len() * a.suite.operations().len() * config.iterations;
+    let oracle = CpuBackend::oracle();
+    let rec = recommend::run_recommend(
+        &candidates,
+        &default,
+        source,
+        &oracle,
+        &config,
+        &mut fhe_bench::stderr_progress(total),
+    )
+    .map_err(|e| Fail::Failed(e.to_string()))?;
+    let dir = workspace_root().join("bench/results").join(fhe_bench::chart::RECOMMEND_DIR);
+    let path =
+        recommend::write_recommendation(&dir, &rec, a.out.as_deref()).map_err(|e| Fail::Failed(e.to_string()))?;
+    print!("{}", recommend::format_recommendation(&rec));
+    println!("recommendation written to {}", path.display());
+    Ok(())
+}
