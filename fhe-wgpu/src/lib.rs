@@ -73,21 +73,6 @@ impl WgpuBackend {
             .as_ref()
             .map_err(|e| Error::Device { backend: BackendKind::Wgpu, detail: format!("{set} pipelines: {e}") })
     }
-
-    fn check_ntt(&self, set: ParamSet, data: &[u64]) -> Result<()> {
-        let p = set.params();
-        if !data.len().is_multiple_of(p.big_n()) {
-            return Err(Error::InvalidInput(format!(
-                "NTT batch length {} is not a multiple of N = {}",
-                data.len(),
-                p.big_n()
-            )));
-        }
-        if let Some(i) = data.iter().position(|&x| x >= p.q_ring()) {
-            return Err(Error::InvalidInput(format!("NTT input {i} is not below Q = {}", p.q_ring())));
-        }
-        Ok(())
-    }
 }
 
 /// Key generation and encryption are fhe-api's, over this backend's NTT.
@@ -95,12 +80,12 @@ impl KeyOps for WgpuBackend {}
 
 impl NttOps for WgpuBackend {
     fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        self.check_ntt(params, data)?;
+        fhe_api::ops::check_ntt_input(params, data)?;
         ntt::run(&self.gpu, self.pipelines(params)?, params, data, ntt::Direction::Forward)
     }
 
     fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        self.check_ntt(params, data)?;
+        fhe_api::ops::check_ntt_input(params, data)?;
         ntt::run(&self.gpu, self.pipelines(params)?, params, data, ntt::Direction::Inverse)
     }
 

@@ -346,13 +346,24 @@ fn soak(a: SoakArgs) -> Result<(), Fail> {
 }
 
 fn list_backends() -> Result<(), Fail> {
+    use std::io::Write;
     let r = registry();
-    for v in fhe_cpu::ntt::variants().iter().filter(|v| (v.supported)()) {
-        println!("cpu:{}", v.name);
-    }
-    for k in [BackendKind::Cuda, BackendKind::Hip, BackendKind::Wgpu] {
-        if r.available(k) {
-            println!("{}", k.name());
+    let mut names: Vec<String> =
+        fhe_cpu::ntt::variants().iter().filter(|v| (v.supported)()).map(|v| format!("cpu:{}", v.name)).collect();
+    names.extend(
+        [BackendKind::Cuda, BackendKind::Hip, BackendKind::Wgpu]
+            .into_iter()
+            .filter(|&k| r.available(k))
+            .map(|k| k.name().to_string()),
+    );
+    let mut out = std::io::stdout().lock();
+    for name in names {
+        // A reader that stops early (`| head -n1`) is not an error.
+        if let Err(e) = writeln!(out, "{name}") {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                break;
+            }
+            return Err(Fail::Failed(format!("stdout: {e}")));
         }
     }
     Ok(())
