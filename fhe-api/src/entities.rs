@@ -275,6 +275,41 @@ impl EvaluationKey {
     pub fn ksk_b(&self) -> &[u32] {
         &self.ksk_b
     }
+
+    /// RGSW key `key` (`i * 2 + sign`) in full, as backends hold it: `[row][half][slot]`,
+    /// half 0 the `a` expanded from the public seed, half 1 the stored `b`, each residue
+    /// mapped by `conv` (to 32-bit words, Montgomery form, ...). `out` holds
+    /// `2 * rgsw_rows * N` words.
+    pub fn rgsw_key_rows<T>(&self, key: usize, out: &mut [T], conv: impl Fn(u64) -> T) {
+        let p = self.params.params();
+        let (big_n, rows) = (p.big_n(), p.rgsw_rows());
+        let per_key = rows * big_n;
+        debug_assert_eq!(out.len(), 2 * per_key);
+        let mut a = vec![0u64; per_key];
+        expand_bsk_a(self.params, &self.public_seed, key, &mut a);
+        let b = &self.bsk_b[key * per_key..(key + 1) * per_key];
+        for (row, dst) in out.chunks_mut(2 * big_n).enumerate() {
+            let (dst_a, dst_b) = dst.split_at_mut(big_n);
+            dst_a.iter_mut().zip(&a[row * big_n..(row + 1) * big_n]).for_each(|(d, &x)| *d = conv(x));
+            dst_b.iter_mut().zip(&b[row * big_n..(row + 1) * big_n]).for_each(|(d, &x)| *d = conv(x));
+        }
+    }
+
+    /// The key-switching samples of ring coefficient `j` in full: `[sample][n + 1]`, the
+    /// `a` expanded from the public seed, then `b`. `out` holds `levels * (B-1) * (n+1)`
+    /// words.
+    pub fn ksk_rows(&self, j: usize, out: &mut [u16]) {
+        let p = self.params.params();
+        let n = p.n();
+        let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
+        debug_assert_eq!(out.len(), per_j * (n + 1));
+        let mut a = vec![0u16; per_j * n];
+        expand_ksk_a(self.params, &self.public_seed, j, &mut a);
+        for (idx, row) in out.chunks_mut(n + 1).enumerate() {
+            row[..n].copy_from_slice(&a[idx * n..(idx + 1) * n]);
+            row[n] = self.ksk_b[j * per_j + idx] as u16;
+        }
+    }
 }
 
 /// The `a` halves of RGSW key `key = i * 2 + sign` (all `2L` rows, evaluation form):

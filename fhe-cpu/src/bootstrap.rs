@@ -9,7 +9,6 @@
 
 use rayon::prelude::*;
 
-use fhe_api::entities::expand_bsk_a;
 use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
 
 use crate::ring::{monomial_mul, Ring};
@@ -35,22 +34,11 @@ pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
     }
 }
 
-/// Full RGSW rows `[key][row][half][slot]`: the expanded `a` halves beside the stored `b`.
+/// Full RGSW rows `[key][row][half][slot]`, every key on all cores.
 fn rgsw_rows<T: Copy + Default + Send>(ring: &Ring, ek: &EvaluationKey, conv: impl Fn(u64) -> T + Sync) -> Vec<T> {
-    let p = ring.params;
-    let (big_n, rows) = (p.big_n(), p.rgsw_rows());
-    let per_key = rows * big_n;
-    let mut bsk = vec![T::default(); 2 * p.bsk_b_len()];
-    bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(key, out)| {
-        let mut a = vec![0u64; per_key];
-        expand_bsk_a(ring.set, ek.public_seed(), key, &mut a);
-        let b = &ek.bsk_b()[key * per_key..(key + 1) * per_key];
-        for row in 0..rows {
-            let (dst_a, dst_b) = out[row * 2 * big_n..(row + 1) * 2 * big_n].split_at_mut(big_n);
-            dst_a.iter_mut().zip(&a[row * big_n..(row + 1) * big_n]).for_each(|(d, &x)| *d = conv(x));
-            dst_b.iter_mut().zip(&b[row * big_n..(row + 1) * big_n]).for_each(|(d, &x)| *d = conv(x));
-        }
-    });
+    let per_key = ring.params.rgsw_rows() * ring.n();
+    let mut bsk = vec![T::default(); 2 * ring.params.bsk_b_len()];
+    bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(key, out)| ek.rgsw_key_rows(key, out, &conv));
     bsk
 }
 

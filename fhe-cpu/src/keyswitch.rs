@@ -7,7 +7,6 @@
 
 use rayon::prelude::*;
 
-use fhe_api::entities::expand_ksk_a;
 use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
 
 use crate::bootstrap::CpuPrepared;
@@ -15,17 +14,9 @@ use crate::ring::Ring;
 
 pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> Vec<u16> {
     let p = ring.params;
-    let n = p.n();
-    let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
-    let mut ksk = vec![0u16; p.ksk_samples() * (n + 1)];
-    ksk.par_chunks_mut(per_j * (n + 1)).enumerate().for_each(|(j, out)| {
-        let mut a = vec![0u16; per_j * n];
-        expand_ksk_a(ring.set, ek.public_seed(), j, &mut a);
-        for (idx, row) in out.chunks_mut(n + 1).enumerate() {
-            row[..n].copy_from_slice(&a[idx * n..(idx + 1) * n]);
-            row[n] = ek.ksk_b()[j * per_j + idx] as u16;
-        }
-    });
+    let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
+    let mut ksk = vec![0u16; p.ksk_samples() * (p.n() + 1)];
+    ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
     ksk
 }
 

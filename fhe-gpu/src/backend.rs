@@ -5,7 +5,6 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use fhe_api::entities::{expand_bsk_a, expand_ksk_a};
 use fhe_api::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::ops::{check_ntt_input, check_params};
 use fhe_api::twiddles::NttTables;
@@ -276,30 +275,12 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let set = ek.params();
         let p = set.params();
-        let (big_n, rows, n) = (p.big_n(), p.rgsw_rows(), p.n());
-        // Full RGSW rows: the seeded `a` halves expanded beside the stored `b` halves.
-        let per_key = rows * big_n;
+        let per_key = 2 * p.rgsw_rows() * p.big_n();
         let mut bsk = vec![0u64; 2 * p.bsk_b_len()];
-        let mut a = vec![0u64; per_key];
-        for (key, out) in bsk.chunks_mut(2 * per_key).enumerate() {
-            expand_bsk_a(set, ek.public_seed(), key, &mut a);
-            let b = &ek.bsk_b()[key * per_key..(key + 1) * per_key];
-            for row in 0..rows {
-                let dst = &mut out[row * 2 * big_n..(row + 1) * 2 * big_n];
-                dst[..big_n].copy_from_slice(&a[row * big_n..(row + 1) * big_n]);
-                dst[big_n..].copy_from_slice(&b[row * big_n..(row + 1) * big_n]);
-            }
-        }
-        let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
-        let mut ksk = vec![0u16; p.ksk_samples() * (n + 1)];
-        let mut ka = vec![0u16; per_j * n];
-        for (j, out) in ksk.chunks_mut(per_j * (n + 1)).enumerate() {
-            expand_ksk_a(set, ek.public_seed(), j, &mut ka);
-            for (idx, row) in out.chunks_mut(n + 1).enumerate() {
-                row[..n].copy_from_slice(&ka[idx * n..(idx + 1) * n]);
-                row[n] = ek.ksk_b()[j * per_j + idx] as u16;
-            }
-        }
+        bsk.chunks_mut(per_key).enumerate().for_each(|(key, out)| ek.rgsw_key_rows(key, out, |x| x));
+        let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
+        let mut ksk = vec![0u16; p.ksk_samples() * (p.n() + 1)];
+        ksk.chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
         self.ring(set)?; // compile before the first gate, not during it
         let _guard = self.lock.lock().map_err(|_| self.device_err("device lock poisoned"))?;
         let prepared = GpuPrepared {

@@ -9,7 +9,6 @@
 //! coefficients short enough for llvmpipe's loop limit, all in one submission, with
 //! the accumulators resident between them.
 
-use fhe_api::entities::{expand_bsk_a, expand_ksk_a};
 use fhe_api::{Error, EvaluationKey, ExtractedLwe, LweCiphertext, ParamSet, Result};
 
 use crate::device::{layout_entries, Binding, Gpu};
@@ -151,21 +150,7 @@ pub fn prepare(gpu: &Gpu, pipes: &Pipelines, ek: &EvaluationKey) -> Result<WgpuP
     // Two RGSW keys (s = +1, s = -1) per LWE coefficient.
     for (lo, hi) in runs(n, 2 * 2 * per_key as u64 * 8, max, 1)? {
         let mut host = vec![0u64; (hi - lo) * 2 * 2 * per_key];
-        par_fill(&mut host, 2 * per_key, |k, out| {
-            let key = 2 * lo + k;
-            let mut a = vec![0u64; per_key];
-            expand_bsk_a(set, ek.public_seed(), key, &mut a);
-            let b = &ek.bsk_b()[key * per_key..(key + 1) * per_key];
-            for row in 0..rows {
-                let (dst_a, dst_b) = out[row * 2 * big_n..(row + 1) * 2 * big_n].split_at_mut(big_n);
-                for (d, &x) in dst_a.iter_mut().zip(&a[row * big_n..(row + 1) * big_n]) {
-                    *d = pipes.mont.to_mont(x);
-                }
-                for (d, &x) in dst_b.iter_mut().zip(&b[row * big_n..(row + 1) * big_n]) {
-                    *d = pipes.mont.to_mont(x);
-                }
-            }
-        });
+        par_fill(&mut host, 2 * per_key, |k, out| ek.rgsw_key_rows(2 * lo + k, out, |x| pipes.mont.to_mont(x)));
         let buf = gpu.upload("bootstrap key", bytemuck::cast_slice(&host), wgpu::BufferUsages::empty())?;
         bsk.push(Chunk { lo: lo as u32, hi: hi as u32, buf });
     }
@@ -176,15 +161,7 @@ pub fn prepare(gpu: &Gpu, pipes: &Pipelines, ek: &EvaluationKey) -> Result<WgpuP
     for (lo, hi) in runs(big_n, (per_j * (n + 1) * 2) as u64, max, 2)? {
         let words = (hi - lo) * per_j * (n + 1);
         let mut host = vec![0u16; words + words % 2];
-        par_fill(&mut host[..words], per_j * (n + 1), |jj, out| {
-            let j = lo + jj;
-            let mut a = vec![0u16; per_j * n];
-            expand_ksk_a(set, ek.public_seed(), j, &mut a);
-            for (idx, row) in out.chunks_mut(n + 1).enumerate() {
-                row[..n].copy_from_slice(&a[idx * n..(idx + 1) * n]);
-                row[n] = ek.ksk_b()[j * per_j + idx] as u16;
-            }
-        });
+        par_fill(&mut host[..words], per_j * (n + 1), |jj, out| ek.ksk_rows(lo + jj, out));
         let buf = gpu.upload("key-switching key", bytemuck::cast_slice(&host), wgpu::BufferUsages::empty())?;
         ksk.push(Chunk { lo: lo as u32, hi: hi as u32, buf });
     }
