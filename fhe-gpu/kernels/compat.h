@@ -1,15 +1,15 @@
 // Lux FHE kernels: one source for CUDA (NVRTC), HIP (hiprtc) and the CPU emulator
 // (fhe-gpu-emu). This header is the only place the three differ. The kernels use
 // block-wide barriers only (no warp shuffles or votes), so they are correct for any
-// block size and any warp width: 32 on NVIDIA, 64 on AMD CDNA (LUX_WARP_SIZE is what
-// the host rounds block sizes to).
+// block size and any warp width: 32 on NVIDIA, 64 on AMD CDNA (the host rounds block
+// sizes to `GpuDriver::warp_size`). CUDA and HIP share one branch: NVRTC and hiprtc
+// accept the same built-ins; the host defines LUX_HIP for hiprtc, which nothing needs yet.
 //
 // Per-parameter-set constants (LUX_N, LUX_Q, ...) are #defines the host prepends.
 
 #if defined(LUX_HOST_EMU)
 // ---- CPU emulator: each block runs as blockDim.x std::threads sharing a barrier;
 // blocks run one after another, so `static` storage stands in for shared memory.
-#define LUX_WARP_SIZE 1
 #define LUX_DEVICE static inline
 #define LUX_KERNEL(name) static void name
 #define LUX_SHARED static
@@ -21,18 +21,8 @@ static inline unsigned long long lux_mulhi(unsigned long long a, unsigned long l
 static inline unsigned int lux_mulhi32(unsigned int a, unsigned int b) {
     return (unsigned int)(((unsigned long long)a * b) >> 32);
 }
-#elif defined(LUX_HIP) || defined(__HIPCC_RTC__) || defined(__HIP_PLATFORM_AMD__)
-// ---- HIP (hiprtc): CDNA wavefronts are 64 wide.
-#define LUX_WARP_SIZE 64
-#define LUX_DEVICE __device__ __forceinline__
-#define LUX_KERNEL(name) extern "C" __global__ void name
-#define LUX_SHARED __shared__
-#define LUX_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
-#define lux_mulhi(a, b) __umul64hi((a), (b))
-#define lux_mulhi32(a, b) __umulhi((a), (b))
 #else
-// ---- CUDA (NVRTC).
-#define LUX_WARP_SIZE 32
+// ---- CUDA (NVRTC) and HIP (hiprtc).
 #define LUX_DEVICE __device__ __forceinline__
 #define LUX_KERNEL(name) extern "C" __global__ void name
 #define LUX_SHARED __shared__

@@ -3,13 +3,20 @@
 // Sande inverse with 1/N, the order fhe_api::ops::NttOps defines. Callers synchronize
 // before (the data is in place) and this returns synchronized.
 
+// Butterfly `t` of a stage whose blocks are `half` wide, over consecutive polynomials:
+// the index of its first input, and in `i` its block (the twiddle's offset in the stage).
+LUX_DEVICE int lux_butterfly(int t, int half, int* i) {
+    int p = t / (LUX_N / 2);
+    int k = t % (LUX_N / 2);
+    *i = k / half;
+    return p * LUX_N + 2 * (*i) * half + (k % half);
+}
+
 LUX_DEVICE void lux_ntt_forward_smem(lux_w* a, int count, const lux_w* psi, const lux_w* psi_s) {
     for (int m = 1, half = LUX_N / 2; m < LUX_N; m <<= 1, half >>= 1) {
         for (int t = threadIdx.x; t < count * (LUX_N / 2); t += blockDim.x) {
-            int p = t / (LUX_N / 2);
-            int k = t % (LUX_N / 2);
-            int i = k / half;
-            int base = p * LUX_N + 2 * i * half + (k % half);
+            int i;
+            int base = lux_butterfly(t, half, &i);
             lux_w u = a[base];
             lux_w v = lux_mul_shoup(a[base + half], psi[m + i], psi_s[m + i]);
             a[base] = lux_add(u, v);
@@ -23,10 +30,8 @@ LUX_DEVICE void lux_ntt_inverse_smem(lux_w* a, int count, const lux_w* ipsi, con
     for (int m = LUX_N, half = 1; m > 1; m >>= 1, half <<= 1) {
         int h = m >> 1;
         for (int t = threadIdx.x; t < count * (LUX_N / 2); t += blockDim.x) {
-            int p = t / (LUX_N / 2);
-            int k = t % (LUX_N / 2);
-            int i = k / half;
-            int base = p * LUX_N + 2 * i * half + (k % half);
+            int i;
+            int base = lux_butterfly(t, half, &i);
             lux_w u = a[base];
             lux_w v = a[base + half];
             a[base] = lux_add(u, v);

@@ -66,7 +66,6 @@ impl<D: GpuDriver> Residues<D> {
 /// One parameter set on one device: the compiled module and the resident tables.
 struct RingState<D: GpuDriver> {
     module: D::Module,
-    bits: u32,
     psi: Residues<D>,
     psi_shoup: Residues<D>,
     ipsi: Residues<D>,
@@ -140,7 +139,6 @@ impl<D: GpuDriver> GpuBackend<D> {
         let companions = |w: &[u64]| w.iter().map(|&x| shoup_for(x, q, bits)).collect::<Vec<u64>>();
         Ok(RingState {
             module,
-            bits,
             psi: Residues::upload(&self.drv, &t.psi_rev, bits)?,
             psi_shoup: Residues::upload(&self.drv, &companions(&t.psi_rev), bits)?,
             ipsi: Residues::upload(&self.drv, &t.ipsi_rev, bits)?,
@@ -167,12 +165,16 @@ impl<D: GpuDriver> GpuBackend<D> {
         }
         let ring = self.ring(set)?;
         let _guard = self.lock.lock().map_err(|_| self.device_err("device lock poisoned"))?;
-        let buf = Residues::upload(&self.drv, data, ring.bits)?;
+        let bits = word_bits(set);
+        let buf = Residues::upload(&self.drv, data, bits)?;
         let (tw, tw_shoup) = if forward { (&ring.psi, &ring.psi_shoup) } else { (&ring.ipsi, &ring.ipsi_shoup) };
         let mut args = LaunchArgs::default();
         args.w[..5].copy_from_slice(&[buf.ptr(), tw.ptr(), tw_shoup.ptr(), count as u64, u64::from(!forward)]);
-        let shape =
-            LaunchShape { grid: launch_grid(count)?, block: self.block_for(n / 2), shared_bytes: (n * 8) as u32 };
+        let shape = LaunchShape {
+            grid: launch_grid(count)?,
+            block: self.block_for(n / 2),
+            shared_bytes: (n * bits as usize / 8) as u32,
+        };
         // SAFETY: `buf` holds `count` polynomials, the tables N words each, as the NTT
         // kernels read; everything stays alive until `synchronize` below returns.
         unsafe { self.drv.launch(&ring.module, "lux_ntt", shape, &args)? };
@@ -195,7 +197,7 @@ impl<D: GpuDriver> GpuBackend<D> {
         let input = Buffer::from_slice(&self.drv, &words)?;
         let (digits_in_shared, shared_bytes) = blind_rotate_shared(set);
         let per_ct = if digits_in_shared { 2 * n_ring } else { (2 + rows) * n_ring };
-        let workspace = Residues::<D>::zeroed(&self.drv, inputs.len() * per_ct, ring.bits)?;
+        let workspace = Residues::<D>::zeroed(&self.drv, inputs.len() * per_ct, word_bits(set))?;
         let mut args = LaunchArgs::default();
         args.w[..11].copy_from_slice(&[
             input.ptr(),
