@@ -34,83 +34,161 @@ impl SmallBarrett {
     }
 }
 
-/// One GINX step's evaluation-form work for one key pair, small modulus:
-/// `upd[h] = (sum_r d_r K+[r][h]) (X^a - 1) + (sum_r d_r K-[r][h]) (X^-a - 1)`.
-/// `kp`/`km` are `[row][half][slot]`; `acc` is scratch of `4 N` words.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn ginx_step_body(
-    br: SmallBarrett,
-    digits: &[u32],
-    kp: &[u32],
-    km: &[u32],
-    mono_p: &[u32],
-    mono_m: &[u32],
-    acc: &mut [u64],
-    upd: &mut [u64],
-) {
-    let n = mono_p.len();
-    let rows = digits.len() / n;
-    let (acc_p, acc_m) = acc.split_at_mut(2 * n);
-    acc_p.iter_mut().for_each(|x| *x = 0);
-    acc_m.iter_mut().for_each(|x| *x = 0);
-    for r in 0..rows {
-        let d = &digits[r * n..(r + 1) * n];
-        for h in 0..2 {
-            let kpr = &kp[(2 * r + h) * n..(2 * r + h + 1) * n];
-            let kmr = &km[(2 * r + h) * n..(2 * r + h + 1) * n];
-            let ap = &mut acc_p[h * n..(h + 1) * n];
-            for ((o, &x), &y) in ap.iter_mut().zip(d).zip(kpr) {
-                *o += x as u64 * y as u64;
-            }
-            let am = &mut acc_m[h * n..(h + 1) * n];
-            for ((o, &x), &y) in am.iter_mut().zip(d).zip(kmr) {
-                *o += x as u64 * y as u64;
+/// Slots per chunk of the interleaved small-modulus key (see [`interleave_pair`]).
+pub const CHUNK: usize = 16;
+
+/// One key pair `(K+, K-)`, each `[row][half][slot]`, interleaved for [`ginx_step`]:
+/// `[chunk][row][half][sign][CHUNK slots]`, so a step reads the pair front to back once.
+pub fn interleave_pair(kp: &[u32], km: &[u32], n: usize, out: &mut [u32]) {
+    let rows = kp.len() / (2 * n);
+    let mut o = out.chunks_exact_mut(CHUNK);
+    for c in 0..n / CHUNK {
+        for r in 0..rows {
+            for h in 0..2 {
+                for k in [kp, km] {
+                    let at = (2 * r + h) * n + c * CHUNK;
+                    o.next().expect("out holds the pair").copy_from_slice(&k[at..at + CHUNK]);
+                }
             }
         }
     }
-    for h in 0..2 {
-        let ap = &acc_p[h * n..(h + 1) * n];
-        let am = &acc_m[h * n..(h + 1) * n];
-        let u = &mut upd[h * n..(h + 1) * n];
-        for i in 0..n {
-            let ep = br.reduce(ap[i]);
-            let em = br.reduce(am[i]);
-            u[i] = br.reduce(ep * mono_p[i] as u64 + em * mono_m[i] as u64);
+}
+
+/// Chunks ahead of the one being multiplied whose key words are prefetched: the key is
+/// streamed from memory once per step, and without it the loads stall the multiplies.
+const PREFETCH_CHUNKS: usize = 8;
+
+/// Asks for `words[from..from + len]` (clipped to the slice) to be brought into cache.
+#[inline(always)]
+fn prefetch(words: &[u32], from: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for at in (from..(from + len).min(words.len())).step_by(16) {
+        // SAFETY: `at < words.len()`, so the address is inside the slice; a prefetch
+        // never faults and does not change memory.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(words.as_ptr().add(at).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (words, from, len);
+}
+
+/// A read the next step will make, prefetched a cache line per [`Ahead::touch`]: the
+/// NTTs call it once per loop iteration, so the next key pair (2048 lines for
+/// `PN10QP27`, about as many as one step's NTTs have iterations) comes in at the pace
+/// memory delivers it while they compute, and the GINX kernel finds it in cache.
+pub struct Ahead<'a> {
+    words: &'a [u32],
+    at: usize,
+}
+
+impl<'a> Ahead<'a> {
+    pub fn new(words: &'a [u32]) -> Self {
+        Ahead { words, at: 0 }
+    }
+
+    pub fn none() -> Ahead<'static> {
+        Ahead { words: &[], at: 0 }
+    }
+
+    #[inline(always)]
+    pub fn touch(&mut self) {
+        if self.at < self.words.len() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `at < words.len()`: the address is inside the slice; a prefetch
+            // never faults and does not change memory.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
+                    self.words.as_ptr().add(self.at).cast(),
+                )
+            };
+            self.at += 16;
+        }
+    }
+}
+
+/// One GINX step's evaluation-form work for one key pair, small modulus:
+/// `upd[h] = (sum_r d_r K+[r][h]) (X^a - 1) + (sum_r d_r K-[r][h]) (X^-a - 1)`, reduced
+/// to `[0, Q)`. `digits` is `[row][slot]`, `pair` the [`interleave_pair`] layout, `upd`
+/// `[half][slot]`. The four sums of a chunk stay in registers across the rows; each is
+/// at most `2L Q^2 < 2^58`, inside `reduce`'s range.
+#[inline(always)]
+fn ginx_step_body(br: SmallBarrett, digits: &[u32], pair: &[u32], mono_p: &[u32], mono_m: &[u32], upd: &mut [u32]) {
+    let n = mono_p.len();
+    let rows = digits.len() / n;
+    let (upd_a, upd_b) = upd.split_at_mut(n);
+    let chunk_len = rows * 4 * CHUNK;
+    for (c, kc) in pair.chunks_exact(chunk_len).enumerate() {
+        let at = c * CHUNK;
+        prefetch(pair, (c + PREFETCH_CHUNKS) * chunk_len, chunk_len);
+        let mut acc = [[0u64; CHUNK]; 4];
+        for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
+            let d: &[u32; CHUNK] = digits[r * n + at..r * n + at + CHUNK].try_into().expect("a chunk");
+            for (sum, k) in acc.iter_mut().zip(kr.chunks_exact(CHUNK)) {
+                for l in 0..CHUNK {
+                    sum[l] += u64::from(d[l]) * u64::from(k[l]);
+                }
+            }
+        }
+        let (mp, mm) = (&mono_p[at..at + CHUNK], &mono_m[at..at + CHUNK]);
+        for (h, out) in [&mut upd_a[at..at + CHUNK], &mut upd_b[at..at + CHUNK]].into_iter().enumerate() {
+            for l in 0..CHUNK {
+                let ep = br.reduce(acc[2 * h][l]);
+                let em = br.reduce(acc[2 * h + 1][l]);
+                out[l] = br.reduce(ep * u64::from(mp[l]) + em * u64::from(mm[l])) as u32;
+            }
         }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn ginx_step_avx2(
-    br: SmallBarrett,
-    digits: &[u32],
-    kp: &[u32],
-    km: &[u32],
-    mono_p: &[u32],
-    mono_m: &[u32],
-    acc: &mut [u64],
-    upd: &mut [u64],
-) {
-    ginx_step_body(br, digits, kp, km, mono_p, mono_m, acc, upd)
+fn ginx_step_avx2(br: SmallBarrett, digits: &[u32], pair: &[u32], mono_p: &[u32], mono_m: &[u32], upd: &mut [u32]) {
+    ginx_step_body(br, digits, pair, mono_p, mono_m, upd)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn ginx_step_avx512(
-    br: SmallBarrett,
-    digits: &[u32],
-    kp: &[u32],
-    km: &[u32],
-    mono_p: &[u32],
-    mono_m: &[u32],
-    acc: &mut [u64],
-    upd: &mut [u64],
-) {
-    ginx_step_body(br, digits, kp, km, mono_p, mono_m, acc, upd)
+fn ginx_step_avx512(br: SmallBarrett, digits: &[u32], pair: &[u32], mono_p: &[u32], mono_m: &[u32], upd: &mut [u32]) {
+    ginx_step_body(br, digits, pair, mono_p, mono_m, upd)
+}
+
+/// Signed gadget digits of `poly` (coefficient form, `Q < 2^31`) as 32-bit residues,
+/// `out` `[level][slot]`: the same algorithm, and so the same words, as
+/// [`crate::ring::Ring::decompose`], in `i32` lanes.
+#[inline(always)]
+fn decompose_body(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
+    let n = poly.len();
+    let (q, bg) = (q as i32, 1i32 << log_bg);
+    let (half_bg, half_q) = (bg >> 1, q / 2);
+    let (lower, rem) = out.split_at_mut(out.len() - n);
+    for (r, &x) in rem.iter_mut().zip(poly) {
+        let v = x as i32;
+        *r = (if v > half_q { v - q } else { v }) as u32;
+    }
+    for digits in lower.chunks_exact_mut(n) {
+        for (d_out, r) in digits.iter_mut().zip(rem.iter_mut()) {
+            let v = *r as i32;
+            let mut d = v & (bg - 1);
+            d -= if d >= half_bg { bg } else { 0 };
+            *r = ((v - d) >> log_bg) as u32;
+            *d_out = (d + if d < 0 { q } else { 0 }) as u32;
+        }
+    }
+    for r in rem.iter_mut() {
+        let v = *r as i32;
+        *r = (v + if v < 0 { q } else { 0 }) as u32;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn decompose_avx2(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
+    decompose_body(q, log_bg, poly, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+fn decompose_avx512(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
+    decompose_body(q, log_bg, poly, out)
 }
 
 /// Which compiled copy of the kernels this CPU runs.
@@ -142,26 +220,36 @@ impl Isa {
 }
 
 /// See [`ginx_step_body`]; dispatches on `isa`.
-#[allow(clippy::too_many_arguments)]
 pub fn ginx_step(
     isa: Isa,
     br: SmallBarrett,
     digits: &[u32],
-    kp: &[u32],
-    km: &[u32],
+    pair: &[u32],
     mono_p: &[u32],
     mono_m: &[u32],
-    acc: &mut [u64],
-    upd: &mut [u64],
+    upd: &mut [u32],
 ) {
     match isa {
-        Isa::Portable => ginx_step_body(br, digits, kp, km, mono_p, mono_m, acc, upd),
+        Isa::Portable => ginx_step_body(br, digits, pair, mono_p, mono_m, upd),
         // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { ginx_step_avx2(br, digits, kp, km, mono_p, mono_m, acc, upd) },
+        Isa::Avx2 => unsafe { ginx_step_avx2(br, digits, pair, mono_p, mono_m, upd) },
         // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { ginx_step_avx512(br, digits, kp, km, mono_p, mono_m, acc, upd) },
+        Isa::Avx512 => unsafe { ginx_step_avx512(br, digits, pair, mono_p, mono_m, upd) },
+    }
+}
+
+/// See [`decompose_body`]; dispatches on `isa`.
+pub fn decompose(isa: Isa, q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
+    match isa {
+        Isa::Portable => decompose_body(q, log_bg, poly, out),
+        // SAFETY: as in `ginx_step`.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { decompose_avx2(q, log_bg, poly, out) },
+        // SAFETY: as in `ginx_step`.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { decompose_avx512(q, log_bg, poly, out) },
     }
 }
 
@@ -180,6 +268,70 @@ mod tests {
         }
     }
 
+    /// Every compiled copy of the kernels gives the portable copy's words, and the
+    /// 32-bit decomposition gives `Ring::decompose`'s.
+    #[test]
+    fn kernel_copies_agree() {
+        use rand_chacha::rand_core::{RngCore, SeedableRng};
+        let mut isas = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx2") {
+                isas.push(Isa::Avx2);
+            }
+            if Isa::detect() == Isa::Avx512 {
+                isas.push(Isa::Avx512);
+            }
+        }
+        for set in [fhe_api::ParamSet::PN10QP27, fhe_api::ParamSet::PN10QP25Q] {
+            let ring = crate::ring::Ring::new(set, "reference").unwrap();
+            let (n, q) = (ring.n(), ring.modulus.q);
+            let rows = ring.params.rgsw_rows();
+            let br = SmallBarrett::new(q);
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(q);
+            let mut random = |len: usize| -> Vec<u32> { (0..len).map(|_| (rng.next_u64() % q) as u32).collect() };
+            let (digits, kp, km, mp, mm) =
+                (random(rows * n), random(2 * rows * n), random(2 * rows * n), random(n), random(n));
+            let mut edge = random(n);
+            edge[..8].copy_from_slice(&[
+                0,
+                1,
+                2,
+                (q / 2) as u32,
+                (q / 2 + 1) as u32,
+                (q - 2) as u32,
+                (q - 1) as u32,
+                63,
+            ]);
+            let mut pair = vec![0u32; 4 * rows * n];
+            interleave_pair(&kp, &km, n, &mut pair);
+            // The definition, from the un-interleaved keys.
+            let mut want = vec![0u32; 2 * n];
+            for h in 0..2 {
+                for j in 0..n {
+                    let dot = |k: &[u32]| {
+                        (0..rows)
+                            .map(|r| u64::from(digits[r * n + j]) * u64::from(k[(2 * r + h) * n + j]) % q)
+                            .sum::<u64>()
+                            % q
+                    };
+                    want[h * n + j] = ((dot(&kp) * u64::from(mp[j]) + dot(&km) * u64::from(mm[j])) % q) as u32;
+                }
+            }
+            let mut wide = vec![vec![0u64; n]; rows / 2];
+            ring.decompose(&edge.iter().map(|&x| u64::from(x)).collect::<Vec<_>>(), &mut wide);
+            let want_digits: Vec<u32> = wide.concat().iter().map(|&x| x as u32).collect();
+            for &isa in &isas {
+                let mut got = vec![0u32; 2 * n];
+                ginx_step(isa, br, &digits, &pair, &mp, &mm, &mut got);
+                assert!(got == want, "{set} {isa:?} ginx_step");
+                let mut got = vec![0u32; rows / 2 * n];
+                decompose(isa, q as u32, ring.params.bsk_base_log.0, &edge, &mut got);
+                assert!(got == want_digits, "{set} {isa:?} decompose");
+            }
+        }
+    }
+
     #[test]
     fn small_barrett_edges() {
         for q in [134_215_681u64, 33_550_337] {
@@ -190,6 +342,42 @@ mod tests {
                     assert_eq!(b.reduce(x), x % q, "q={q} x={x}");
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+
+    /// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture time_ginx_step`:
+    /// one key pair over and over (in cache) against 556 distinct pairs (from memory).
+    #[test]
+    #[ignore = "timing, not a check"]
+    fn time_ginx_step() {
+        let (n, rows, pairs) = (1024usize, 8usize, 556usize);
+        let q = 134_215_681u64;
+        let br = SmallBarrett::new(q);
+        let pair_len = 4 * rows * n;
+        let mut key: Vec<u32> = crate::bootstrap::zeroed_huge(pairs * pair_len);
+        key.iter_mut().enumerate().for_each(|(i, k)| *k = (i as u64 * 2_654_435_761 % q) as u32);
+        let digits: Vec<u32> = (0..rows * n).map(|i| (i as u64 * 40_503 % q) as u32).collect();
+        let mono: Vec<u32> = (0..n).map(|i| (i as u64 * 977 % q) as u32).collect();
+        let mut upd = vec![0u32; 2 * n];
+        let isa = Isa::detect();
+        let smaps = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+        println!("{}", smaps.lines().filter(|l| l.starts_with("AnonHuge")).collect::<String>());
+        for (what, stride) in [("one pair", 0usize), ("556 pairs", 1)] {
+            let mut best = f64::MAX;
+            for _ in 0..5 {
+                let t = std::time::Instant::now();
+                for i in 0..pairs {
+                    let pair = &key[i * stride * pair_len..][..pair_len];
+                    ginx_step(isa, br, &digits, pair, &mono, &mono, &mut upd);
+                }
+                best = best.min(t.elapsed().as_secs_f64() * 1e6 / pairs as f64);
+            }
+            println!("{isa:?} {what}: {best:.2} us per step");
         }
     }
 }

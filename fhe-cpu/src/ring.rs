@@ -61,6 +61,16 @@ impl Ring {
         }
     }
 
+    /// [`Ring::monomial_minus_one`] as 32-bit words (rings with `Q < 2^32`).
+    pub fn monomial_minus_one32(&self, k: usize, out: &mut [u32]) {
+        let mask = 2 * self.n() - 1;
+        let q = self.modulus.q as u32;
+        for (o, &e) in out.iter_mut().zip(&self.slot_exp) {
+            let p = self.psi_pow[(k * e as usize) & mask] as u32;
+            *o = if p == 0 { q - 1 } else { p - 1 };
+        }
+    }
+
     /// Signed gadget digits of `poly` (coefficient form): the centered representative
     /// in `(-Q/2, Q/2]` written in base `Bg`, least significant first, digits
     /// `0..L-1` in `[-Bg/2, Bg/2)` and the top digit the remaining carry (so the sum is

@@ -21,6 +21,7 @@ use std::arch::x86_64::*;
 
 use super::lanes::Plan;
 use super::{harvey, NttEngine, NttTables};
+use crate::kernels::Ahead;
 
 /// Whether this CPU runs the AVX-512 kernels.
 pub fn supported() -> bool {
@@ -67,6 +68,26 @@ impl Avx512 {
 impl NttEngine for Avx512 {
     fn name(&self) -> &'static str {
         "avx512"
+    }
+
+    fn forward32(&self, a: &mut [u32], ahead: &mut Ahead) {
+        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        match &self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a 32-bit path exists only when `supported()` saw the CPU features at build time.
+            Path::U32(p) => unsafe { k32::forward32(p, a, ahead) },
+            _ => super::via_u64(a, |w| self.forward(w)),
+        }
+    }
+
+    fn inverse32(&self, a: &mut [u32], ahead: &mut Ahead) {
+        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        match &self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a 32-bit path exists only when `supported()` saw the CPU features at build time.
+            Path::U32(p) => unsafe { k32::inverse32(p, a, ahead) },
+            _ => super::via_u64(a, |w| self.inverse(w)),
+        }
     }
 
     fn forward(&self, a: &mut [u64]) {
@@ -223,23 +244,55 @@ mod k32 {
     #[target_feature(enable = "avx512f")]
     pub(super) fn forward(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
         if (1 + 2 * u64::from(p.n.trailing_zeros())) * u64::from(p.q) < 1 << 32 {
-            forward_impl::<true>(p, a, buf)
+            forward_impl::<true, true>(p, a, buf, &mut Ahead::none())
         } else {
-            forward_impl::<false>(p, a, buf)
+            forward_impl::<false, true>(p, a, buf, &mut Ahead::none())
         }
+    }
+
+    /// [`forward`] in place on 32-bit words. Callers must have checked the features.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn forward32(p: &Plan<u32>, a: &mut [u32], ahead: &mut Ahead) {
+        if (1 + 2 * u64::from(p.n.trailing_zeros())) * u64::from(p.q) < 1 << 32 {
+            forward_impl::<true, false>(p, &mut [], a, ahead)
+        } else {
+            forward_impl::<false, false>(p, &mut [], a, ahead)
+        }
+    }
+
+    /// [`inverse`] in place on 32-bit words. Callers must have checked the features.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn inverse32(p: &Plan<u32>, a: &mut [u32], ahead: &mut Ahead) {
+        inverse_impl::<false>(p, &mut [], a, ahead)
+    }
+
+    /// Callers must have checked the features.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn inverse(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
+        inverse_impl::<true>(p, a, buf, &mut Ahead::none())
     }
 
     /// Callers must have checked avx512f.
     #[target_feature(enable = "avx512f")]
-    fn forward_impl<const LAZY: bool>(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
+    fn forward_impl<const LAZY: bool, const WIDE: bool>(
+        p: &Plan<u32>,
+        a: &mut [u64],
+        buf: &mut [u32],
+        ahead: &mut Ahead,
+    ) {
         let n = p.n;
         let (q, q2) = (splat(p.q), splat(2 * p.q));
         let one = bcast(1, p.one_s);
-        // First layer: narrow from `a` into `buf`.
+        // First layer: narrow from `a` into `buf` (`WIDE`), or in place in `buf`.
         let mut half = n / 2;
         let w = bcast(p.w[1], p.ws[1]);
         for j in (0..half).step_by(L) {
-            let (x, y) = ct::<LAZY>(load_wide(&a[j..]), load_wide(&a[j + half..]), w, q, q2);
+            ahead.touch();
+            let (x, y) = if WIDE {
+                ct::<LAZY>(load_wide(&a[j..]), load_wide(&a[j + half..]), w, q, q2)
+            } else {
+                ct::<LAZY>(load(&buf[j..]), load(&buf[j + half..]), w, q, q2)
+            };
             store(&mut buf[j..], x);
             store(&mut buf[j + half..], y);
         }
@@ -250,6 +303,7 @@ mod k32 {
                 let w = bcast(p.w[m + i], p.ws[m + i]);
                 let (lo, hi) = block.split_at_mut(half);
                 for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                    ahead.touch();
                     let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
                     store(x, u);
                     store(y, v);
@@ -262,6 +316,7 @@ mod k32 {
         let pm: [[__m512i; 2]; 4] = std::array::from_fn(|k| [load(&f.perm[k][0]), load(&f.perm[k][1])]);
         let nat = [load(&f.to_natural[0]), load(&f.to_natural[1])];
         for b in 0..n / (2 * L) {
+            ahead.touch();
             let at = 2 * L * b;
             let (mut x, mut y) =
                 ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
@@ -270,14 +325,20 @@ mod k32 {
                 (x, y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * b), q, q2);
             }
             let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
-            store_wide(&mut a[at..], finish::<LAZY>(lo, one, q, q2));
-            store_wide(&mut a[at + L..], finish::<LAZY>(hi, one, q, q2));
+            let (lo, hi) = (finish::<LAZY>(lo, one, q, q2), finish::<LAZY>(hi, one, q, q2));
+            if WIDE {
+                store_wide(&mut a[at..], lo);
+                store_wide(&mut a[at + L..], hi);
+            } else {
+                store(&mut buf[at..], lo);
+                store(&mut buf[at + L..], hi);
+            }
         }
     }
 
     /// Callers must have checked avx512f.
     #[target_feature(enable = "avx512f")]
-    pub(super) fn inverse(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
+    fn inverse_impl<const WIDE: bool>(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32], ahead: &mut Ahead) {
         let n = p.n;
         let (q, q2) = (splat(p.q), splat(2 * p.q));
         // Blocks of 32: distances 1, 2, 4, 8 in registers, then 16; narrow from `a`.
@@ -286,8 +347,13 @@ mod k32 {
         let nat = [load(&v.to_natural[0]), load(&v.to_natural[1])];
         let h = n / (2 * L);
         for b in 0..n / (2 * L) {
+            ahead.touch();
             let at = 2 * L * b;
-            let (mut x, mut y) = (load_wide(&a[at..]), load_wide(&a[at + L..]));
+            let (mut x, mut y) = if WIDE {
+                (load_wide(&a[at..]), load_wide(&a[at + L..]))
+            } else {
+                (load(&buf[at..]), load(&buf[at + L..]))
+            };
             for (k, pk) in pm.iter().enumerate() {
                 let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
                 (x, y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * b), q, q2);
@@ -304,6 +370,7 @@ mod k32 {
                 let w = bcast(p.iw[h + i], p.iws[h + i]);
                 let (lo, hi) = block.split_at_mut(half);
                 for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                    ahead.touch();
                     let (u, v) = gs(load(x), load(y), w, q, q2);
                     store(x, u);
                     store(y, v);
@@ -314,10 +381,17 @@ mod k32 {
         // Last layer with `1/N` folded in; widen into `a`.
         let (ni, wn) = (bcast(p.n_inv, p.n_inv_s), bcast(p.wn, p.wn_s));
         for j in (0..half).step_by(L) {
+            ahead.touch();
             let (x, y) = (load(&buf[j..]), load(&buf[j + half..]));
             let (s, d) = (_mm512_add_epi32(x, y), _mm512_sub_epi32(_mm512_add_epi32(x, q2), y));
-            store_wide(&mut a[j..], csub(mul_shoup(s, ni[0], ni[1], ni[2], q), q));
-            store_wide(&mut a[j + half..], csub(mul_shoup(d, wn[0], wn[1], wn[2], q), q));
+            let (s, d) = (csub(mul_shoup(s, ni[0], ni[1], ni[2], q), q), csub(mul_shoup(d, wn[0], wn[1], wn[2], q), q));
+            if WIDE {
+                store_wide(&mut a[j..], s);
+                store_wide(&mut a[j + half..], d);
+            } else {
+                store(&mut buf[j..], s);
+                store(&mut buf[j + half..], d);
+            }
         }
     }
 }

@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use fhe_api::{BackendKind, Error, Result};
 
+pub use crate::kernels::Ahead;
+
 pub use avx2::Avx2;
 pub use avx512::Avx512;
 pub use harvey::Harvey;
@@ -28,6 +30,34 @@ pub trait NttEngine: Send + Sync {
     fn forward(&self, a: &mut [u64]);
     /// In place, the exact inverse of `forward`.
     fn inverse(&self, a: &mut [u64]);
+    /// `forward` on 32-bit words (rings with `Q < 2^32`), the blind rotation's form for
+    /// the small sets. The default widens, transforms and narrows; the 32-bit SIMD
+    /// kernels override it, work on the words in place and spread `ahead`'s prefetches
+    /// (of the next step's key) over their loops.
+    fn forward32(&self, a: &mut [u32], ahead: &mut Ahead) {
+        let _ = ahead;
+        via_u64(a, |w| self.forward(w));
+    }
+    /// `inverse` on 32-bit words; see [`NttEngine::forward32`].
+    fn inverse32(&self, a: &mut [u32], ahead: &mut Ahead) {
+        let _ = ahead;
+        via_u64(a, |w| self.inverse(w));
+    }
+}
+
+/// Runs a `u64` transform on 32-bit words through a per-thread buffer.
+fn via_u64(a: &mut [u32], f: impl FnOnce(&mut [u64])) {
+    thread_local! {
+        static WIDE: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    WIDE.with(|w| {
+        let mut w = w.borrow_mut();
+        w.clear();
+        w.extend(a.iter().map(|&x| u64::from(x)));
+        f(&mut w);
+        // Outputs are reduced below `Q < 2^32`.
+        a.iter_mut().zip(w.iter()).for_each(|(o, &x)| *o = x as u32);
+    })
 }
 
 /// A registered variant: name, whether this CPU can run it, constructor.
@@ -169,6 +199,22 @@ mod tests {
         let mut got = a.to_vec();
         e.inverse(&mut got);
         same(&got, &want, set, e.name(), "inverse");
+        // The 32-bit entry points (blind rotation's, for the small sets) give the same words.
+        if reference_q(set) < 1 << 32 {
+            for (what, dir) in [("forward32", true), ("inverse32", false)] {
+                let mut want = a.to_vec();
+                let mut got: Vec<u32> = a.iter().map(|&x| x as u32).collect();
+                if dir {
+                    reference.forward(&mut want);
+                    e.forward32(&mut got, &mut Ahead::none());
+                } else {
+                    reference.inverse(&mut want);
+                    e.inverse32(&mut got, &mut Ahead::none());
+                }
+                let got: Vec<u64> = got.iter().map(|&x| u64::from(x)).collect();
+                same(&got, &want, set, e.name(), what);
+            }
+        }
     }
 
     /// Equal words, or a panic naming the first differing slot (not two whole vectors).
