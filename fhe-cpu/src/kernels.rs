@@ -58,17 +58,17 @@ pub fn interleave_pair(kp: &[u32], km: &[u32], n: usize, out: &mut [u32]) {
 /// streamed from memory once per step, and without it the loads stall the multiplies.
 const PREFETCH_CHUNKS: usize = 8;
 
-/// Asks for `words[from..from + len]` (clipped to the slice) to be brought into cache.
+/// Asks for every cache line of `words` to be brought into cache.
 #[inline(always)]
-fn prefetch(words: &[u32], from: usize, len: usize) {
+pub fn prefetch<T>(words: &[T]) {
     #[cfg(target_arch = "x86_64")]
-    for at in (from..(from + len).min(words.len())).step_by(16) {
-        // SAFETY: `at < words.len()`, so the address is inside the slice; a prefetch
-        // never faults and does not change memory.
+    for at in (0..words.len()).step_by((64 / std::mem::size_of::<T>()).max(1)) {
+        // SAFETY: `at < words.len()`: the address is inside the slice; a prefetch never
+        // faults and does not change memory.
         unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(words.as_ptr().add(at).cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (words, from, len);
+    let _ = words;
 }
 
 /// A read the next step will make, prefetched a cache line per [`Ahead::touch`]: the
@@ -118,7 +118,8 @@ fn ginx_step_body(br: SmallBarrett, digits: &[u32], pair: &[u32], mono_p: &[u32]
     let chunk_len = rows * 4 * CHUNK;
     for (c, kc) in pair.chunks_exact(chunk_len).enumerate() {
         let at = c * CHUNK;
-        prefetch(pair, (c + PREFETCH_CHUNKS) * chunk_len, chunk_len);
+        let ahead = (c + PREFETCH_CHUNKS) * chunk_len;
+        prefetch(pair.get(ahead..ahead + chunk_len).unwrap_or(&[]));
         let mut acc = [[0u64; CHUNK]; 4];
         for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
             let d: &[u32; CHUNK] = digits[r * n + at..r * n + at + CHUNK].try_into().expect("a chunk");

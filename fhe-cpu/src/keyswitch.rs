@@ -15,7 +15,8 @@ use crate::ring::Ring;
 pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> Vec<u16> {
     let p = ring.params;
     let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
-    let mut ksk = vec![0u16; p.ksk_samples() * (p.n() + 1)];
+    // Rows are read at random (one per digit): huge pages spare a TLB miss per row.
+    let mut ksk: Vec<u16> = crate::bootstrap::zeroed_huge(p.ksk_samples() * (p.n() + 1));
     ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
     ksk
 }
@@ -38,17 +39,25 @@ pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphe
     let words = ct.as_words();
     let mut acc = vec![0u16; n + 1];
     acc[n] = ms_to_q(words[ring.n()], q_ring, logq) as u16;
+    // The sample of every non-zero digit, then the subtractions with the rows a few
+    // samples ahead prefetched (each row is a random read from a key of ~100 MiB).
+    let mut samples = Vec::with_capacity(ring.n() * levels);
     for (j, &aj) in words[..ring.n()].iter().enumerate() {
         let a = ms_to_q(aj, q_ring, logq);
         for l in 0..levels {
             let v = ((a >> (logq - base_log * (l as u32 + 1))) & ((1 << base_log) - 1)) as usize;
-            if v == 0 {
-                continue;
+            if v != 0 {
+                samples.push((j * levels + l) * bm1 + (v - 1));
             }
-            let s = (j * levels + l) * bm1 + (v - 1);
-            let row = &key.ksk[s * (n + 1)..(s + 1) * (n + 1)];
-            acc.iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_sub(y));
         }
+    }
+    const AHEAD: usize = 4;
+    for (k, &s) in samples.iter().enumerate() {
+        if let Some(&next) = samples.get(k + AHEAD) {
+            crate::kernels::prefetch(&key.ksk[next * (n + 1)..(next + 1) * (n + 1)]);
+        }
+        let row = &key.ksk[s * (n + 1)..(s + 1) * (n + 1)];
+        acc.iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_sub(y));
     }
     let mask = p.q_lwe_mask();
     let data = acc.into_iter().map(|x| x as u32 & mask).collect();

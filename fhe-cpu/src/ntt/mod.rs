@@ -281,6 +281,23 @@ mod tests {
                 let best = time(&|a| e.forward(a), &mut a);
                 let inv = time(&|a| e.inverse(a), &mut a);
                 println!("{set} N={} {:>9}: forward {best:.3} us, inverse {inv:.3} us", t.n, v.name);
+                if t.modulus.q < 1 << 32 {
+                    let mut w: Vec<u32> = a.iter().map(|&x| x as u32).collect();
+                    let (iters, mut f32, mut i32) = (200, f64::MAX, f64::MAX);
+                    for _ in 0..300 {
+                        let start = std::time::Instant::now();
+                        for _ in 0..iters {
+                            e.forward32(std::hint::black_box(&mut w), &mut Ahead::none());
+                        }
+                        f32 = f32.min(start.elapsed().as_secs_f64() * 1e6 / iters as f64);
+                        let start = std::time::Instant::now();
+                        for _ in 0..iters {
+                            e.inverse32(std::hint::black_box(&mut w), &mut Ahead::none());
+                        }
+                        i32 = i32.min(start.elapsed().as_secs_f64() * 1e6 / iters as f64);
+                    }
+                    println!("{set} N={} {:>9}: forward32 {f32:.3} us, inverse32 {i32:.3} us", t.n, v.name);
+                }
             }
         }
     }
