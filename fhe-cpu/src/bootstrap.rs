@@ -44,38 +44,15 @@ pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
 /// Full RGSW rows `[key][row][half][slot]`, every key on all cores.
 fn rgsw_rows(ring: &Ring, ek: &EvaluationKey) -> Vec<u64> {
     let per_key = ring.params.rgsw_rows() * ring.n();
-    let mut bsk = vec![0; 2 * ring.params.bsk_b_len()];
+    let mut bsk: Vec<u64> = crate::kernels::zeroed_huge(2 * ring.params.bsk_b_len());
     bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(key, out)| ek.rgsw_key_rows(key, out, |x| x));
     bsk
-}
-
-/// A zeroed vector the kernel may back with transparent huge pages (Linux, where THP is
-/// `madvise`): the bootstrap key is streamed once per blind rotation, and with 4 KiB
-/// pages the hardware prefetcher stops at every page boundary (the development Xeon,
-/// `time_ginx_step`: 21.4 us per step from memory with 4 KiB pages, 17.4 us with huge
-/// pages, against 6.5 us from cache).
-pub(crate) fn zeroed_huge<T: Copy + Default>(len: usize) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(len);
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = v.as_ptr() as usize;
-        let (lo, hi) = (start.div_ceil(HUGE) * HUGE, (start + len * std::mem::size_of::<T>()) / HUGE * HUGE);
-        if hi > lo {
-            // SAFETY: `[lo, hi)` lies inside the allocation just made; `madvise` changes
-            // paging advice only and never reads or writes the (uninitialized) contents.
-            // It is advice: an error just leaves 4 KiB pages, so the result is ignored.
-            let _ = unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE) };
-        }
-    }
-    v.resize(len, T::default());
-    v
 }
 
 /// Every coefficient's key pair as 32-bit words, interleaved, on all cores.
 fn interleaved_pairs(ring: &Ring, ek: &EvaluationKey) -> Vec<u32> {
     let per_key = 2 * ring.params.rgsw_rows() * ring.n();
-    let mut bsk: Vec<u32> = zeroed_huge(2 * ring.params.bsk_b_len());
+    let mut bsk: Vec<u32> = crate::kernels::zeroed_huge(2 * ring.params.bsk_b_len());
     bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(i, out)| {
         let (mut kp, mut km) = (vec![0u32; per_key], vec![0u32; per_key]);
         ek.rgsw_key_rows(2 * i, &mut kp, |x| x as u32);

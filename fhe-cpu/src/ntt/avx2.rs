@@ -34,7 +34,7 @@ impl Avx2 {
     /// The 32-bit kernel when this CPU has AVX2 and the ring fits it, else `harvey`.
     pub fn new(t: Arc<NttTables>) -> Self {
         let q = t.modulus.q;
-        let plan = (supported() && q < 1 << 30 && t.n >= 32)
+        let plan = (supported() && q < 1 << 30 && t.n >= 32) // 2 x 8 lanes x SIDE blocks
             .then(|| Plan::new(&t, 8, |v| v as u32, |w| super::lanes::shoup32(w, q)));
         Avx2 { t, plan }
     }
@@ -91,6 +91,8 @@ mod k32 {
     use super::*;
 
     const L: usize = 8;
+    /// Register-resident blocks run side by side (see `forward_impl`).
+    const SIDE: usize = 2;
 
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -292,23 +294,32 @@ mod k32 {
         let f = &p.fwd;
         let pm: [[[__m256i; 2]; 2]; 3] = std::array::from_fn(|k| [index(&f.perm[k][0]), index(&f.perm[k][1])]);
         let nat = [index(&f.to_natural[0]), index(&f.to_natural[1])];
-        for b in 0..n / (2 * L) {
-            ahead.touch();
-            let at = 2 * L * b;
-            let (mut x, mut y) =
-                ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
-            for (k, pk) in pm.iter().enumerate() {
-                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
-                (x, y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * b), q, q2);
+        // Blocks side by side: each block's layers are one dependency chain.
+        for b2 in (0..n / (2 * L)).step_by(SIDE) {
+            for _ in 0..SIDE {
+                ahead.touch();
             }
-            let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
-            let (lo, hi) = (finish::<LAZY>(lo, one, q, q2), finish::<LAZY>(hi, one, q, q2));
-            if WIDE {
-                store_wide(&mut a[at..], lo);
-                store_wide(&mut a[at + L..], hi);
-            } else {
-                store(&mut buf[at..], lo);
-                store(&mut buf[at + L..], hi);
+            let mut xy: [(__m256i, __m256i); SIDE] = std::array::from_fn(|d| {
+                let (b, at) = (b2 + d, 2 * L * (b2 + d));
+                ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2)
+            });
+            for (k, pk) in pm.iter().enumerate() {
+                for (d, (x, y)) in xy.iter_mut().enumerate() {
+                    let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
+                    (*x, *y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * (b2 + d)), q, q2);
+                }
+            }
+            for (d, &(x, y)) in xy.iter().enumerate() {
+                let at = 2 * L * (b2 + d);
+                let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
+                let (lo, hi) = (finish::<LAZY>(lo, one, q, q2), finish::<LAZY>(hi, one, q, q2));
+                if WIDE {
+                    store_wide(&mut a[at..], lo);
+                    store_wide(&mut a[at + L..], hi);
+                } else {
+                    store(&mut buf[at..], lo);
+                    store(&mut buf[at + L..], hi);
+                }
             }
         }
     }
@@ -323,22 +334,31 @@ mod k32 {
         let pm: [[[__m256i; 2]; 2]; 3] = std::array::from_fn(|k| [index(&v.perm[k][0]), index(&v.perm[k][1])]);
         let nat = [index(&v.to_natural[0]), index(&v.to_natural[1])];
         let h = n / (2 * L);
-        for b in 0..n / (2 * L) {
-            ahead.touch();
-            let at = 2 * L * b;
-            let (mut x, mut y) = if WIDE {
-                (load_wide(&a[at..]), load_wide(&a[at + L..]))
-            } else {
-                (load(&buf[at..]), load(&buf[at + L..]))
-            };
-            for (k, pk) in pm.iter().enumerate() {
-                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
-                (x, y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * b), q, q2);
+        for b2 in (0..n / (2 * L)).step_by(SIDE) {
+            for _ in 0..SIDE {
+                ahead.touch();
             }
-            let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
-            let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
-            store(&mut buf[at..], x);
-            store(&mut buf[at + L..], y);
+            let mut xy: [(__m256i, __m256i); SIDE] = std::array::from_fn(|d| {
+                let at = 2 * L * (b2 + d);
+                if WIDE {
+                    (load_wide(&a[at..]), load_wide(&a[at + L..]))
+                } else {
+                    (load(&buf[at..]), load(&buf[at + L..]))
+                }
+            });
+            for (k, pk) in pm.iter().enumerate() {
+                for (d, (x, y)) in xy.iter_mut().enumerate() {
+                    let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
+                    (*x, *y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * (b2 + d)), q, q2);
+                }
+            }
+            for (d, &(x, y)) in xy.iter().enumerate() {
+                let (b, at) = (b2 + d, 2 * L * (b2 + d));
+                let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
+                let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
+                store(&mut buf[at..], x);
+                store(&mut buf[at + L..], y);
+            }
         }
         let mut half = 2 * L;
         while half < n / 2 {

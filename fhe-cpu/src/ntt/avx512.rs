@@ -54,9 +54,11 @@ impl Avx512 {
         let q = t.modulus.q;
         let path = if !supported() {
             Path::Portable
-        } else if q < 1 << 30 && t.n >= 64 {
+        } else if q < 1 << 30 && t.n >= 128 {
+            // Sizes: two registers of 16 lanes, SIDE = 4 blocks side by side.
             Path::U32(Plan::new(&t, 16, |v| v as u32, |w| super::lanes::shoup32(w, q)))
-        } else if q < 1 << 60 && t.n >= 32 {
+        } else if q < 1 << 60 && t.n >= 64 {
+            // Two registers of 8 lanes, SIDE = 4 blocks.
             Path::U64(Plan::new(&t, 8, |v| v, |w| crate::modulus::shoup(w, q)))
         } else {
             Path::Portable
@@ -124,6 +126,8 @@ mod k32 {
     use super::*;
 
     const L: usize = 16;
+    /// Register-resident blocks run side by side (see `forward_impl`).
+    const SIDE: usize = 4;
 
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -315,23 +319,33 @@ mod k32 {
         let f = &p.fwd;
         let pm: [[__m512i; 2]; 4] = std::array::from_fn(|k| [load(&f.perm[k][0]), load(&f.perm[k][1])]);
         let nat = [load(&f.to_natural[0]), load(&f.to_natural[1])];
-        for b in 0..n / (2 * L) {
-            ahead.touch();
-            let at = 2 * L * b;
-            let (mut x, mut y) =
-                ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
-            for (k, pk) in pm.iter().enumerate() {
-                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
-                (x, y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * b), q, q2);
+        // Two blocks side by side: each block's five layers are one dependency chain
+        // (a `vpmulld` is 10 cycles of latency), so a second chain keeps the multipliers busy.
+        for b2 in (0..n / (2 * L)).step_by(SIDE) {
+            for _ in 0..SIDE {
+                ahead.touch();
             }
-            let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
-            let (lo, hi) = (finish::<LAZY>(lo, one, q, q2), finish::<LAZY>(hi, one, q, q2));
-            if WIDE {
-                store_wide(&mut a[at..], lo);
-                store_wide(&mut a[at + L..], hi);
-            } else {
-                store(&mut buf[at..], lo);
-                store(&mut buf[at + L..], hi);
+            let mut xy: [(__m512i, __m512i); SIDE] = std::array::from_fn(|d| {
+                let (b, at) = (b2 + d, 2 * L * (b2 + d));
+                ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2)
+            });
+            for (k, pk) in pm.iter().enumerate() {
+                for (d, (x, y)) in xy.iter_mut().enumerate() {
+                    let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
+                    (*x, *y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * (b2 + d)), q, q2);
+                }
+            }
+            for (d, &(x, y)) in xy.iter().enumerate() {
+                let at = 2 * L * (b2 + d);
+                let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
+                let (lo, hi) = (finish::<LAZY>(lo, one, q, q2), finish::<LAZY>(hi, one, q, q2));
+                if WIDE {
+                    store_wide(&mut a[at..], lo);
+                    store_wide(&mut a[at + L..], hi);
+                } else {
+                    store(&mut buf[at..], lo);
+                    store(&mut buf[at + L..], hi);
+                }
             }
         }
     }
@@ -346,22 +360,32 @@ mod k32 {
         let pm: [[__m512i; 2]; 4] = std::array::from_fn(|k| [load(&v.perm[k][0]), load(&v.perm[k][1])]);
         let nat = [load(&v.to_natural[0]), load(&v.to_natural[1])];
         let h = n / (2 * L);
-        for b in 0..n / (2 * L) {
-            ahead.touch();
-            let at = 2 * L * b;
-            let (mut x, mut y) = if WIDE {
-                (load_wide(&a[at..]), load_wide(&a[at + L..]))
-            } else {
-                (load(&buf[at..]), load(&buf[at + L..]))
-            };
-            for (k, pk) in pm.iter().enumerate() {
-                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
-                (x, y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * b), q, q2);
+        // Two blocks side by side, as in `forward_impl`.
+        for b2 in (0..n / (2 * L)).step_by(SIDE) {
+            for _ in 0..SIDE {
+                ahead.touch();
             }
-            let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
-            let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
-            store(&mut buf[at..], x);
-            store(&mut buf[at + L..], y);
+            let mut xy: [(__m512i, __m512i); SIDE] = std::array::from_fn(|d| {
+                let at = 2 * L * (b2 + d);
+                if WIDE {
+                    (load_wide(&a[at..]), load_wide(&a[at + L..]))
+                } else {
+                    (load(&buf[at..]), load(&buf[at + L..]))
+                }
+            });
+            for (k, pk) in pm.iter().enumerate() {
+                for (d, (x, y)) in xy.iter_mut().enumerate() {
+                    let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
+                    (*x, *y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * (b2 + d)), q, q2);
+                }
+            }
+            for (d, &(x, y)) in xy.iter().enumerate() {
+                let (b, at) = (b2 + d, 2 * L * (b2 + d));
+                let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
+                let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
+                store(&mut buf[at..], x);
+                store(&mut buf[at + L..], y);
+            }
         }
         let mut half = 2 * L;
         while half < n / 2 {
@@ -401,6 +425,8 @@ mod k64 {
     use super::*;
 
     const L: usize = 8;
+    /// Register-resident blocks run side by side (see the 32-bit kernel).
+    const SIDE: usize = 4;
 
     #[inline]
     #[target_feature(enable = "avx512f,avx512dq")]
@@ -547,16 +573,24 @@ mod k64 {
         let f = &p.fwd;
         let pm: [[__m512i; 2]; 3] = std::array::from_fn(|k| [load(&f.perm[k][0]), load(&f.perm[k][1])]);
         let nat = [load(&f.to_natural[0]), load(&f.to_natural[1])];
-        for b in 0..n / (2 * L) {
-            let at = 2 * L * b;
-            let (mut x, mut y) = ct::<LAZY>(load(&a[at..]), load(&a[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
+        // Blocks side by side, as in the 32-bit kernel.
+        for b2 in (0..n / (2 * L)).step_by(SIDE) {
+            let mut xy: [(__m512i, __m512i); SIDE] = std::array::from_fn(|d| {
+                let (b, at) = (b2 + d, 2 * L * (b2 + d));
+                ct::<LAZY>(load(&a[at..]), load(&a[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2)
+            });
             for (k, pk) in pm.iter().enumerate() {
-                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
-                (x, y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * b), q, q2);
+                for (d, (x, y)) in xy.iter_mut().enumerate() {
+                    let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
+                    (*x, *y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * (b2 + d)), q, q2);
+                }
             }
-            let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
-            store(&mut a[at..], finish::<LAZY>(lo, one, q, q2));
-            store(&mut a[at + L..], finish::<LAZY>(hi, one, q, q2));
+            for (d, &(x, y)) in xy.iter().enumerate() {
+                let at = 2 * L * (b2 + d);
+                let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
+                store(&mut a[at..], finish::<LAZY>(lo, one, q, q2));
+                store(&mut a[at + L..], finish::<LAZY>(hi, one, q, q2));
+            }
         }
     }
 
@@ -569,17 +603,24 @@ mod k64 {
         let pm: [[__m512i; 2]; 3] = std::array::from_fn(|k| [load(&v.perm[k][0]), load(&v.perm[k][1])]);
         let nat = [load(&v.to_natural[0]), load(&v.to_natural[1])];
         let h = n / (2 * L);
-        for b in 0..n / (2 * L) {
-            let at = 2 * L * b;
-            let (mut x, mut y) = (load(&a[at..]), load(&a[at + L..]));
+        for b2 in (0..n / (2 * L)).step_by(SIDE) {
+            let mut xy: [(__m512i, __m512i); SIDE] = std::array::from_fn(|d| {
+                let at = 2 * L * (b2 + d);
+                (load(&a[at..]), load(&a[at + L..]))
+            });
             for (k, pk) in pm.iter().enumerate() {
-                let (xa, ya) = (perm(x, pk[0], y), perm(x, pk[1], y));
-                (x, y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * b), q, q2);
+                for (d, (x, y)) in xy.iter_mut().enumerate() {
+                    let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
+                    (*x, *y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * (b2 + d)), q, q2);
+                }
             }
-            let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
-            let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
-            store(&mut a[at..], x);
-            store(&mut a[at + L..], y);
+            for (d, &(x, y)) in xy.iter().enumerate() {
+                let (b, at) = (b2 + d, 2 * L * (b2 + d));
+                let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
+                let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
+                store(&mut a[at..], x);
+                store(&mut a[at + L..], y);
+            }
         }
         let mut half = 2 * L;
         while half < n / 2 {
