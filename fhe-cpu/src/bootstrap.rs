@@ -228,8 +228,7 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
             for d in s.digits.chunks_exact_mut(big_n) {
                 ring.ntt.forward32(d, &mut ahead);
             }
-            ring.monomial_minus_one32(a, &mut s.mono_p);
-            ring.monomial_minus_one32(two_n - a, &mut s.mono_m);
+            ring.monomials_minus_one32(a, &mut s.mono_p, &mut s.mono_m);
             crate::kernels::ginx_step(ring.isa, br, &s.digits, pair, &s.mono_p, &s.mono_m, &mut s.upd);
             for (acc, u) in s.acc.chunks_exact_mut(big_n).zip(s.upd.chunks_exact_mut(big_n)) {
                 ring.ntt.inverse32(u, &mut ahead);

@@ -244,6 +244,65 @@ impl Isa {
     }
 }
 
+/// `NTT(X^k) - 1` and `NTT(X^-k) - 1` (evaluation form, `k` in `[0, 2N)`): slot `j` is
+/// `psi^(+-k e_j) - 1`, read from `psi_pow` (`psi^e`, `e` in `[0, 2N)`), so the same
+/// words as `Ring::monomial_minus_one`; the AVX-512 copy gathers 16 slots at a time.
+#[inline(always)]
+fn monomials_body(psi_pow: &[u32], slot_exp: &[u32], k: usize, plus: &mut [u32], minus: &mut [u32]) {
+    let mask = psi_pow.len() as u32 - 1;
+    let k = k as u32;
+    for ((p, m), &e) in plus.iter_mut().zip(minus.iter_mut()).zip(slot_exp) {
+        let at = k.wrapping_mul(e) & mask;
+        // Powers of psi are units, never 0, so `- 1` stays in `[0, Q - 1)`.
+        *p = psi_pow[at as usize] - 1;
+        *m = psi_pow[(at.wrapping_neg() & mask) as usize] - 1;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn monomials_avx2(psi_pow: &[u32], slot_exp: &[u32], k: usize, plus: &mut [u32], minus: &mut [u32]) {
+    monomials_body(psi_pow, slot_exp, k, plus, minus)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+fn monomials_avx512(psi_pow: &[u32], slot_exp: &[u32], k: usize, plus: &mut [u32], minus: &mut [u32]) {
+    use std::arch::x86_64::*;
+    let mask = _mm512_set1_epi32((psi_pow.len() - 1) as i32);
+    let (kv, one) = (_mm512_set1_epi32(k as i32), _mm512_set1_epi32(1));
+    let whole = slot_exp.len().min(plus.len()).min(minus.len()) / 16 * 16;
+    for at in (0..whole).step_by(16) {
+        // SAFETY: `at + 16 <= whole`, within all three slices; unaligned loads and stores.
+        unsafe {
+            let e = _mm512_loadu_si512(slot_exp.as_ptr().add(at).cast());
+            let ip = _mm512_and_si512(_mm512_mullo_epi32(kv, e), mask);
+            let im = _mm512_and_si512(_mm512_sub_epi32(_mm512_setzero_si512(), ip), mask);
+            // SAFETY: every index is masked below `psi_pow.len()`, a power of two.
+            let gp = _mm512_i32gather_epi32::<4>(ip, psi_pow.as_ptr().cast());
+            let gm = _mm512_i32gather_epi32::<4>(im, psi_pow.as_ptr().cast());
+            _mm512_storeu_si512(plus.as_mut_ptr().add(at).cast(), _mm512_sub_epi32(gp, one));
+            _mm512_storeu_si512(minus.as_mut_ptr().add(at).cast(), _mm512_sub_epi32(gm, one));
+        }
+    }
+    let (p, m) = (&mut plus[whole..], &mut minus[whole..]);
+    monomials_body(psi_pow, &slot_exp[whole..], k, p, m)
+}
+
+/// See [`monomials_body`]; dispatches on `isa`.
+pub fn monomials_minus_one(isa: Isa, psi_pow: &[u32], slot_exp: &[u32], k: usize, plus: &mut [u32], minus: &mut [u32]) {
+    assert!(psi_pow.len().is_power_of_two(), "psi_pow holds 2N powers");
+    match isa {
+        Isa::Portable => monomials_body(psi_pow, slot_exp, k, plus, minus),
+        // SAFETY: as in `ginx_step`.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { monomials_avx2(psi_pow, slot_exp, k, plus, minus) },
+        // SAFETY: as in `ginx_step`.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { monomials_avx512(psi_pow, slot_exp, k, plus, minus) },
+    }
+}
+
 /// See [`ginx_step_body`]; dispatches on `isa`.
 pub fn ginx_step(
     isa: Isa,

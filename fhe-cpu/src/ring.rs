@@ -18,6 +18,8 @@ pub struct Ring {
     pub ntt: Box<dyn NttEngine>,
     /// `psi^e` for `e` in `[0, 2N)`.
     psi_pow: Vec<u64>,
+    /// `psi_pow` as 32-bit words (empty when `Q >= 2^32`).
+    psi_pow32: Vec<u32>,
     /// Odd exponent of slot `k`: `2 bitrev(k) + 1`.
     slot_exp: Vec<u32>,
     /// Vectorized kernels for `Q < 2^29`, `None` for the 54-bit ring.
@@ -32,7 +34,8 @@ impl Ring {
         let tables = Arc::new(NttTables::new(params));
         let q = params.q_ring();
         let two_n = 2 * params.big_n();
-        let psi_pow = (0..two_n as u64).map(|e| pow_mod(tables.psi, e, q)).collect();
+        let psi_pow: Vec<u64> = (0..two_n as u64).map(|e| pow_mod(tables.psi, e, q)).collect();
+        let psi_pow32 = if q < 1 << 32 { psi_pow.iter().map(|&p| p as u32).collect() } else { Vec::new() };
         let slot_exp = (0..params.big_n()).map(|k| ntt_slot_exponent(k, tables.log_n) as u32).collect();
         let small = (q < (1 << 29)).then(|| SmallBarrett::new(q));
         Ok(Ring {
@@ -41,6 +44,7 @@ impl Ring {
             modulus: tables.modulus,
             ntt: (v.build)(tables),
             psi_pow,
+            psi_pow32,
             slot_exp,
             small,
             isa: Isa::detect(),
@@ -61,14 +65,10 @@ impl Ring {
         }
     }
 
-    /// [`Ring::monomial_minus_one`] as 32-bit words (rings with `Q < 2^32`).
-    pub fn monomial_minus_one32(&self, k: usize, out: &mut [u32]) {
-        let mask = 2 * self.n() - 1;
-        let q = self.modulus.q as u32;
-        for (o, &e) in out.iter_mut().zip(&self.slot_exp) {
-            let p = self.psi_pow[(k * e as usize) & mask] as u32;
-            *o = if p == 0 { q - 1 } else { p - 1 };
-        }
+    /// [`Ring::monomial_minus_one`] for `X^k` and `X^-k` at once, as 32-bit words
+    /// (rings with `Q < 2^32`): the GINX step's two monomials.
+    pub fn monomials_minus_one32(&self, k: usize, plus: &mut [u32], minus: &mut [u32]) {
+        crate::kernels::monomials_minus_one(self.isa, &self.psi_pow32, &self.slot_exp, k, plus, minus);
     }
 
     /// Signed gadget digits of `poly` (coefficient form): the centered representative
@@ -139,6 +139,27 @@ mod tests {
             let mut table = vec![0u64; n];
             ring.monomial_minus_one(k, &mut table);
             assert_eq!(mono, table, "k={k}");
+        }
+    }
+
+    /// The 32-bit pair (every compiled copy: `ring.isa` is this CPU's) gives the words of
+    /// `monomial_minus_one` for `k` and `2N - k`.
+    #[test]
+    fn monomial_pairs_agree() {
+        for set in [ParamSet::PN10QP27, ParamSet::PN10QP25Q] {
+            let ring = Ring::new(set, "reference").unwrap();
+            let n = ring.n();
+            for k in [0usize, 1, 7, n - 1, n, n + 5, 2 * n - 1] {
+                let (mut want_p, mut want_m) = (vec![0u64; n], vec![0u64; n]);
+                ring.monomial_minus_one(k, &mut want_p);
+                ring.monomial_minus_one((2 * n - k) % (2 * n), &mut want_m);
+                for isa in [crate::kernels::Isa::Portable, ring.isa] {
+                    let (mut p, mut m) = (vec![0u32; n], vec![0u32; n]);
+                    crate::kernels::monomials_minus_one(isa, &ring.psi_pow32, &ring.slot_exp, k, &mut p, &mut m);
+                    assert!(p.iter().zip(&want_p).all(|(&a, &b)| u64::from(a) == b), "{set} k={k} {isa:?} plus");
+                    assert!(m.iter().zip(&want_m).all(|(&a, &b)| u64::from(a) == b), "{set} k={k} {isa:?} minus");
+                }
+            }
         }
     }
 
