@@ -170,10 +170,71 @@ fn ginx_step_avx2(br: SmallBarrett, digits: &[u32], pair: &[u32], mono_p: &[u32]
     ginx_step_body(br, digits, pair, mono_p, mono_m, upd)
 }
 
+/// [`ginx_step_body`] in AVX-512 intrinsics: the products come from `vpmuludq` on the
+/// even and the odd 32-bit lanes of the packed words (no widening loads), eight 64-bit
+/// sums per chunk in registers, and the Barrett reductions on 64-bit lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 fn ginx_step_avx512(br: SmallBarrett, digits: &[u32], pair: &[u32], mono_p: &[u32], mono_m: &[u32], upd: &mut [u32]) {
-    ginx_step_body(br, digits, pair, mono_p, mono_m, upd)
+    use std::arch::x86_64::*;
+    let n = mono_p.len();
+    let rows = digits.len() / n;
+    let chunk_len = rows * 4 * CHUNK;
+    assert!(
+        n % CHUNK == 0
+            && mono_m.len() == n
+            && digits.len() == rows * n
+            && pair.len() == n / CHUNK * chunk_len
+            && upd.len() == 2 * n,
+        "ginx_step: operand sizes"
+    );
+    let (qv, q2v, muv) =
+        (_mm512_set1_epi64(br.q as i64), _mm512_set1_epi64(2 * br.q as i64), _mm512_set1_epi64(br.mu as i64));
+    let shift = _mm512_set1_epi64(i64::from(br.shift));
+    // `SmallBarrett::reduce` on eight 64-bit lanes (each `< 2^(k+31)`).
+    let reduce = |x: __m512i| {
+        let est = _mm512_srli_epi64::<32>(_mm512_mul_epu32(_mm512_srlv_epi64(x, shift), muv));
+        let r = _mm512_sub_epi64(x, _mm512_mul_epu32(est, qv));
+        let r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q2v));
+        _mm512_min_epu64(r, _mm512_sub_epi64(r, qv))
+    };
+    // SAFETY (every block below): the assert above bounds each offset: `r * n + at + 16
+    // <= digits.len()`, the chunk's words lie in `pair`, `h * n + at + 16 <= upd.len()`,
+    // `at + 16 <= n` for the monomials; unaligned loads and stores only.
+    for c in 0..n / CHUNK {
+        let at = c * CHUNK;
+        let ahead = (c + PREFETCH_CHUNKS) * chunk_len;
+        prefetch(pair.get(ahead..ahead + chunk_len).unwrap_or(&[]));
+        // SAFETY: see above.
+        let kc = unsafe { pair.as_ptr().add(c * chunk_len) };
+        let (mut even, mut odd) = ([_mm512_setzero_si512(); 4], [_mm512_setzero_si512(); 4]);
+        for r in 0..rows {
+            // SAFETY: see above.
+            let d = unsafe { _mm512_loadu_si512(digits.as_ptr().add(r * n + at).cast()) };
+            let d_odd = _mm512_srli_epi64::<32>(d);
+            for hs in 0..4 {
+                // SAFETY: see above.
+                let k = unsafe { _mm512_loadu_si512(kc.add((r * 4 + hs) * CHUNK).cast()) };
+                even[hs] = _mm512_add_epi64(even[hs], _mm512_mul_epu32(d, k));
+                odd[hs] = _mm512_add_epi64(odd[hs], _mm512_mul_epu32(d_odd, _mm512_srli_epi64::<32>(k)));
+            }
+        }
+        // SAFETY: see above.
+        let (mp, mm) = unsafe {
+            (_mm512_loadu_si512(mono_p.as_ptr().add(at).cast()), _mm512_loadu_si512(mono_m.as_ptr().add(at).cast()))
+        };
+        let (mp_odd, mm_odd) = (_mm512_srli_epi64::<32>(mp), _mm512_srli_epi64::<32>(mm));
+        for h in 0..2 {
+            let lanes = |sums: &[__m512i; 4], mp: __m512i, mm: __m512i| {
+                let (ep, em) = (reduce(sums[2 * h]), reduce(sums[2 * h + 1]));
+                reduce(_mm512_add_epi64(_mm512_mul_epu32(ep, mp), _mm512_mul_epu32(em, mm)))
+            };
+            let (e, o) = (lanes(&even, mp, mm), lanes(&odd, mp_odd, mm_odd));
+            let out = _mm512_or_si512(e, _mm512_slli_epi64::<32>(o));
+            // SAFETY: see above.
+            unsafe { _mm512_storeu_si512(upd.as_mut_ptr().add(h * n + at).cast(), out) };
+        }
+    }
 }
 
 /// Signed gadget digits of `poly` (coefficient form, `Q < 2^31`) as 32-bit residues,

@@ -338,3 +338,36 @@ fn slow_cpu_encrypted_256_bit_add_and_lt() {
 fn slow_cpu_encrypted_256_bit_mul_low() {
     conformance::random_operands_decrypt_right(cpu(), IntOp::MulLow, 256, 1, 18);
 }
+
+/// The integer conformance checks on the wgpu backend (lavapipe in CI). Without an
+/// adapter they say so on stderr and return (skipped), unless `LUX_FHE_REQUIRE_WGPU=1`
+/// (`.ci/run` sets it), where a missing adapter fails.
+#[cfg(feature = "wgpu")]
+fn wgpu() -> Option<&'static IntegerFixture> {
+    static FIXTURE: OnceLock<Option<IntegerFixture>> = OnceLock::new();
+    FIXTURE
+        .get_or_init(|| {
+            let required = std::env::var("LUX_FHE_REQUIRE_WGPU").is_ok_and(|v| v == "1");
+            match Engine::with_backend("wgpu") {
+                Ok(engine) => Some(IntegerFixture::new(engine, ParamSet::PN10QP27, "lux-fhe-integer-tests-wgpu")),
+                Err(e) if !required => {
+                    eprintln!("wgpu integer tests skipped: {e}");
+                    None
+                }
+                Err(e) => panic!("LUX_FHE_REQUIRE_WGPU=1 but the wgpu backend is unavailable: {e}"),
+            }
+        })
+        .as_ref()
+}
+
+/// Every kind of circuit once on wgpu: the adder, the comparator, the multiplier and a
+/// mux level (lavapipe runs about 200 gates here in a minute or two).
+#[cfg(feature = "wgpu")]
+#[test]
+fn wgpu_encrypted_8_bit_add_lt_mul_select() {
+    let Some(fx) = wgpu() else { return };
+    conformance::bad_operands_are_errors(fx);
+    for (i, op) in [IntOp::Add, IntOp::Lt, IntOp::MulLow, IntOp::Select].into_iter().enumerate() {
+        conformance::random_operands_decrypt_right(fx, op, 8, 1, 30 + i as u64);
+    }
+}
