@@ -79,10 +79,12 @@ fn ms_to_2n(x: u32, logq: u32, log2n: u32) -> usize {
 }
 
 pub fn blind_rotate(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> ExtractedLwe {
+    if ring.small.is_some() {
+        return blind_rotate_small(ring, key, std::slice::from_ref(ct)).pop().expect("one output");
+    }
     let p = ring.params;
     let (big_n, rows, levels) = (p.big_n(), p.rgsw_rows(), p.bsk_levels.0);
     let m = ring.modulus;
-    let q = m.q;
     let two_n = 2 * big_n;
     let log2n = two_n.trailing_zeros();
     let logq = p.lwe_modulus_log.0;
@@ -93,15 +95,7 @@ pub fn blind_rotate(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> Extra
         ext: [vec![0; big_n], vec![0; big_n]],
         mono: vec![0; big_n],
     };
-    // ACC = (0, X^-b * TV), TV = round(Q/8) in every coefficient.
-    let mu = (q + 4) / 8;
-    let b = ms_to_2n(ct.b(), logq, log2n);
-    let tv = vec![mu; big_n];
-    monomial_mul(&tv, (two_n - b) % two_n, q, &mut s.acc[1]);
-
-    if ring.small.is_some() {
-        return blind_rotate_small(ring, key, std::slice::from_ref(ct)).pop().expect("one output");
-    }
+    initial_acc_b(ring, ct, &mut s.acc[1]);
     let key_len = rows * 2 * big_n;
     for (i, &ai) in ct.a().iter().enumerate() {
         let a = ms_to_2n(ai, logq, log2n);
@@ -155,6 +149,16 @@ fn external_product_ntt(ring: &Ring, digits: &[Vec<u64>], rgsw: &[u64], ext: &mu
     }
 }
 
+/// The `b` half of the starting accumulator `ACC = (0, X^-b TV)`, with the test vector
+/// `TV = round(Q/8)` in every coefficient.
+fn initial_acc_b(ring: &Ring, ct: &LweCiphertext, out: &mut [u64]) {
+    let p = ring.params;
+    let (q, two_n) = (ring.modulus.q, 2 * p.big_n());
+    let b = ms_to_2n(ct.b(), p.lwe_modulus_log.0, two_n.trailing_zeros());
+    let tv = vec![(q + 4) / 8; p.big_n()];
+    monomial_mul(&tv, (two_n - b) % two_n, q, out);
+}
+
 /// Coefficient 0 of the accumulator as an LWE ciphertext under the ring secret:
 /// `a'_0 = a_0`, `a'_i = -a_(N-i)`, `b' = b_0`.
 pub fn sample_extract(ring: &Ring, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe {
@@ -191,15 +195,11 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
     let log2n = two_n.trailing_zeros();
     let logq = p.lwe_modulus_log.0;
     let log_bg = p.bsk_base_log.0;
-    let mu = (q + 4) / 8;
-    let tv = vec![mu; big_n];
     let mut start = vec![0u64; big_n];
     let mut states: Vec<Small> = cts
         .iter()
         .map(|ct| {
-            // ACC = (0, X^-b * TV), TV = round(Q/8) in every coefficient.
-            let b = ms_to_2n(ct.b(), logq, log2n);
-            monomial_mul(&tv, (two_n - b) % two_n, q, &mut start);
+            initial_acc_b(ring, ct, &mut start);
             let mut acc = vec![0u32; 2 * big_n];
             acc[big_n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = x as u32);
             Small {
