@@ -37,17 +37,22 @@ pub fn run_peers(
     config: &SuiteConfig,
     progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<Vec<Row>> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| Error::Peer { peer: TFHE_BACKEND, message: e.to_string() })?;
-    pool.install(move || {
+    one_thread(move || {
         let mut rows = run_tfhe_ntt(params, config, &mut *progress)?;
         if params.contains(&ParamSet::PN10QP27) {
             rows.extend(run_tfhe_boolean(config, &mut *progress)?);
         }
         Ok(rows)
     })
+}
+
+/// `f` inside a one-thread rayon pool.
+fn one_thread<R: Send>(f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| Error::Peer { peer: TFHE_BACKEND, message: e.to_string() })?;
+    pool.install(f)
 }
 
 fn timed<F>(label: String, plan: Plan, progress: &mut dyn FnMut(&Progress), op: F) -> Result<crate::Stats>
@@ -76,6 +81,70 @@ fn ntt_plan(params: ParamSet) -> Option<(NttPlan, &'static str)> {
     } else {
         tfhe_ntt::prime64::Plan::try_new(n, q).map(|pl| (NttPlan::P64(pl), "prime64"))
     }
+}
+
+/// Our CPU NTT kernel timed with exactly the loop of [`run_tfhe_ntt`]: in place, one
+/// polynomial after another, on 32-bit words where the ring allows (`forward32`, the
+/// blind rotation's form; `u64` words for the 54-bit ring), without the `NttOps` input
+/// validation. Backend `cpu:<variant>/kernel`: the like-for-like row for `peer:tfhe-ntt`
+/// (the `cpu:<variant>` rows time the public `NttOps` call on `u64` words).
+pub fn run_own_ntt_kernels(params: &[ParamSet], config: &SuiteConfig, variant: &str) -> Result<Vec<Row>> {
+    one_thread(|| own_ntt_kernels(params, config, variant))
+}
+
+fn own_ntt_kernels(params: &[ParamSet], config: &SuiteConfig, variant: &str) -> Result<Vec<Row>> {
+    use fhe_cpu::ntt::{find_variant, Ahead, NttTables};
+    let v = find_variant(variant).map_err(|e| Error::Peer { peer: TFHE_NTT_BACKEND, message: e.to_string() })?;
+    let backend = format!("cpu:{variant}/kernel");
+    let mut rows = Vec::new();
+    for &set in params {
+        let p = set.params();
+        let (n, q) = (p.big_n(), p.q_ring());
+        let engine = (v.build)(std::sync::Arc::new(NttTables::new(p)));
+        for &op in config.operations.iter().filter(|o| matches!(o, Operation::NttForward | Operation::NttInverse)) {
+            let forward = op == Operation::NttForward;
+            for &batch in &config.ntt_batch_sizes {
+                let plan = config.plan(op);
+                let input: Vec<u64> =
+                    (0..(batch * n) as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q).collect();
+                let label = format!("{backend} {set} {op} x{batch}");
+                let (stats, words) = if q < 1 << 32 {
+                    let mut data: Vec<u32> = input.iter().map(|&x| x as u32).collect();
+                    let stats = timed(label, plan, &mut |_| {}, || {
+                        for poly in data.chunks_exact_mut(n) {
+                            if forward {
+                                engine.forward32(poly, &mut Ahead::none());
+                            } else {
+                                engine.inverse32(poly, &mut Ahead::none());
+                            }
+                        }
+                        std::hint::black_box(&data);
+                        Ok(())
+                    })?;
+                    (stats, "u32")
+                } else {
+                    let mut data = input;
+                    let stats = timed(label, plan, &mut |_| {}, || {
+                        for poly in data.chunks_exact_mut(n) {
+                            if forward {
+                                engine.forward(poly);
+                            } else {
+                                engine.inverse(poly);
+                            }
+                        }
+                        std::hint::black_box(&data);
+                        Ok(())
+                    })?;
+                    (stats, "u64")
+                };
+                rows.push(
+                    Row::new(op.name(), set.name(), &backend, variant, batch, plan, stats)
+                        .with_note(format!("fhe-cpu {variant} engine in place on {words} words, 1 thread")),
+                );
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// tfhe-ntt forward and inverse on our rings.
@@ -194,5 +263,24 @@ mod tests {
         assert!(names.contains(&(TFHE_NTT_BACKEND, "ntt_forward", "PN11QP54")));
         assert!(names.contains(&(TFHE_BACKEND, "gate_and", "PN10QP27")));
         assert!(names.contains(&(TFHE_BACKEND, "gate_not", "PN10QP27")));
+    }
+
+    #[test]
+    fn own_kernel_rows_pair_with_tfhe_ntt_and_unknown_variants_are_errors() {
+        let config = SuiteConfig {
+            iterations: Iterations::uniform(2),
+            warmup: 0,
+            runs: 1,
+            ntt_batch_sizes: vec![1, 3],
+            operations: vec![Operation::NttForward, Operation::NttInverse, Operation::GateAnd],
+            ..SuiteConfig::default()
+        };
+        let sets = [ParamSet::PN10QP27, ParamSet::PN11QP54];
+        let ours = run_own_ntt_kernels(&sets, &config, "reference").unwrap();
+        assert_eq!(ours.len(), 2 * 2 * 2, "two sets, two directions, two batch sizes; no gate rows");
+        assert!(ours.iter().all(|r| r.backend == "cpu:reference/kernel"));
+        let theirs = run_tfhe_ntt(&sets, &config, &mut |_| {}).unwrap();
+        assert_eq!(crate::ratios(&ours, &theirs).len(), ours.len(), "every kernel row has its peer row");
+        assert!(run_own_ntt_kernels(&sets, &config, "no-such-variant").is_err());
     }
 }

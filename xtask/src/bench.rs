@@ -191,6 +191,10 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     // Peers run in the same process right after our rows; their rows go into the same
     // file (`backend` tells them apart), so the ratios can be recomputed from it.
     let ratios = if a.peers {
+        // Our NTT kernel in the peers' own loop, on our side of the ratios.
+        if let Some(variant) = target.name().strip_prefix("cpu:") {
+            report.rows.extend(own_ntt_kernels(&sets, &cfg, variant)?);
+        }
         let rows = peers(&sets, &cfg)?;
         let ratios = fhe_bench::ratios(&report.rows, &rows);
         report.rows.extend(rows);
@@ -212,6 +216,16 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
 #[cfg(feature = "peers")]
 fn peers(sets: &[ParamSet], cfg: &SuiteConfig) -> Result<Vec<fhe_bench::Row>, Fail> {
     fhe_bench::peers::run_peers(sets, cfg, &mut fhe_bench::no_progress()).map_err(|e| Fail::Failed(e.to_string()))
+}
+
+#[cfg(feature = "peers")]
+fn own_ntt_kernels(sets: &[ParamSet], cfg: &SuiteConfig, variant: &str) -> Result<Vec<fhe_bench::Row>, Fail> {
+    fhe_bench::peers::run_own_ntt_kernels(sets, cfg, variant).map_err(|e| Fail::Failed(e.to_string()))
+}
+
+#[cfg(not(feature = "peers"))]
+fn own_ntt_kernels(_: &[ParamSet], _: &SuiteConfig, _: &str) -> Result<Vec<fhe_bench::Row>, Fail> {
+    Ok(Vec::new())
 }
 
 #[cfg(not(feature = "peers"))]

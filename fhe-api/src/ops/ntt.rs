@@ -30,8 +30,11 @@ pub fn check_ntt_input(params: ParamSet, data: &[u64]) -> Result<()> {
             p.big_n()
         )));
     }
-    if let Some(i) = data.iter().position(|&x| x >= p.q_ring()) {
-        return Err(Error::InvalidInput(format!("NTT input {i} is not below Q = {}", p.q_ring())));
+    // A branch-free pass (it vectorizes); the position only on the error path.
+    let q = p.q_ring();
+    if data.iter().fold(false, |bad, &x| bad | (x >= q)) {
+        let i = data.iter().position(|&x| x >= q).expect("an input at or above Q");
+        return Err(Error::InvalidInput(format!("NTT input {i} is not below Q = {q}")));
     }
     Ok(())
 }
