@@ -181,7 +181,7 @@ fn ginx_step_avx512(br: SmallBarrett, digits: &[u32], pair: &[u32], mono_p: &[u3
     let rows = digits.len() / n;
     let chunk_len = rows * 4 * CHUNK;
     assert!(
-        n % CHUNK == 0
+        n.is_multiple_of(CHUNK)
             && mono_m.len() == n
             && digits.len() == rows * n
             && pair.len() == n / CHUNK * chunk_len
