@@ -334,7 +334,7 @@ fn slow_cpu_encrypted_256_bit_add_and_lt() {
 }
 
 #[test]
-#[ignore = "about 195,000 bootstraps: over an hour on two CPU cores; run on a GPU backend"]
+#[ignore = "195,288 bootstraps: 44 minutes on two CPU cores (docs/INTEGERS.md); run on a GPU backend"]
 fn slow_cpu_encrypted_256_bit_mul_low() {
     conformance::random_operands_decrypt_right(cpu(), IntOp::MulLow, 256, 1, 18);
 }
