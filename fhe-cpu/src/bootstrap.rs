@@ -11,6 +11,14 @@
 //! accumulator and key are `u32` words, the key pair of each coefficient is interleaved
 //! for one front-to-back read ([`crate::kernels::interleave_pair`]), and a batch runs
 //! in groups that share each key pair's read (see [`blind_rotate_batch`]).
+//!
+//! The 32-bit path also skips the top digit's NTT. The digits recompose the accumulator,
+//! `ACC = sum_l B^l d_l` (mod `Q`), so with `top = L - 1`
+//! `sum_l NTT(d_l) K_l = sum_(l<top) NTT(d_l) (K_l - B^(l-top) K_top) + NTT(ACC) B^-top K_top`:
+//! the prepared key holds those folded rows ([`fold_top_digit`]) and the step keeps
+//! `NTT(ACC)` up to date by adding each update's evaluation form, which the GINX
+//! kernel produces anyway. The products are equal modulo `Q`, so the words are the
+//! same; one step runs `2(L-1)` forward NTTs instead of `2L`.
 
 use rayon::prelude::*;
 
@@ -54,12 +62,38 @@ fn interleaved_pairs(ring: &Ring, ek: &EvaluationKey) -> Vec<u32> {
     let per_key = 2 * ring.params.rgsw_rows() * ring.n();
     let mut bsk: Vec<u32> = crate::kernels::zeroed_huge(2 * ring.params.bsk_b_len());
     bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(i, out)| {
-        let (mut kp, mut km) = (vec![0u32; per_key], vec![0u32; per_key]);
-        ek.rgsw_key_rows(2 * i, &mut kp, |x| x as u32);
-        ek.rgsw_key_rows(2 * i + 1, &mut km, |x| x as u32);
+        let (mut kp, mut km) = (vec![0u64; per_key], vec![0u64; per_key]);
+        ek.rgsw_key_rows(2 * i, &mut kp, |x| x);
+        ek.rgsw_key_rows(2 * i + 1, &mut km, |x| x);
+        let [kp, km] = [kp, km].map(|mut k| {
+            fold_top_digit(ring, &mut k);
+            k.iter().map(|&x| x as u32).collect::<Vec<u32>>()
+        });
         crate::kernels::interleave_pair(&kp, &km, ring.n(), out);
     });
     bsk
+}
+
+/// One RGSW key (`[row][half][slot]`, evaluation form, row `p L + l` for part `p` of
+/// the accumulator and level `l`) rewritten for a step that multiplies `NTT(ACC_p)`
+/// in place of the top digit's NTT (module docs): `K_l <- K_l - B^(l-top) K_top` for
+/// `l < top`, `K_top <- B^-top K_top`.
+pub(crate) fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
+    use fhe_api::math::{inv_mod, mul_mod, pow_mod};
+    let (n, q, levels) = (ring.n(), ring.modulus.q, ring.params.bsk_levels.0);
+    let top = levels - 1;
+    let b_inv = inv_mod(ring.params.bsk_base() % q, q);
+    for part in key.chunks_exact_mut(levels * 2 * n) {
+        let (lower, top_row) = part.split_at_mut(top * 2 * n);
+        for (l, row) in lower.chunks_exact_mut(2 * n).enumerate() {
+            let c = pow_mod(b_inv, (top - l) as u64, q);
+            for (x, &k) in row.iter_mut().zip(top_row.iter()) {
+                *x = (*x + q - mul_mod(c, k, q)) % q;
+            }
+        }
+        let c = pow_mod(b_inv, top as u64, q);
+        top_row.iter_mut().for_each(|x| *x = mul_mod(c, *x, q));
+    }
 }
 
 /// Scratch buffers of one blind rotation.
@@ -176,7 +210,10 @@ pub fn sample_extract(ring: &Ring, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe
 
 /// The accumulator and scratch of one ciphertext on the 32-bit path.
 struct Small {
+    /// `[part][slot]`, coefficient form.
     acc: Vec<u32>,
+    /// `NTT(acc)`, `[part][slot]`.
+    eval: Vec<u32>,
     digits: Vec<u32>,
     mono_p: Vec<u32>,
     mono_m: Vec<u32>,
@@ -189,12 +226,10 @@ struct Small {
 fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> Vec<ExtractedLwe> {
     let p = ring.params;
     let (big_n, rows) = (p.big_n(), p.rgsw_rows());
-    let q = ring.modulus.q;
     let br = ring.small.expect("the 32-bit path");
     let two_n = 2 * big_n;
     let log2n = two_n.trailing_zeros();
     let logq = p.lwe_modulus_log.0;
-    let log_bg = p.bsk_base_log.0;
     let mut start = vec![0u64; big_n];
     let mut states: Vec<Small> = cts
         .iter()
@@ -202,8 +237,11 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
             initial_acc_b(ring, ct, &mut start);
             let mut acc = vec![0u32; 2 * big_n];
             acc[big_n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = x as u32);
+            let mut eval = acc.clone(); // NTT(0) = 0 for the `a` part
+            ring.ntt.forward32(&mut eval[big_n..], &mut Ahead::none());
             Small {
                 acc,
+                eval,
                 digits: vec![0; rows * big_n],
                 mono_p: vec![0; big_n],
                 mono_m: vec![0; big_n],
@@ -212,7 +250,6 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
         })
         .collect();
     let pair_len = 2 * rows * 2 * big_n;
-    let q32 = q as u32;
     for (i, pair) in key.bsk32.chunks_exact(pair_len).enumerate().take(p.n()) {
         let next = key.bsk32.get((i + 1) * pair_len..(i + 2) * pair_len).unwrap_or(&[]);
         let mut ahead = Ahead::new(next);
@@ -221,23 +258,9 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
             if a == 0 {
                 continue; // X^0 - 1 = 0: the step is the identity.
             }
-            let (acc_a, acc_b) = s.acc.split_at(big_n);
-            let (lo, hi) = s.digits.split_at_mut(rows / 2 * big_n);
-            crate::kernels::decompose(ring.isa, q32, log_bg, acc_a, lo);
-            crate::kernels::decompose(ring.isa, q32, log_bg, acc_b, hi);
-            for d in s.digits.chunks_exact_mut(big_n) {
-                ring.ntt.forward32(d, &mut ahead);
-            }
-            ring.monomials_minus_one32(a, &mut s.mono_p, &mut s.mono_m);
-            crate::kernels::ginx_step(ring.isa, br, &s.digits, pair, &s.mono_p, &s.mono_m, &mut s.upd);
-            for (acc, u) in s.acc.chunks_exact_mut(big_n).zip(s.upd.chunks_exact_mut(big_n)) {
-                ring.ntt.inverse32(u, &mut ahead);
-                for (x, &v) in acc.iter_mut().zip(u.iter()) {
-                    let t = *x + v; // both below Q < 2^29
-                    *x = t.min(t.wrapping_sub(q32));
-                }
-            }
+            step_small(ring, br, a, pair, s, &mut ahead);
         }
+        ahead.rest();
     }
     states
         .iter()
@@ -246,6 +269,35 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
             sample_extract(ring, &wide[..big_n], &wide[big_n..])
         })
         .collect()
+}
+
+/// One GINX step of one ciphertext on the 32-bit path (`a != 0`): `pair` is the
+/// coefficient's folded key pair, `ahead` the next pair's prefetch.
+fn step_small(ring: &Ring, br: crate::kernels::SmallBarrett, a: usize, pair: &[u32], s: &mut Small, ahead: &mut Ahead) {
+    let n = ring.n();
+    let levels = ring.params.bsk_levels.0;
+    let q32 = br.q as u32;
+    // `x + y mod Q` on words below `Q < 2^29`.
+    let add = |x: &mut u32, y: u32| {
+        let t = *x + y;
+        *x = t.min(t.wrapping_sub(q32));
+    };
+    for (part, (acc, eval)) in s.acc.chunks_exact(n).zip(s.eval.chunks_exact(n)).enumerate() {
+        let digits = &mut s.digits[part * levels * n..(part + 1) * levels * n];
+        crate::kernels::decompose(ring.isa, q32, ring.params.bsk_base_log.0, acc, digits);
+        let (lower, top) = digits.split_at_mut((levels - 1) * n);
+        for d in lower.chunks_exact_mut(n) {
+            ring.ntt.forward32(d, ahead);
+        }
+        top.copy_from_slice(eval); // in place of the top digit's NTT (module docs)
+    }
+    ring.monomials_minus_one32(a, &mut s.mono_p, &mut s.mono_m);
+    crate::kernels::ginx_step(ring.isa, br, &s.digits, pair, &s.mono_p, &s.mono_m, &mut s.upd, ahead);
+    s.eval.iter_mut().zip(&s.upd).for_each(|(x, &u)| add(x, u));
+    for (acc, u) in s.acc.chunks_exact_mut(n).zip(s.upd.chunks_exact_mut(n)) {
+        ring.ntt.inverse32(u, ahead);
+        acc.iter_mut().zip(u.iter()).for_each(|(x, &v)| add(x, v));
+    }
 }
 
 /// Ciphertexts per group on the 32-bit path: enough to share each key pair's read among
@@ -258,4 +310,127 @@ pub fn blind_rotate_batch(ring: &Ring, key: &CpuPrepared, inputs: &[LweCiphertex
     }
     let group = inputs.len().div_ceil(rayon::current_num_threads()).clamp(1, MAX_GROUP);
     Ok(inputs.par_chunks(group).flat_map_iter(|g| blind_rotate_small(ring, key, g)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{decompose, ginx_step, zeroed_huge};
+    use fhe_api::ParamSet;
+    use std::time::Instant;
+
+    /// The folded key against the direct external product: for a random accumulator
+    /// and key, `sum_l NTT(d_l) K_l` equals the folded sum that uses `NTT(ACC)` for the
+    /// top digit, in every slot of both halves (the identity `step_small` rests on).
+    #[test]
+    fn folded_key_gives_the_same_external_product() {
+        use rand_chacha::rand_core::{RngCore, SeedableRng};
+        for set in [ParamSet::PN10QP27, ParamSet::PN10QP25Q, ParamSet::PN11QP54] {
+            let ring = Ring::new(set, "reference").unwrap();
+            let (n, rows, levels, m) = (ring.n(), ring.params.rgsw_rows(), ring.params.bsk_levels.0, ring.modulus);
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(u64::from(set.id()));
+            let mut random = |len: usize| -> Vec<u64> { (0..len).map(|_| rng.next_u64() % m.q).collect() };
+            let (acc, key) = (random(2 * n), random(rows * 2 * n));
+            let mut folded = key.clone();
+            fold_top_digit(&ring, &mut folded);
+            let mut digits = vec![vec![0u64; n]; rows];
+            let mut evals = vec![vec![0u64; n]; 2];
+            for part in 0..2 {
+                ring.decompose(&acc[part * n..(part + 1) * n], &mut digits[part * levels..(part + 1) * levels]);
+                evals[part].copy_from_slice(&acc[part * n..(part + 1) * n]);
+                ring.ntt.forward(&mut evals[part]);
+            }
+            digits.iter_mut().for_each(|d| ring.ntt.forward(d));
+            for half in 0..2 {
+                for j in 0..n {
+                    let k = |key: &[u64], r: usize| key[(2 * r + half) * n + j];
+                    let direct = (0..rows).fold(0, |s, r| m.add(s, m.mul(digits[r][j], k(&key, r))));
+                    let via_acc = (0..rows).fold(0, |s, r| {
+                        let d = if r % levels == levels - 1 { evals[r / levels][j] } else { digits[r][j] };
+                        m.add(s, m.mul(d, k(&folded, r)))
+                    });
+                    assert_eq!(direct, via_acc, "{set} half {half} slot {j}");
+                }
+            }
+        }
+    }
+
+    /// Where one blind rotation's time goes on the 32-bit path: the real step over 556
+    /// key pairs streamed from memory as in a bootstrap, then each phase of it timed
+    /// alone. Prints only (a timing, not a check):
+    /// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture time_step_phases`.
+    #[test]
+    #[ignore = "timing; run by hand"]
+    fn time_step_phases() {
+        let ring = Ring::new(ParamSet::PN10QP27, "avx512").unwrap();
+        let (n, rows, pairs) = (ring.n(), ring.params.rgsw_rows(), ring.params.n());
+        let levels = rows / 2;
+        let q = ring.modulus.q;
+        let br = ring.small.unwrap();
+        let pair_len = 4 * rows * n;
+        let mut key: Vec<u32> = zeroed_huge(pairs * pair_len);
+        key.iter_mut().enumerate().for_each(|(i, k)| *k = (i as u64 * 2_654_435_761 % q) as u32);
+        let poly = |m: u64| -> Vec<u32> { (0..2 * n).map(|i| (i as u64 * m % q) as u32).collect() };
+        let mut s = Small {
+            acc: poly(7_777_777),
+            eval: poly(5_555_555),
+            digits: vec![0u32; rows * n],
+            mono_p: vec![0u32; n],
+            mono_m: vec![0u32; n],
+            upd: vec![0u32; 2 * n],
+        };
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let whole = Instant::now();
+            for (i, pair) in key.chunks_exact(pair_len).enumerate() {
+                let mut ahead = Ahead::new(key.get((i + 1) * pair_len..(i + 2) * pair_len).unwrap_or(&[]));
+                step_small(&ring, br, 1 + 2 * i, pair, &mut s, &mut ahead);
+                ahead.rest();
+            }
+            best = best.min(whole.elapsed().as_secs_f64() * 1e6 / pairs as f64);
+        }
+        println!("step_small: {best:.2} us per step (best of 5 x 556)");
+        let mut t = [f64::MAX; 5];
+        for _ in 0..5 {
+            let mut r = [0f64; 5];
+            for (i, pair) in key.chunks_exact(pair_len).enumerate() {
+                let mut ahead = Ahead::new(key.get((i + 1) * pair_len..(i + 2) * pair_len).unwrap_or(&[]));
+                let c = Instant::now();
+                for part in 0..2 {
+                    let d = &mut s.digits[part * levels * n..(part + 1) * levels * n];
+                    decompose(ring.isa, q as u32, ring.params.bsk_base_log.0, &s.acc[part * n..][..n], d);
+                }
+                r[0] += c.elapsed().as_secs_f64();
+                let c = Instant::now();
+                for part in 0..2 {
+                    for d in s.digits[part * levels * n..][..(levels - 1) * n].chunks_exact_mut(n) {
+                        ring.ntt.forward32(d, &mut ahead);
+                    }
+                }
+                r[1] += c.elapsed().as_secs_f64();
+                let c = Instant::now();
+                ring.monomials_minus_one32(1 + 2 * i, &mut s.mono_p, &mut s.mono_m);
+                r[2] += c.elapsed().as_secs_f64();
+                let c = Instant::now();
+                ginx_step(ring.isa, br, &s.digits, pair, &s.mono_p, &s.mono_m, &mut s.upd, &mut ahead);
+                r[3] += c.elapsed().as_secs_f64();
+                let c = Instant::now();
+                for u in s.upd.chunks_exact_mut(n) {
+                    ring.ntt.inverse32(u, &mut ahead);
+                }
+                ahead.rest();
+                r[4] += c.elapsed().as_secs_f64();
+            }
+            t.iter_mut().zip(r).for_each(|(t, r)| *t = t.min(r * 1e6 / pairs as f64));
+        }
+        println!(
+            "phases (best of 5): decompose {:.2}, forward x{} {:.2}, monomials {:.2}, ginx {:.2}, inverse x2 {:.2} us",
+            t[0],
+            2 * (levels - 1),
+            t[1],
+            t[2],
+            t[3],
+            t[4]
+        );
+    }
 }

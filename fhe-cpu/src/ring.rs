@@ -68,7 +68,15 @@ impl Ring {
     /// [`Ring::monomial_minus_one`] for `X^k` and `X^-k` at once, as 32-bit words
     /// (rings with `Q < 2^32`): the GINX step's two monomials.
     pub fn monomials_minus_one32(&self, k: usize, plus: &mut [u32], minus: &mut [u32]) {
-        crate::kernels::monomials_minus_one(self.isa, &self.psi_pow32, &self.slot_exp, k, plus, minus);
+        crate::kernels::monomials_minus_one(
+            self.isa,
+            self.modulus.q as u32,
+            &self.psi_pow32,
+            &self.slot_exp,
+            k,
+            plus,
+            minus,
+        );
     }
 
     /// Signed gadget digits of `poly` (coefficient form): the centered representative
@@ -143,19 +151,20 @@ mod tests {
     }
 
     /// The 32-bit pair (every compiled copy: `ring.isa` is this CPU's) gives the words of
-    /// `monomial_minus_one` for `k` and `2N - k`.
+    /// `monomial_minus_one` for `k` and `2N - k`, for every `k`.
     #[test]
     fn monomial_pairs_agree() {
         for set in [ParamSet::PN10QP27, ParamSet::PN10QP25Q] {
             let ring = Ring::new(set, "reference").unwrap();
             let n = ring.n();
-            for k in [0usize, 1, 7, n - 1, n, n + 5, 2 * n - 1] {
+            let q = ring.modulus.q as u32;
+            for k in 0..2 * n {
                 let (mut want_p, mut want_m) = (vec![0u64; n], vec![0u64; n]);
                 ring.monomial_minus_one(k, &mut want_p);
                 ring.monomial_minus_one((2 * n - k) % (2 * n), &mut want_m);
                 for isa in [crate::kernels::Isa::Portable, ring.isa] {
                     let (mut p, mut m) = (vec![0u32; n], vec![0u32; n]);
-                    crate::kernels::monomials_minus_one(isa, &ring.psi_pow32, &ring.slot_exp, k, &mut p, &mut m);
+                    crate::kernels::monomials_minus_one(isa, q, &ring.psi_pow32, &ring.slot_exp, k, &mut p, &mut m);
                     assert!(p.iter().zip(&want_p).all(|(&a, &b)| u64::from(a) == b), "{set} k={k} {isa:?} plus");
                     assert!(m.iter().zip(&want_m).all(|(&a, &b)| u64::from(a) == b), "{set} k={k} {isa:?} minus");
                 }

@@ -122,7 +122,7 @@ impl NttEngine for Avx512 {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod k32 {
+pub(crate) mod k32 {
     use super::*;
 
     const L: usize = 16;
@@ -178,7 +178,7 @@ mod k32 {
     /// `x mod m` for `x < 2m < 2^32`.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn csub(x: __m512i, m: __m512i) -> __m512i {
+    pub(crate) fn csub(x: __m512i, m: __m512i) -> __m512i {
         _mm512_min_epu32(x, _mm512_sub_epi32(x, m))
     }
 
@@ -187,7 +187,7 @@ mod k32 {
     /// 64-bit lane; a broadcast `ws` is its own `wso`), as `vpmuludq` reads even lanes only.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn mul_shoup(x: __m512i, w: __m512i, ws: __m512i, wso: __m512i, q: __m512i) -> __m512i {
+    pub(crate) fn mul_shoup(x: __m512i, w: __m512i, ws: __m512i, wso: __m512i, q: __m512i) -> __m512i {
         let even = _mm512_mul_epu32(x, ws);
         // `vpshufd` (port 5) instead of 64-bit shifts, which share port 0 with the multiplies.
         let odd = _mm512_mul_epu32(_mm512_shuffle_epi32::<0xF5>(x), wso);

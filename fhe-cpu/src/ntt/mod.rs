@@ -3,7 +3,7 @@
 //! they differ only in how. `reference` defines the bytes.
 
 mod avx2;
-mod avx512;
+pub(crate) mod avx512;
 mod harvey;
 mod lanes;
 mod reference;
