@@ -78,7 +78,7 @@ fn interleaved_pairs(ring: &Ring, ek: &EvaluationKey) -> Vec<u32> {
 /// the accumulator and level `l`) rewritten for a step that multiplies `NTT(ACC_p)`
 /// in place of the top digit's NTT (module docs): `K_l <- K_l - B^(l-top) K_top` for
 /// `l < top`, `K_top <- B^-top K_top`.
-pub(crate) fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
+fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
     use fhe_api::math::{inv_mod, mul_mod, pow_mod};
     let (n, q, levels) = (ring.n(), ring.modulus.q, ring.params.bsk_levels.0);
     let top = levels - 1;
@@ -292,7 +292,7 @@ fn step_small(ring: &Ring, br: crate::kernels::SmallBarrett, a: usize, pair: &[u
         top.copy_from_slice(eval); // in place of the top digit's NTT (module docs)
     }
     ring.monomials_minus_one32(a, &mut s.mono_p, &mut s.mono_m);
-    crate::kernels::ginx_step(ring.isa, br, &s.digits, pair, &s.mono_p, &s.mono_m, &mut s.upd, ahead);
+    crate::kernels::ginx_step(ring.isa, br, &s.digits, pair, [&s.mono_p, &s.mono_m], &mut s.upd, ahead);
     s.eval.iter_mut().zip(&s.upd).for_each(|(x, &u)| add(x, u));
     for (acc, u) in s.acc.chunks_exact_mut(n).zip(s.upd.chunks_exact_mut(n)) {
         ring.ntt.inverse32(u, ahead);
@@ -412,7 +412,7 @@ mod tests {
                 ring.monomials_minus_one32(1 + 2 * i, &mut s.mono_p, &mut s.mono_m);
                 r[2] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
-                ginx_step(ring.isa, br, &s.digits, pair, &s.mono_p, &s.mono_m, &mut s.upd, &mut ahead);
+                ginx_step(ring.isa, br, &s.digits, pair, [&s.mono_p, &s.mono_m], &mut s.upd, &mut ahead);
                 r[3] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
                 for u in s.upd.chunks_exact_mut(n) {

@@ -121,8 +121,9 @@ impl<'a> Ahead<'a> {
         }
     }
 
-    /// Prefetches what is left at once (a step has fewer NTT iterations than the pair
-    /// has lines; the rest arrives during the next step's decomposition and NTTs).
+    /// Prefetches what is left at once (where a step's NTT iterations and GINX chunks
+    /// touched fewer lines than the pair has; the rest arrives during the next step's
+    /// decomposition and NTTs).
     pub fn rest(&mut self) {
         while self.at < self.words.len() {
             self.touch();
@@ -155,11 +156,11 @@ fn ginx_step_body(
     br: SmallBarrett,
     digits: &[u32],
     pair: &[u32],
-    mono_p: &[u32],
-    mono_m: &[u32],
+    mono: [&[u32]; 2],
     upd: &mut [u32],
     next: &mut Ahead,
 ) {
+    let [mono_p, mono_m] = mono;
     let n = mono_p.len();
     let rows = digits.len() / n;
     let (upd_a, upd_b) = upd.split_at_mut(n);
@@ -195,12 +196,11 @@ fn ginx_step_avx2(
     br: SmallBarrett,
     digits: &[u32],
     pair: &[u32],
-    mono_p: &[u32],
-    mono_m: &[u32],
+    mono: [&[u32]; 2],
     upd: &mut [u32],
     next: &mut Ahead,
 ) {
-    ginx_step_body(br, digits, pair, mono_p, mono_m, upd, next)
+    ginx_step_body(br, digits, pair, mono, upd, next)
 }
 
 /// [`ginx_step_body`] in AVX-512 intrinsics: the products come from `vpmuludq` on the
@@ -219,12 +219,12 @@ fn ginx_step_avx512(
     br: SmallBarrett,
     digits: &[u32],
     pair: &[u32],
-    mono_p: &[u32],
-    mono_m: &[u32],
+    mono: [&[u32]; 2],
     upd: &mut [u32],
     next: &mut Ahead,
 ) {
     use std::arch::x86_64::*;
+    let [mono_p, mono_m] = mono;
     let n = mono_p.len();
     let rows = digits.len() / n;
     let chunk_len = rows * 4 * CHUNK;
@@ -454,31 +454,30 @@ pub fn monomials_minus_one(
 /// goes out in one burst ([`Ahead::rest`]).
 pub const NEXT_LINES_PER_CHUNK: usize = 8;
 
-/// See [`ginx_step_body`]; dispatches on `isa`. `next` is the next key pair's prefetch.
-#[allow(clippy::too_many_arguments)] // the kernel's operands, each a different buffer
+/// See [`ginx_step_body`]; dispatches on `isa`. `mono` is `[NTT(X^a) - 1, NTT(X^-a) - 1]`
+/// (as [`monomials_minus_one`] writes them), `next` the next key pair's prefetch.
 pub fn ginx_step(
     isa: Isa,
     br: SmallBarrett,
     digits: &[u32],
     pair: &[u32],
-    mono_p: &[u32],
-    mono_m: &[u32],
+    mono: [&[u32]; 2],
     upd: &mut [u32],
     next: &mut Ahead,
 ) {
     // Both kernels' sums, `rows Q^2` and `2 (4Q) Q`, must stay inside `reduce`'s range:
     // true for every set on this path (`k <= 28`, 8 rows).
-    let rows = (digits.len() / mono_p.len().max(1)) as u128;
+    let rows = (digits.len() / mono[0].len().max(1)) as u128;
     let bound = rows.max(8) * u128::from(br.q) * u128::from(br.q);
     assert!(bound < 1u128 << (br.shift + 32), "ginx_step: Q too large for the 32-bit kernel");
     match isa {
-        Isa::Portable => ginx_step_body(br, digits, pair, mono_p, mono_m, upd, next),
+        Isa::Portable => ginx_step_body(br, digits, pair, mono, upd, next),
         // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { ginx_step_avx2(br, digits, pair, mono_p, mono_m, upd, next) },
+        Isa::Avx2 => unsafe { ginx_step_avx2(br, digits, pair, mono, upd, next) },
         // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { ginx_step_avx512(br, digits, pair, mono_p, mono_m, upd, next) },
+        Isa::Avx512 => unsafe { ginx_step_avx512(br, digits, pair, mono, upd, next) },
     }
 }
 
@@ -573,7 +572,7 @@ mod tests {
             let want_digits: Vec<u32> = wide.concat().iter().map(|&x| x as u32).collect();
             for &isa in &isas {
                 let mut got = vec![0u32; 2 * n];
-                ginx_step(isa, br, &digits, &pair, &mp, &mm, &mut got, &mut Ahead::none());
+                ginx_step(isa, br, &digits, &pair, [&mp, &mm], &mut got, &mut Ahead::none());
                 assert!(got == want, "{set} {isa:?} ginx_step");
                 let mut got = vec![0u32; rows / 2 * n];
                 decompose(isa, q as u32, ring.params.bsk_base_log.0, &edge, &mut got);
@@ -623,7 +622,7 @@ mod timing {
                 let t = std::time::Instant::now();
                 for i in 0..pairs {
                     let pair = &key[i * stride * pair_len..][..pair_len];
-                    ginx_step(isa, br, &digits, pair, &mono, &mono, &mut upd, &mut Ahead::none());
+                    ginx_step(isa, br, &digits, pair, [&mono, &mono], &mut upd, &mut Ahead::none());
                 }
                 best = best.min(t.elapsed().as_secs_f64() * 1e6 / pairs as f64);
             }
