@@ -290,29 +290,37 @@ fn ginx_step_avx512(
 
 /// Signed gadget digits of `poly` (coefficient form, `Q < 2^31`) as 32-bit residues,
 /// `out` `[level][slot]`: the same algorithm, and so the same words, as
-/// [`crate::ring::Ring::decompose`], in `i32` lanes.
+/// [`crate::ring::Ring::decompose`], in `i32` lanes. One pass: sixteen slots at a time
+/// stay in registers through every level (`N` is a multiple of 16 on every ring).
 #[inline(always)]
 fn decompose_body(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
+    const W: usize = 16;
     let n = poly.len();
+    let levels = out.len() / n;
+    assert!(n.is_multiple_of(W) && levels >= 1 && out.len() == levels * n, "out holds the digits of poly");
     let (q, bg) = (q as i32, 1i32 << log_bg);
     let (half_bg, half_q) = (bg >> 1, q / 2);
-    let (lower, rem) = out.split_at_mut(out.len() - n);
-    for (r, &x) in rem.iter_mut().zip(poly) {
-        let v = x as i32;
-        *r = (if v > half_q { v - q } else { v }) as u32;
-    }
-    for digits in lower.chunks_exact_mut(n) {
-        for (d_out, r) in digits.iter_mut().zip(rem.iter_mut()) {
-            let v = *r as i32;
-            let mut d = v & (bg - 1);
-            d -= if d >= half_bg { bg } else { 0 };
-            *r = ((v - d) >> log_bg) as u32;
-            *d_out = (d + if d < 0 { q } else { 0 }) as u32;
+    for (c, x) in poly.chunks_exact(W).enumerate() {
+        // (A plain loop: `array::from_fn`'s closure is compiled out of line, without the
+        // caller's target features.)
+        let mut v = [0i32; W];
+        for (v, &x) in v.iter_mut().zip(x) {
+            let x = x as i32;
+            *v = if x > half_q { x - q } else { x };
         }
-    }
-    for r in rem.iter_mut() {
-        let v = *r as i32;
-        *r = (v + if v < 0 { q } else { 0 }) as u32;
+        for l in 0..levels - 1 {
+            let d_out = &mut out[l * n + c * W..][..W];
+            for (d_out, v) in d_out.iter_mut().zip(v.iter_mut()) {
+                let mut d = *v & (bg - 1);
+                d -= if d >= half_bg { bg } else { 0 };
+                *v = (*v - d) >> log_bg;
+                *d_out = (d + if d < 0 { q } else { 0 }) as u32;
+            }
+        }
+        let top = &mut out[(levels - 1) * n + c * W..][..W];
+        for (t, &v) in top.iter_mut().zip(&v) {
+            *t = (v + if v < 0 { q } else { 0 }) as u32;
+        }
     }
 }
 

@@ -299,10 +299,13 @@ mod k32 {
             for _ in 0..SIDE {
                 ahead.touch();
             }
-            let mut xy: [(__m256i, __m256i); SIDE] = std::array::from_fn(|d| {
+            // (A loop, not `array::from_fn`: its closure is compiled out of line, behind a
+            // `vzeroupper` that spills every register of the loop.)
+            let mut xy = [(q, q); SIDE];
+            for (d, xy) in xy.iter_mut().enumerate() {
                 let (b, at) = (b2 + d, 2 * L * (b2 + d));
-                ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2)
-            });
+                *xy = ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
+            }
             for (k, pk) in pm.iter().enumerate() {
                 for (d, (x, y)) in xy.iter_mut().enumerate() {
                     let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));

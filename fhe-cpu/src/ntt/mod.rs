@@ -186,21 +186,22 @@ mod tests {
     }
 
     /// Every variant against the reference, forward and inverse, on one input.
-    fn check_against_reference(a: &[u64], set: ParamSet, reference: &dyn NttEngine, e: &dyn NttEngine) {
+    /// `ring` names the ring in a failure; `q` is its modulus.
+    fn check_against_reference(a: &[u64], ring: &str, q: u64, reference: &dyn NttEngine, e: &dyn NttEngine) {
         let mut want = a.to_vec();
         reference.forward(&mut want);
         let mut got = a.to_vec();
         e.forward(&mut got);
-        same(&got, &want, set, e.name(), "forward");
+        same(&got, &want, ring, e.name(), "forward");
         e.inverse(&mut got);
-        same(&got, a, set, e.name(), "inverse(forward(x))");
+        same(&got, a, ring, e.name(), "inverse(forward(x))");
         let mut want = a.to_vec();
         reference.inverse(&mut want);
         let mut got = a.to_vec();
         e.inverse(&mut got);
-        same(&got, &want, set, e.name(), "inverse");
+        same(&got, &want, ring, e.name(), "inverse");
         // The 32-bit entry points (blind rotation's, for the small sets) give the same words.
-        if reference_q(set) < 1 << 32 {
+        if q < 1 << 32 {
             for (what, dir) in [("forward32", true), ("inverse32", false)] {
                 let mut want = a.to_vec();
                 let mut got: Vec<u32> = a.iter().map(|&x| x as u32).collect();
@@ -212,15 +213,15 @@ mod tests {
                     e.inverse32(&mut got, &mut Ahead::none());
                 }
                 let got: Vec<u64> = got.iter().map(|&x| u64::from(x)).collect();
-                same(&got, &want, set, e.name(), what);
+                same(&got, &want, ring, e.name(), what);
             }
         }
     }
 
     /// Equal words, or a panic naming the first differing slot (not two whole vectors).
-    fn same(got: &[u64], want: &[u64], set: ParamSet, name: &str, what: &str) {
+    fn same(got: &[u64], want: &[u64], ring: &str, name: &str, what: &str) {
         if let Some(k) = got.iter().zip(want).position(|(g, w)| g != w) {
-            panic!("{set} {name} {what}: slot {k} is {}, want {}", got[k], want[k]);
+            panic!("{ring} {name} {what}: slot {k} is {}, want {}", got[k], want[k]);
         }
     }
 
@@ -233,7 +234,7 @@ mod tests {
                 [vec![0; n], vec![q - 1; n], (0..n as u64).map(|i| if i % 2 == 0 { q - 1 } else { 0 }).collect()];
             for a in &inputs {
                 for e in others {
-                    check_against_reference(a, *set, reference.as_ref(), e.as_ref());
+                    check_against_reference(a, set.name(), q, reference.as_ref(), e.as_ref());
                 }
             }
         }
@@ -250,7 +251,36 @@ mod tests {
             for (set, reference, others) in engines() {
                 let a = random_poly(reference_q(*set), set.params().big_n(), seed);
                 for e in others {
-                    check_against_reference(&a, *set, reference.as_ref(), e.as_ref());
+                    check_against_reference(&a, set.name(), reference_q(*set), reference.as_ref(), e.as_ref());
+                }
+            }
+        }
+    }
+
+    /// Every variant against the reference on rings no parameter set uses, so each
+    /// kernel's layer schedule meets every size it accepts (an odd and an even count of
+    /// memory layers): `N` from 128 to 4096 with a 27-bit prime (the lazy 32-bit
+    /// forward) and a 30-bit one (the folding 32-bit forward), random words.
+    #[test]
+    fn variants_match_reference_on_other_rings() {
+        use fhe_api::params::{PolynomialSize, RingModulus};
+        for log_n in 7..=12 {
+            let n = 1usize << log_n;
+            for bits in [27, 30] {
+                // The largest prime `Q < 2^bits` with `Q = 1 mod 2N`.
+                let q = (1u64..).map(|k| (1 << bits) + 1 - k * 2 * n as u64).find(|&q| fhe_api::math::is_prime(q));
+                let q = q.expect("a prime");
+                let params = fhe_api::Params {
+                    ring_degree: PolynomialSize(n),
+                    ring_modulus: RingModulus(q),
+                    ..*ParamSet::PN10QP27.params()
+                };
+                let t = Arc::new(NttTables::new(&params));
+                let reference = Reference::new(t.clone());
+                let a = random_poly(q, n, q ^ n as u64);
+                let ring = format!("N={n} Q={q}");
+                for v in variants().iter().filter(|v| (v.supported)() && v.name != "reference") {
+                    check_against_reference(&a, &ring, q, &reference, (v.build)(t.clone()).as_ref());
                 }
             }
         }
