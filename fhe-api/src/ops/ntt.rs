@@ -30,11 +30,39 @@ pub fn check_ntt_input(params: ParamSet, data: &[u64]) -> Result<()> {
             p.big_n()
         )));
     }
-    // A branch-free pass (it vectorizes); the position only on the error path.
+    // A branch-free pass of subtractions and ORs, which vectorizes on any x86-64 (an
+    // unsigned 64-bit compare has no SSE2 instruction): bit 63 of `(Q - 1 - x) | x` is set
+    // exactly when `x >= Q` (`Q < 2^63`). The position only on the error path.
     let q = p.q_ring();
-    if data.iter().fold(false, |bad, &x| bad | (x >= q)) {
+    if data.iter().fold(0u64, |bad, &x| bad | (q - 1).wrapping_sub(x) | x) >> 63 != 0 {
         let i = data.iter().position(|&x| x >= q).expect("an input at or above Q");
         return Err(Error::InvalidInput(format!("NTT input {i} is not below Q = {q}")));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The subtraction trick against the plain comparison, at every edge of its range.
+    #[test]
+    fn input_check_rejects_exactly_words_at_or_above_q() {
+        for set in ParamSet::ALL {
+            let (n, q) = (set.params().big_n(), set.params().q_ring());
+            for x in
+                [0, 1, q - 1, q, q + 1, 1 << 62, (1 << 63) - 1, 1 << 63, (1 << 63) + q - 1, (1 << 63) + q, u64::MAX]
+            {
+                for at in [0, n / 2 + 1, n - 1] {
+                    let mut data = vec![q - 1; 2 * n];
+                    data[n + at] = x;
+                    let got = check_ntt_input(set, &data);
+                    assert_eq!(got.is_ok(), x < q, "{set}: word {x} at {}", n + at);
+                    if let Err(e) = got {
+                        assert!(e.to_string().contains(&format!("input {}", n + at)), "{e}");
+                    }
+                }
+            }
+        }
+    }
 }
