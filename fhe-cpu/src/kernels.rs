@@ -301,8 +301,7 @@ fn decompose_body(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
     let (q, bg) = (q as i32, 1i32 << log_bg);
     let (half_bg, half_q) = (bg >> 1, q / 2);
     for (c, x) in poly.chunks_exact(W).enumerate() {
-        // (A plain loop: `array::from_fn`'s closure is compiled out of line, without the
-        // caller's target features.)
+        // A loop, not `array::from_fn` (see `ntt::lanes`, "Building register arrays").
         let mut v = [0i32; W];
         for (v, &x) in v.iter_mut().zip(x) {
             let x = x as i32;

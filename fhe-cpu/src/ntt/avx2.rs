@@ -299,8 +299,7 @@ mod k32 {
             for _ in 0..SIDE {
                 ahead.touch();
             }
-            // (A loop, not `array::from_fn`: its closure is compiled out of line, behind a
-            // `vzeroupper` that spills every register of the loop.)
+            // A loop, not `array::from_fn` (see `lanes`, "Building register arrays").
             let mut xy = [(q, q); SIDE];
             for (d, xy) in xy.iter_mut().enumerate() {
                 let (b, at) = (b2 + d, 2 * L * (b2 + d));

@@ -325,8 +325,7 @@ pub(crate) mod k32 {
             for _ in 0..SIDE {
                 ahead.touch();
             }
-            // (A loop, not `array::from_fn`: its closure is compiled out of line, behind a
-            // `vzeroupper` that spills every register of the loop.)
+            // A loop, not `array::from_fn` (see `lanes`, "Building register arrays").
             let mut xy = [(q, q); SIDE];
             for (d, xy) in xy.iter_mut().enumerate() {
                 let (b, at) = (b2 + d, 2 * L * (b2 + d));
@@ -578,8 +577,7 @@ mod k64 {
         let nat = [load(&f.to_natural[0]), load(&f.to_natural[1])];
         // Blocks side by side, as in the 32-bit kernel.
         for b2 in (0..n / (2 * L)).step_by(SIDE) {
-            // (A loop, not `array::from_fn`: its closure is compiled out of line, behind a
-            // `vzeroupper` that spills every register of the loop.)
+            // A loop, not `array::from_fn` (see `lanes`, "Building register arrays").
             let mut xy = [(q, q); SIDE];
             for (d, xy) in xy.iter_mut().enumerate() {
                 let (b, at) = (b2 + d, 2 * L * (b2 + d));

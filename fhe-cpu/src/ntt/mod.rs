@@ -258,9 +258,9 @@ mod tests {
     }
 
     /// Every variant against the reference on rings no parameter set uses, so each
-    /// kernel's layer schedule meets every size it accepts (an odd and an even count of
-    /// memory layers): `N` from 128 to 4096 with a 27-bit prime (the lazy 32-bit
-    /// forward) and a 30-bit one (the folding 32-bit forward), random words.
+    /// kernel's layer loops meet every size it accepts: `N` from 128 to 4096 with a
+    /// 27-bit prime (the lazy 32-bit forward) and a 30-bit one (the folding 32-bit
+    /// forward, which no parameter set reaches), random words.
     #[test]
     fn variants_match_reference_on_other_rings() {
         use fhe_api::params::{PolynomialSize, RingModulus};
