@@ -13,17 +13,23 @@
 //!   PN10QP27, `prime32::Plan(1024, 33550337)` for PN10QP25Q and
 //!   `prime64::Plan(2048, 18014398509404161)` for PN11QP54; forward and inverse (without
 //!   the separate normalization pass) at the configured batch sizes.
+//!
+//! [`run_interleaved_gates`] times our gates and TFHE-rs's alternately, round by round,
+//! for machines whose speed drifts between the minute our suite runs and the minute the
+//! peers run (rows `<ours>/interleaved` and `peer:tfhe/interleaved`).
 
-use fhe_api::ParamSet;
+use fhe_api::{gates, Backend, ParamSet};
 use tfhe::boolean::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::ops::{Operation, Progress, SuiteConfig};
+use crate::ops::{Fixture, Operation, Progress, SuiteConfig};
 use crate::report::Row;
-use crate::stats::{measure_with, Plan};
+use crate::stats::{measure_with, median_sorted, sample_with, Plan, Stats};
 
 pub const TFHE_BACKEND: &str = "peer:tfhe";
 pub const TFHE_NTT_BACKEND: &str = "peer:tfhe-ntt";
+/// Suffix of the backend names of [`run_interleaved_gates`]' rows.
+pub const INTERLEAVED: &str = "/interleaved";
 
 const TFHE_NOTE: &str =
     "tfhe::boolean DEFAULT_PARAMETERS (n=805, N=512, k=3, 128-bit, p-fail ~2^-64), 1 thread; compared with PN10QP27";
@@ -55,7 +61,7 @@ fn one_thread<R: Send>(f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
     pool.install(f)
 }
 
-fn timed<F>(label: String, plan: Plan, progress: &mut dyn FnMut(&Progress), op: F) -> Result<crate::Stats>
+fn timed<F>(label: String, plan: Plan, progress: &mut dyn FnMut(&Progress), op: F) -> Result<Stats>
 where
     F: FnMut() -> Result<()>,
 {
@@ -236,6 +242,129 @@ pub fn run_tfhe_boolean(config: &SuiteConfig, progress: &mut dyn FnMut(&Progress
     Ok(rows)
 }
 
+/// One timed call of a gate, ours or the peer's.
+type GateCall<'a> = Box<dyn FnMut() -> Result<()> + 'a>;
+
+/// Our gates (on `backend`, PN10QP27) and TFHE-rs's timed in alternation: for each
+/// two-input gate and MUX of `config.operations`, `rounds` rounds of `calls` timed calls
+/// per side (after one discarded call), the side that goes first alternating between
+/// rounds. Returns `(ours, theirs)`: one row per gate and side, backend
+/// `<backend name>/interleaved` and `peer:tfhe/interleaved`, one run per round (so
+/// `run_medians_ns` holds the per-round medians of both sides, in the same order). Our
+/// row's note gives the range of the per-round ratios of medians.
+///
+/// Both sides run on the one thread of a one-thread rayon pool. The point is that a
+/// drift in the machine's speed reaches both sides within the same round, which a
+/// suite-then-peers comparison a minute apart cannot promise.
+pub fn run_interleaved_gates(
+    backend: &dyn Backend,
+    config: &SuiteConfig,
+    rounds: usize,
+    calls: usize,
+) -> Result<(Vec<Row>, Vec<Row>)> {
+    if rounds == 0 || calls == 0 {
+        return Err(Error::InvalidPlan(format!(
+            "interleaved gates: rounds ({rounds}) and calls ({calls}) must be >= 1"
+        )));
+    }
+    one_thread(|| interleaved_gates(backend, config, rounds, calls))
+}
+
+fn interleaved_gates(
+    backend: &dyn Backend,
+    config: &SuiteConfig,
+    rounds: usize,
+    calls: usize,
+) -> Result<(Vec<Row>, Vec<Row>)> {
+    let set = ParamSet::PN10QP27;
+    let ops: Vec<Operation> =
+        config.operations.iter().copied().filter(|o| o.gate().is_some() || *o == Operation::GateMux).collect();
+    if ops.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mut fixture = Fixture::new(backend, set, "lux-fhe-bench-interleaved")?;
+    let ours_in = fixture.ciphertexts(backend, 3, 0)?;
+    let key = fixture.prepared(backend)?;
+    let ours_in = &ours_in;
+    let (ck, sk) = gen_keys();
+    let (a, b, c) = (ck.encrypt(true), ck.encrypt(false), ck.encrypt(true));
+    let (sk, a, b, c) = (&sk, &a, &b, &c);
+    let ours_name = format!("{}{INTERLEAVED}", backend.name());
+    let theirs_name = format!("{TFHE_BACKEND}{INTERLEAVED}");
+    let plan = Plan { iterations: calls, warmup: 1, runs: 1 };
+    let row_plan = Plan { iterations: calls, warmup: 1, runs: rounds };
+    let (mut ours_rows, mut theirs_rows) = (Vec::new(), Vec::new());
+    for op in ops {
+        let (mut ours, mut theirs): (GateCall, GateCall) = match op.gate() {
+            Some(g) => (
+                Box::new(move || ok(gates::gate_batch(backend, key, g, &ours_in[0..1], &ours_in[1..2])?)),
+                Box::new(move || {
+                    ok(match g {
+                        gates::Gate::And => sk.and(a, b),
+                        gates::Gate::Or => sk.or(a, b),
+                        gates::Gate::Nand => sk.nand(a, b),
+                        gates::Gate::Nor => sk.nor(a, b),
+                        gates::Gate::Xor => sk.xor(a, b),
+                        gates::Gate::Xnor => sk.xnor(a, b),
+                    })
+                }),
+            ),
+            None => (
+                Box::new(move || ok(gates::mux_batch(backend, key, &ours_in[0..1], &ours_in[1..2], &ours_in[2..3])?)),
+                Box::new(move || ok(sk.mux(a, b, c))),
+            ),
+        };
+        let (mut ours_runs, mut theirs_runs) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+        for round in 0..rounds {
+            let time = |f: &mut GateCall| -> Result<Vec<f64>> {
+                let mut runs = sample_with(f, plan, &mut |_, _| {})?;
+                Ok(runs.pop().expect("one run"))
+            };
+            if round % 2 == 0 {
+                ours_runs.push(time(&mut ours)?);
+                theirs_runs.push(time(&mut theirs)?);
+            } else {
+                theirs_runs.push(time(&mut theirs)?);
+                ours_runs.push(time(&mut ours)?);
+            }
+        }
+        let per_round: Vec<f64> = ours_runs.iter().zip(&theirs_runs).map(|(o, t)| median(o) / median(t)).collect();
+        let (lo, hi) = per_round.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        let mut sorted = per_round.clone();
+        sorted.sort_by(f64::total_cmp);
+        tracing::info!(op = %op, rounds, calls, lo, hi, "interleaved gate rounds");
+        let note = format!(
+            "interleaved with {TFHE_BACKEND}: {rounds} rounds of {calls} calls per side, first side alternating; \
+             per-round ratio of medians {lo:.3}..{hi:.3} (median {:.3})",
+            median_sorted(&sorted)
+        );
+        ours_rows.push(
+            Row::new(
+                op.name(),
+                set.name(),
+                &ours_name,
+                backend.ntt_variant(),
+                1,
+                row_plan,
+                Stats::from_runs(&ours_runs)?,
+            )
+            .with_note(note),
+        );
+        theirs_rows.push(
+            Row::new(op.name(), set.name(), &theirs_name, "tfhe-fft", 1, row_plan, Stats::from_runs(&theirs_runs)?)
+                .with_note(format!("{TFHE_NOTE}; interleaved with {ours_name}")),
+        );
+    }
+    Ok((ours_rows, theirs_rows))
+}
+
+/// Median of unsorted samples.
+fn median(samples: &[f64]) -> f64 {
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    median_sorted(&s)
+}
+
 fn ok<T>(value: T) -> Result<()> {
     std::hint::black_box(value);
     Ok(())
@@ -282,5 +411,28 @@ mod tests {
         let theirs = run_tfhe_ntt(&sets, &config, &mut |_| {}).unwrap();
         assert_eq!(crate::ratios(&ours, &theirs).len(), ours.len(), "every kernel row has its peer row");
         assert!(run_own_ntt_kernels(&sets, &config, "no-such-variant").is_err());
+    }
+
+    #[test]
+    fn interleaved_gates_pair_round_by_round() {
+        let backend = fhe_cpu::CpuBackend::new(None).unwrap();
+        let config = SuiteConfig {
+            operations: vec![Operation::NttForward, Operation::GateXor, Operation::GateNot, Operation::GateMux],
+            ..SuiteConfig::default()
+        };
+        let (ours, theirs) = run_interleaved_gates(&backend, &config, 3, 1).unwrap();
+        let ops = |rows: &[Row]| rows.iter().map(|r| r.operation.clone()).collect::<Vec<_>>();
+        assert_eq!(ops(&ours), ["gate_xor", "gate_mux"], "only bootstrapped gates, in config order");
+        assert_eq!(ops(&theirs), ops(&ours));
+        for (o, t) in ours.iter().zip(&theirs) {
+            assert_eq!(o.backend, format!("{}{INTERLEAVED}", backend.name()));
+            assert_eq!(t.backend, format!("{TFHE_BACKEND}{INTERLEAVED}"));
+            assert_eq!((o.runs, o.iterations, o.stats.run_medians_ns.len()), (3, 1, 3));
+            assert_eq!(t.stats.run_medians_ns.len(), 3);
+            assert!(o.note.as_deref().is_some_and(|n| n.contains("per-round ratio")));
+        }
+        assert_eq!(crate::ratios(&ours, &theirs).len(), 2);
+        assert!(matches!(run_interleaved_gates(&backend, &config, 0, 1), Err(Error::InvalidPlan(_))));
+        assert!(matches!(run_interleaved_gates(&backend, &config, 2, 0), Err(Error::InvalidPlan(_))));
     }
 }

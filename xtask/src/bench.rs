@@ -1,7 +1,9 @@
 //! `cargo xtask bench`: the equivalence gate first, then the measurements, written as
 //! JSON under `bench/results/<lane>/` and printed as a table; `bench chart` renders the
 //! result files; `--peers` (cargo feature `peers` of xtask) times TFHE-rs and tfhe-ntt
-//! in the same run and prints our time over theirs. The integer rows (`int_<op>_u<width>`,
+//! in the same run and prints our time over theirs, then times our gates and TFHE-rs's
+//! alternately, round by round (`--interleave-rounds`, `--interleave-calls`), so that a
+//! drift in the machine's speed cannot sit between the two sides. The integer rows (`int_<op>_u<width>`,
 //! `--int-ops`, `--int-widths`, `--int-mul-widths`) come from `bench_int.rs`.
 
 use std::path::PathBuf;
@@ -69,6 +71,13 @@ struct RunArgs {
     /// Also time TFHE-rs and tfhe-ntt in this run (needs `--features peers`).
     #[arg(long)]
     peers: bool,
+    /// With `--peers`: rounds in which our gates and TFHE-rs's are timed alternately,
+    /// the side that goes first alternating (0: no interleaved rows).
+    #[arg(long, default_value_t = 10)]
+    interleave_rounds: usize,
+    /// With `--peers`: timed calls per side and round of the interleaved gates.
+    #[arg(long, default_value_t = 5)]
+    interleave_calls: usize,
     /// Where result files go (default: `<workspace>/bench/results`); the lane folder is
     /// made below it.
     #[arg(long)]
@@ -117,6 +126,9 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     if a.peers && !cfg!(feature = "peers") {
         // Say so before measuring anything, not after a long run.
         peers(&[], &SuiteConfig::default())?;
+    }
+    if a.peers && a.interleave_rounds > 0 && a.interleave_calls == 0 {
+        return Err(Fail::Usage("--interleave-calls must be at least 1 (or --interleave-rounds 0)".into()));
     }
     let target = backend(&a.backend)?;
     let sets = if a.params.is_empty() { vec![ParamSet::PN10QP27] } else { a.params.clone() };
@@ -198,16 +210,34 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
         let rows = peers(&sets, &cfg)?;
         let ratios = fhe_bench::ratios(&report.rows, &rows);
         report.rows.extend(rows);
-        Some(ratios)
+        // The interleaved rows pair only with each other: their ratio is the one that a
+        // drift between the suite's minute and the peers' minute cannot move.
+        let interleaved = if a.interleave_rounds > 0 && sets.contains(&ParamSet::PN10QP27) {
+            let (ours, theirs) = interleaved_gates(target.as_ref(), &cfg, a.interleave_rounds, a.interleave_calls)?;
+            let ratios = fhe_bench::ratios(&ours, &theirs);
+            report.rows.extend(ours);
+            report.rows.extend(theirs);
+            ratios
+        } else {
+            Vec::new()
+        };
+        Some((ratios, interleaved))
     } else {
         None
     };
     let dir = a.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results"));
     let path = fhe_bench::write_results(&dir, &lane, &report).map_err(|e| Fail::Failed(e.to_string()))?;
     println!("{}", fhe_bench::format_table(&report));
-    if let Some(ratios) = ratios {
+    if let Some((ratios, interleaved)) = ratios {
         println!("ours over theirs (median; below 1.00x we are faster):");
         println!("{}", fhe_bench::format_ratios(&ratios));
+        if !interleaved.is_empty() {
+            println!(
+                "gates interleaved with TFHE-rs, {} rounds of {} calls (median over all rounds; per-round range in the rows' notes):",
+                a.interleave_rounds, a.interleave_calls
+            );
+            println!("{}", fhe_bench::format_ratios(&interleaved));
+        }
     }
     println!("results written to {}", path.display());
     Ok(())
@@ -221,6 +251,26 @@ fn peers(sets: &[ParamSet], cfg: &SuiteConfig) -> Result<Vec<fhe_bench::Row>, Fa
 #[cfg(feature = "peers")]
 fn own_ntt_kernels(sets: &[ParamSet], cfg: &SuiteConfig, variant: &str) -> Result<Vec<fhe_bench::Row>, Fail> {
     fhe_bench::peers::run_own_ntt_kernels(sets, cfg, variant).map_err(|e| Fail::Failed(e.to_string()))
+}
+
+#[cfg(feature = "peers")]
+fn interleaved_gates(
+    target: &dyn Backend,
+    cfg: &SuiteConfig,
+    rounds: usize,
+    calls: usize,
+) -> Result<(Vec<fhe_bench::Row>, Vec<fhe_bench::Row>), Fail> {
+    fhe_bench::peers::run_interleaved_gates(target, cfg, rounds, calls).map_err(|e| Fail::Failed(e.to_string()))
+}
+
+#[cfg(not(feature = "peers"))]
+fn interleaved_gates(
+    _: &dyn Backend,
+    _: &SuiteConfig,
+    _: usize,
+    _: usize,
+) -> Result<(Vec<fhe_bench::Row>, Vec<fhe_bench::Row>), Fail> {
+    Ok((Vec::new(), Vec::new()))
 }
 
 #[cfg(not(feature = "peers"))]
