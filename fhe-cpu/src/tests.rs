@@ -42,3 +42,44 @@ fhe_api::conformance_tests!(
     std::sync::Arc::new(CpuBackend::oracle()),
     gates_per_set = 1000
 );
+
+/// Where one gate bootstrap's time goes on `PN10QP27` with the default variant, as a
+/// gate sees it: each call on a fresh ciphertext, the key-switching rows read after a
+/// blind rotation has streamed the bootstrapping key through the caches. Medians of
+/// 40 calls; prints only (a timing, not a check):
+/// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture time_bootstrap_phases`.
+#[test]
+#[ignore = "timing; run by hand"]
+fn time_bootstrap_phases() {
+    use std::time::Instant;
+    let cpu = CpuBackend::new(None).unwrap();
+    let set = ParamSet::PN10QP27;
+    let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-timing", 0)).unwrap();
+    let key = cpu.prepare(&keys.ek).unwrap();
+    let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
+    let ring = cpu.ring(set);
+    let (mut br, mut ks) = (Vec::new(), Vec::new());
+    for i in 0..41 {
+        let ct = cpu.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("timing", i)).unwrap();
+        let t = Instant::now();
+        let ext = bootstrap::blind_rotate(ring, prepared, &ct);
+        let t1 = Instant::now();
+        let out = keyswitch::key_switch(ring, prepared, &ext);
+        let t2 = Instant::now();
+        std::hint::black_box(out);
+        if i > 0 {
+            br.push((t1 - t).as_secs_f64() * 1e6);
+            ks.push((t2 - t1).as_secs_f64() * 1e6);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "{}: blind rotation {:.0} us, key switch {:.0} us (medians of 40)",
+        cpu.name(),
+        median(&mut br),
+        median(&mut ks)
+    );
+}
