@@ -39,8 +39,9 @@ pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphe
     let words = ct.as_words();
     let mut acc = vec![0u16; n + 1];
     acc[n] = ms_to_q(words[ring.n()], q_ring, logq) as u16;
-    // The sample of every non-zero digit, then the subtractions with the rows a few
-    // samples ahead prefetched (each row is a random read from a key of ~100 MiB).
+    // The sample of every non-zero digit, then the subtractions with the rows 16 samples
+    // ahead prefetched into L2 (each row is a random read from a key of ~100 MiB; see
+    // `kernels::prefetch_l2`).
     let mut samples = Vec::with_capacity(ring.n() * levels);
     for (j, &aj) in words[..ring.n()].iter().enumerate() {
         let a = ms_to_q(aj, q_ring, logq);
@@ -51,10 +52,10 @@ pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphe
             }
         }
     }
-    const AHEAD: usize = 4;
+    const AHEAD: usize = 16;
     for (k, &s) in samples.iter().enumerate() {
         if let Some(&next) = samples.get(k + AHEAD) {
-            crate::kernels::prefetch(&key.ksk[next * (n + 1)..(next + 1) * (n + 1)]);
+            crate::kernels::prefetch_l2(&key.ksk[next * (n + 1)..(next + 1) * (n + 1)]);
         }
         let row = &key.ksk[s * (n + 1)..(s + 1) * (n + 1)];
         acc.iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_sub(y));
