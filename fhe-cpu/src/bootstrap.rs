@@ -277,11 +277,6 @@ fn step_small(ring: &Ring, br: crate::kernels::SmallBarrett, a: usize, pair: &[u
     let n = ring.n();
     let levels = ring.params.bsk_levels.0;
     let q32 = br.q as u32;
-    // `x + y mod Q` on words below `Q < 2^29`.
-    let add = |x: &mut u32, y: u32| {
-        let t = *x + y;
-        *x = t.min(t.wrapping_sub(q32));
-    };
     for (part, (acc, eval)) in s.acc.chunks_exact(n).zip(s.eval.chunks_exact(n)).enumerate() {
         let digits = &mut s.digits[part * levels * n..(part + 1) * levels * n];
         crate::kernels::decompose(ring.isa, q32, ring.params.bsk_base_log.0, acc, digits);
@@ -293,11 +288,11 @@ fn step_small(ring: &Ring, br: crate::kernels::SmallBarrett, a: usize, pair: &[u
     }
     ring.monomials_minus_one32(a, &mut s.mono_p, &mut s.mono_m);
     crate::kernels::ginx_step(ring.isa, br, &s.digits, pair, [&s.mono_p, &s.mono_m], &mut s.upd, ahead);
-    s.eval.iter_mut().zip(&s.upd).for_each(|(x, &u)| add(x, u));
-    for (acc, u) in s.acc.chunks_exact_mut(n).zip(s.upd.chunks_exact_mut(n)) {
+    crate::kernels::add_mod(ring.isa, q32, &mut s.eval, &s.upd);
+    for u in s.upd.chunks_exact_mut(n) {
         ring.ntt.inverse32(u, ahead);
-        acc.iter_mut().zip(u.iter()).for_each(|(x, &v)| add(x, v));
     }
+    crate::kernels::add_mod(ring.isa, q32, &mut s.acc, &s.upd);
 }
 
 /// Ciphertexts per group on the 32-bit path: enough to share each key pair's read among
