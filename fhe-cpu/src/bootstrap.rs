@@ -214,6 +214,7 @@ struct Small {
     acc: Vec<u32>,
     /// `NTT(acc)`, `[part][slot]`.
     eval: Vec<u32>,
+    /// NTTs of the lower digits, `[part][level < L - 1][slot]`.
     digits: Vec<u32>,
     mono_p: Vec<u32>,
     mono_m: Vec<u32>,
@@ -242,7 +243,7 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
             Small {
                 acc,
                 eval,
-                digits: vec![0; rows * big_n],
+                digits: vec![0; (rows - 2) * big_n],
                 mono_p: vec![0; big_n],
                 mono_m: vec![0; big_n],
                 upd: vec![0; 2 * big_n],
@@ -277,18 +278,18 @@ fn step_small(ring: &Ring, br: crate::kernels::SmallBarrett, a: usize, pair: &[u
     let n = ring.n();
     let levels = ring.params.bsk_levels.0;
     let q32 = br.q as u32;
-    for (part, (acc, eval)) in s.acc.chunks_exact(n).zip(s.eval.chunks_exact(n)).enumerate() {
-        let digits = &mut s.digits[part * levels * n..(part + 1) * levels * n];
-        crate::kernels::decompose(ring.isa, q32, ring.params.bsk_base_log.0, acc, digits);
-        let (lower, top) = digits.split_at_mut((levels - 1) * n);
+    // The lower digits only: `NTT(ACC)` stands in for the top one (module docs).
+    for (acc, lower) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
+        crate::kernels::decompose(ring.isa, q32, ring.params.bsk_base_log.0, levels, acc, lower);
         for d in lower.chunks_exact_mut(n) {
             ring.ntt.forward32(d, ahead);
         }
-        top.copy_from_slice(eval); // in place of the top digit's NTT (module docs)
     }
     ring.monomials_minus_one32(a, &mut s.mono_p, &mut s.mono_m);
-    crate::kernels::ginx_step(ring.isa, br, &s.digits, pair, [&s.mono_p, &s.mono_m], &mut s.upd, ahead);
-    crate::kernels::add_mod(ring.isa, q32, &mut s.eval, &s.upd);
+    // Also `eval += upd`, so `eval` stays `NTT(acc)`.
+    let mono = [&s.mono_p[..], &s.mono_m[..]];
+    let rows = crate::kernels::Rows { lower: &s.digits, eval: &mut s.eval };
+    crate::kernels::ginx_step(ring.isa, br, rows, pair, mono, &mut s.upd, ahead);
     for u in s.upd.chunks_exact_mut(n) {
         ring.ntt.inverse32(u, ahead);
     }
@@ -310,7 +311,7 @@ pub fn blind_rotate_batch(ring: &Ring, key: &CpuPrepared, inputs: &[LweCiphertex
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::{decompose, ginx_step, zeroed_huge};
+    use crate::kernels::{decompose, ginx_step, zeroed_huge, Rows};
     use fhe_api::ParamSet;
     use std::time::Instant;
 
@@ -369,7 +370,7 @@ mod tests {
         let mut s = Small {
             acc: poly(7_777_777),
             eval: poly(5_555_555),
-            digits: vec![0u32; rows * n],
+            digits: vec![0u32; (rows - 2) * n],
             mono_p: vec![0u32; n],
             mono_m: vec![0u32; n],
             upd: vec![0u32; 2 * n],
@@ -413,23 +414,28 @@ mod tests {
             for (i, pair) in key.chunks_exact(pair_len).enumerate() {
                 let mut ahead = Ahead::new(key.get((i + 1) * pair_len..(i + 2) * pair_len).unwrap_or(&[]));
                 let c = Instant::now();
-                for part in 0..2 {
-                    let d = &mut s.digits[part * levels * n..(part + 1) * levels * n];
-                    decompose(ring.isa, q as u32, ring.params.bsk_base_log.0, &s.acc[part * n..][..n], d);
+                for (acc, d) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
+                    decompose(ring.isa, q as u32, ring.params.bsk_base_log.0, levels, acc, d);
                 }
                 r[0] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
-                for part in 0..2 {
-                    for d in s.digits[part * levels * n..][..(levels - 1) * n].chunks_exact_mut(n) {
-                        ring.ntt.forward32(d, &mut ahead);
-                    }
+                for d in s.digits.chunks_exact_mut(n) {
+                    ring.ntt.forward32(d, &mut ahead);
                 }
                 r[1] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
                 ring.monomials_minus_one32(1 + 2 * i, &mut s.mono_p, &mut s.mono_m);
                 r[2] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
-                ginx_step(ring.isa, br, &s.digits, pair, [&s.mono_p, &s.mono_m], &mut s.upd, &mut ahead);
+                ginx_step(
+                    ring.isa,
+                    br,
+                    Rows { lower: &s.digits, eval: &mut s.eval },
+                    pair,
+                    [&s.mono_p, &s.mono_m],
+                    &mut s.upd,
+                    &mut ahead,
+                );
                 r[3] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
                 for u in s.upd.chunks_exact_mut(n) {

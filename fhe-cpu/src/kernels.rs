@@ -164,13 +164,18 @@ impl<'a> Ahead<'a> {
 
 /// One GINX step's evaluation-form work for one key pair, small modulus:
 /// `upd[h] = (sum_r d_r K+[r][h]) (X^a - 1) + (sum_r d_r K-[r][h]) (X^-a - 1)`, reduced
-/// to `[0, Q)`. `digits` is `[row][slot]`, `pair` the [`interleave_pair`] layout, `upd`
+/// to `[0, Q)`, then `eval[h] += upd[h]` (mod `Q`). The rows `d_r`, `r = p L + l` for
+/// part `p` and level `l`, are the NTTs of the lower digits (`lower`,
+/// `[part][level < L - 1][slot]`) and, for `l = L - 1`, `NTT(ACC_p)` itself (`eval`,
+/// `[part][slot]`, in `[0, Q)`; the folded key of [`crate::bootstrap`]), read in place so
+/// the step copies nothing. `pair` is the [`interleave_pair`] layout, `upd`
 /// `[half][slot]`. The four sums of a chunk stay in registers across the rows; each is
 /// at most `2L Q^2 < 2^58`, inside `reduce`'s range.
 #[inline(always)]
 fn ginx_step_body(
     br: SmallBarrett,
-    digits: &[u32],
+    lower: &[u32],
+    eval: &mut [u32],
     pair: &[u32],
     mono: [&[u32]; 2],
     upd: &mut [u32],
@@ -178,7 +183,9 @@ fn ginx_step_body(
 ) {
     let [mono_p, mono_m] = mono;
     let n = mono_p.len();
-    let rows = digits.len() / n;
+    let (parts, levels) = row_shape(n, lower, eval);
+    let rows = parts * levels;
+    let q = br.q as u32;
     let (upd_a, upd_b) = upd.split_at_mut(n);
     let chunk_len = rows * 4 * CHUNK;
     for (c, kc) in pair.chunks_exact(chunk_len).enumerate() {
@@ -188,7 +195,9 @@ fn ginx_step_body(
         next.touch_lines(NEXT_LINES_PER_CHUNK);
         let mut acc = [[0u64; CHUNK]; 4];
         for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
-            let d: &[u32; CHUNK] = digits[r * n + at..r * n + at + CHUNK].try_into().expect("a chunk");
+            let (p, l) = (r / levels, r % levels);
+            let row = if l == levels - 1 { &eval[p * n..] } else { &lower[(p * (levels - 1) + l) * n..] };
+            let d: &[u32; CHUNK] = row[at..at + CHUNK].try_into().expect("a chunk");
             for (sum, k) in acc.iter_mut().zip(kr.chunks_exact(CHUNK)) {
                 for l in 0..CHUNK {
                     sum[l] += u64::from(d[l]) * u64::from(k[l]);
@@ -197,26 +206,41 @@ fn ginx_step_body(
         }
         let (mp, mm) = (&mono_p[at..at + CHUNK], &mono_m[at..at + CHUNK]);
         for (h, out) in [&mut upd_a[at..at + CHUNK], &mut upd_b[at..at + CHUNK]].into_iter().enumerate() {
+            let ev = &mut eval[h * n + at..][..CHUNK];
             for l in 0..CHUNK {
                 let ep = br.reduce(acc[2 * h][l]);
                 let em = br.reduce(acc[2 * h + 1][l]);
                 out[l] = br.reduce(ep * u64::from(mp[l]) + em * u64::from(mm[l])) as u32;
+                let s = ev[l] + out[l];
+                ev[l] = s.min(s.wrapping_sub(q));
             }
         }
     }
+}
+
+/// `(parts, levels)` of [`ginx_step`]'s rows: `eval` holds one row per part, `lower`
+/// `levels - 1` per part.
+fn row_shape(n: usize, lower: &[u32], eval: &[u32]) -> (usize, usize) {
+    assert!(n > 0, "ginx_step: empty rows");
+    let parts = eval.len() / n;
+    assert!(parts > 0 && eval.len() == parts * n, "ginx_step: eval holds whole rows");
+    let lower_rows = lower.len() / n;
+    assert!(lower.len() == lower_rows * n && lower_rows.is_multiple_of(parts), "ginx_step: lower digits per part");
+    (parts, lower_rows / parts + 1)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn ginx_step_avx2(
     br: SmallBarrett,
-    digits: &[u32],
+    lower: &[u32],
+    eval: &mut [u32],
     pair: &[u32],
     mono: [&[u32]; 2],
     upd: &mut [u32],
     next: &mut Ahead,
 ) {
-    ginx_step_body(br, digits, pair, mono, upd, next)
+    ginx_step_body(br, lower, eval, pair, mono, upd, next)
 }
 
 /// [`ginx_step_body`] in AVX-512 intrinsics: the products come from `vpmuludq` on the
@@ -233,7 +257,8 @@ fn ginx_step_avx2(
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 fn ginx_step_avx512(
     br: SmallBarrett,
-    digits: &[u32],
+    lower: &[u32],
+    eval: &mut [u32],
     pair: &[u32],
     mono: [&[u32]; 2],
     upd: &mut [u32],
@@ -242,17 +267,35 @@ fn ginx_step_avx512(
     use std::arch::x86_64::*;
     let [mono_p, mono_m] = mono;
     let n = mono_p.len();
-    let rows = digits.len() / n;
+    let (parts, levels) = row_shape(n, lower, eval);
+    let rows = parts * levels;
     let chunk_len = rows * 4 * CHUNK;
     assert!(
         n.is_multiple_of(CHUNK)
-            && rows > 0
+            && parts == 2
+            && rows <= MAX_ROWS
             && mono_m.len() == n
-            && digits.len() == rows * n
             && pair.len() == n / CHUNK * chunk_len
             && upd.len() == 2 * n,
         "ginx_step: operand sizes"
     );
+    // Where each row starts: the lower digits, or the part's `NTT(ACC)` for the top level.
+    // All `eval` pointers come from one `as_mut_ptr`, as the kernel reads and writes it.
+    let eval_ptr = eval.as_mut_ptr();
+    let mut row_at = [lower.as_ptr(); MAX_ROWS];
+    for (r, at) in row_at.iter_mut().enumerate().take(rows) {
+        let (p, l) = (r / levels, r % levels);
+        // SAFETY: `p < parts` and `l < levels - 1` index whole rows of `eval` and `lower`
+        // (`row_shape` checked their lengths); `add` stays inside each allocation.
+        *at = unsafe {
+            if l == levels - 1 {
+                eval_ptr.add(p * n).cast_const()
+            } else {
+                lower.as_ptr().add((p * (levels - 1) + l) * n)
+            }
+        };
+    }
+    let qv32 = _mm512_set1_epi32(br.q as i32);
     let (qv, q2v, muv) =
         (_mm512_set1_epi64(br.q as i64), _mm512_set1_epi64(2 * br.q as i64), _mm512_set1_epi64(br.mu as i64));
     let shift = _mm512_set1_epi64(i64::from(br.shift));
@@ -266,8 +309,8 @@ fn ginx_step_avx512(
         let r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q2v));
         _mm512_min_epu64(r, _mm512_sub_epi64(r, qv))
     };
-    // SAFETY (every block below): the assert above bounds each offset: `r * n + at + 16
-    // <= digits.len()`, the chunk's words lie in `pair`, `h * n + at + 16 <= upd.len()`,
+    // SAFETY (every block below): the assert above bounds each offset: `at + 16 <= n`
+    // inside each row, the chunk's words lie in `pair`, `h * n + at + 16 <= upd.len()`,
     // `at + 16 <= n` for the monomials; unaligned loads and stores only.
     for c in 0..n / CHUNK {
         let at = c * CHUNK;
@@ -275,9 +318,9 @@ fn ginx_step_avx512(
         // SAFETY: see above.
         let kc = unsafe { pair.as_ptr().add(c * chunk_len) };
         let (mut even, mut odd) = ([_mm512_setzero_si512(); 4], [_mm512_setzero_si512(); 4]);
-        for r in 0..rows {
+        for (r, &row) in row_at[..rows].iter().enumerate() {
             // SAFETY: see above.
-            let d = unsafe { _mm512_loadu_si512(digits.as_ptr().add(r * n + at).cast()) };
+            let d = unsafe { _mm512_loadu_si512(row.add(at).cast()) };
             let d_odd = _mm512_srli_epi64::<32>(d);
             for hs in 0..4 {
                 // SAFETY: see above.
@@ -298,8 +341,14 @@ fn ginx_step_avx512(
             };
             let (e, o) = (lanes(&even, mp, mm), lanes(&odd, mp_odd, mm_odd));
             let out = _mm512_or_si512(e, _mm512_slli_epi64::<32>(o));
-            // SAFETY: see above.
-            unsafe { _mm512_storeu_si512(upd.as_mut_ptr().add(h * n + at).cast(), out) };
+            // SAFETY: see above; `eval` has the same `[half][slot]` shape as `upd`, and its
+            // chunk was read (as the top rows) before this write.
+            unsafe {
+                _mm512_storeu_si512(upd.as_mut_ptr().add(h * n + at).cast(), out);
+                let ev = eval_ptr.add(h * n + at);
+                let sum = _mm512_add_epi32(_mm512_loadu_si512(ev.cast()), out);
+                _mm512_storeu_si512(ev.cast(), _mm512_min_epu32(sum, _mm512_sub_epi32(sum, qv32)));
+            }
         }
     }
 }
@@ -307,13 +356,18 @@ fn ginx_step_avx512(
 /// Signed gadget digits of `poly` (coefficient form, `Q < 2^31`) as 32-bit residues,
 /// `out` `[level][slot]`: the same algorithm, and so the same words, as
 /// [`crate::ring::Ring::decompose`], in `i32` lanes. One pass: sixteen slots at a time
-/// stay in registers through every level (`N` is a multiple of 16 on every ring).
+/// stay in registers through every level (`N` is a multiple of 16 on every ring). `out`
+/// holds the first `rows` of the `levels` digits: the blind rotation asks for all but
+/// the top one, whose place `NTT(ACC)` takes ([`ginx_step`]).
 #[inline(always)]
-fn decompose_body(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
+fn decompose_body(q: u32, log_bg: u32, levels: usize, poly: &[u32], out: &mut [u32]) {
     const W: usize = 16;
     let n = poly.len();
-    let levels = out.len() / n;
-    assert!(n.is_multiple_of(W) && levels >= 1 && out.len() == levels * n, "out holds the digits of poly");
+    let rows = out.len() / n;
+    assert!(
+        n.is_multiple_of(W) && (1..=levels).contains(&rows) && out.len() == rows * n,
+        "out holds the first digits of poly"
+    );
     let (q, bg) = (q as i32, 1i32 << log_bg);
     let (half_bg, half_q) = (bg >> 1, q / 2);
     for (c, x) in poly.chunks_exact(W).enumerate() {
@@ -323,7 +377,7 @@ fn decompose_body(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
             let x = x as i32;
             *v = if x > half_q { x - q } else { x };
         }
-        for l in 0..levels - 1 {
+        for l in 0..rows.min(levels - 1) {
             let d_out = &mut out[l * n + c * W..][..W];
             for (d_out, v) in d_out.iter_mut().zip(v.iter_mut()) {
                 let mut d = *v & (bg - 1);
@@ -332,23 +386,25 @@ fn decompose_body(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
                 *d_out = (d + if d < 0 { q } else { 0 }) as u32;
             }
         }
-        let top = &mut out[(levels - 1) * n + c * W..][..W];
-        for (t, &v) in top.iter_mut().zip(&v) {
-            *t = (v + if v < 0 { q } else { 0 }) as u32;
+        if rows == levels {
+            let top = &mut out[(levels - 1) * n + c * W..][..W];
+            for (t, &v) in top.iter_mut().zip(&v) {
+                *t = (v + if v < 0 { q } else { 0 }) as u32;
+            }
         }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn decompose_avx2(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
-    decompose_body(q, log_bg, poly, out)
+fn decompose_avx2(q: u32, log_bg: u32, levels: usize, poly: &[u32], out: &mut [u32]) {
+    decompose_body(q, log_bg, levels, poly, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn decompose_avx512(q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
-    decompose_body(q, log_bg, poly, out)
+fn decompose_avx512(q: u32, log_bg: u32, levels: usize, poly: &[u32], out: &mut [u32]) {
+    decompose_body(q, log_bg, levels, poly, out)
 }
 
 /// Which compiled copy of the kernels this CPU runs.
@@ -477,12 +533,23 @@ pub fn monomials_minus_one(
 /// goes out in one burst ([`Ahead::rest`]).
 pub const NEXT_LINES_PER_CHUNK: usize = 8;
 
+/// The digit rows of one [`ginx_step`]: the lower digits' NTTs, `[part][level < L -
+/// 1][slot]`, and `NTT(ACC)`, `[part][slot]`, which stands in for the top digit and which
+/// the step updates in place.
+pub struct Rows<'a> {
+    pub lower: &'a [u32],
+    pub eval: &'a mut [u32],
+}
+
+/// Most rows (`2L`) the AVX-512 GINX kernel takes.
+const MAX_ROWS: usize = 16;
+
 /// See [`ginx_step_body`]; dispatches on `isa`. `mono` is `[NTT(X^a) - 1, NTT(X^-a) - 1]`
 /// (as [`monomials_minus_one`] writes them), `next` the next key pair's prefetch.
 pub fn ginx_step(
     isa: Isa,
     br: SmallBarrett,
-    digits: &[u32],
+    rows: Rows,
     pair: &[u32],
     mono: [&[u32]; 2],
     upd: &mut [u32],
@@ -490,17 +557,18 @@ pub fn ginx_step(
 ) {
     // Both kernels' sums, `rows Q^2` and `2 (4Q) Q`, must stay inside `reduce`'s range:
     // true for every set on this path (`k <= 28`, 8 rows).
-    let rows = (digits.len() / mono[0].len().max(1)) as u128;
+    let Rows { lower, eval } = rows;
+    let rows = ((lower.len() + eval.len()) / mono[0].len().max(1)) as u128;
     let bound = rows.max(8) * u128::from(br.q) * u128::from(br.q);
     assert!(bound < 1u128 << (br.shift + 32), "ginx_step: Q too large for the 32-bit kernel");
     match isa {
-        Isa::Portable => ginx_step_body(br, digits, pair, mono, upd, next),
+        Isa::Portable => ginx_step_body(br, lower, eval, pair, mono, upd, next),
         // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { ginx_step_avx2(br, digits, pair, mono, upd, next) },
+        Isa::Avx2 => unsafe { ginx_step_avx2(br, lower, eval, pair, mono, upd, next) },
         // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { ginx_step_avx512(br, digits, pair, mono, upd, next) },
+        Isa::Avx512 => unsafe { ginx_step_avx512(br, lower, eval, pair, mono, upd, next) },
     }
 }
 
@@ -542,15 +610,15 @@ pub fn add_mod(isa: Isa, q: u32, x: &mut [u32], y: &[u32]) {
 }
 
 /// See [`decompose_body`]; dispatches on `isa`.
-pub fn decompose(isa: Isa, q: u32, log_bg: u32, poly: &[u32], out: &mut [u32]) {
+pub fn decompose(isa: Isa, q: u32, log_bg: u32, levels: usize, poly: &[u32], out: &mut [u32]) {
     match isa {
-        Isa::Portable => decompose_body(q, log_bg, poly, out),
+        Isa::Portable => decompose_body(q, log_bg, levels, poly, out),
         // SAFETY: as in `ginx_step`.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { decompose_avx2(q, log_bg, poly, out) },
+        Isa::Avx2 => unsafe { decompose_avx2(q, log_bg, levels, poly, out) },
         // SAFETY: as in `ginx_step`.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { decompose_avx512(q, log_bg, poly, out) },
+        Isa::Avx512 => unsafe { decompose_avx512(q, log_bg, levels, poly, out) },
     }
 }
 
@@ -630,13 +698,35 @@ mod tests {
             let mut wide = vec![vec![0u64; n]; rows / 2];
             ring.decompose(&edge.iter().map(|&x| u64::from(x)).collect::<Vec<_>>(), &mut wide);
             let want_digits: Vec<u32> = wide.concat().iter().map(|&x| x as u32).collect();
+            // The kernel's operands: the top level's rows (`eval`, updated in place) apart
+            // from the lower digits.
+            let levels = rows / 2;
+            let (mut lower, mut eval) = (Vec::new(), Vec::new());
+            for (r, row) in digits.chunks_exact(n).enumerate() {
+                if r % levels == levels - 1 { &mut eval } else { &mut lower }.extend_from_slice(row);
+            }
+            let want_eval: Vec<u32> =
+                eval.iter().zip(&want).map(|(&e, &u)| ((u64::from(e) + u64::from(u)) % q) as u32).collect();
             for &isa in &isas {
-                let mut got = vec![0u32; 2 * n];
-                ginx_step(isa, br, &digits, &pair, [&mp, &mm], &mut got, &mut Ahead::none());
+                let (mut got, mut got_eval) = (vec![0u32; 2 * n], eval.clone());
+                ginx_step(
+                    isa,
+                    br,
+                    Rows { lower: &lower, eval: &mut got_eval },
+                    &pair,
+                    [&mp, &mm],
+                    &mut got,
+                    &mut Ahead::none(),
+                );
                 assert!(got == want, "{set} {isa:?} ginx_step");
-                let mut got = vec![0u32; rows / 2 * n];
-                decompose(isa, q as u32, ring.params.bsk_base_log.0, &edge, &mut got);
+                assert!(got_eval == want_eval, "{set} {isa:?} ginx_step eval");
+                let log_bg = ring.params.bsk_base_log.0;
+                let mut got = vec![0u32; levels * n];
+                decompose(isa, q as u32, log_bg, levels, &edge, &mut got);
                 assert!(got == want_digits, "{set} {isa:?} decompose");
+                let mut got = vec![0u32; (levels - 1) * n];
+                decompose(isa, q as u32, log_bg, levels, &edge, &mut got);
+                assert!(got[..] == want_digits[..(levels - 1) * n], "{set} {isa:?} decompose without the top digit");
                 // Each edge word plus itself (`0 + 0`, `(q - 1) + (q - 1)`, sums on either
                 // side of `q`) and random words plus random words.
                 let (mut x, y) = (edge.clone(), edge.clone());
@@ -677,7 +767,8 @@ mod timing {
         let pair_len = 4 * rows * n;
         let mut key: Vec<u32> = zeroed_huge(pairs * pair_len);
         key.iter_mut().enumerate().for_each(|(i, k)| *k = (i as u64 * 2_654_435_761 % q) as u32);
-        let digits: Vec<u32> = (0..rows * n).map(|i| (i as u64 * 40_503 % q) as u32).collect();
+        let lower: Vec<u32> = (0..(rows - 2) * n).map(|i| (i as u64 * 40_503 % q) as u32).collect();
+        let mut eval: Vec<u32> = (0..2 * n).map(|i| (i as u64 * 90_001 % q) as u32).collect();
         let mono: Vec<u32> = (0..n).map(|i| (i as u64 * 977 % q) as u32).collect();
         let mut upd = vec![0u32; 2 * n];
         let isa = Isa::detect();
@@ -689,7 +780,15 @@ mod timing {
                 let t = std::time::Instant::now();
                 for i in 0..pairs {
                     let pair = &key[i * stride * pair_len..][..pair_len];
-                    ginx_step(isa, br, &digits, pair, [&mono, &mono], &mut upd, &mut Ahead::none());
+                    ginx_step(
+                        isa,
+                        br,
+                        Rows { lower: &lower, eval: &mut eval },
+                        pair,
+                        [&mono, &mono],
+                        &mut upd,
+                        &mut Ahead::none(),
+                    );
                 }
                 best = best.min(t.elapsed().as_secs_f64() * 1e6 / pairs as f64);
             }
