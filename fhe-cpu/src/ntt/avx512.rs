@@ -92,6 +92,16 @@ impl NttEngine for Avx512 {
         }
     }
 
+    fn forward_checked(&self, a: &mut [u64]) -> bool {
+        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        match &self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a 32-bit path exists only when `supported()` saw the CPU features at build time.
+            Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::forward_checked(p, a, buf) }),
+            _ => false,
+        }
+    }
+
     fn forward(&self, a: &mut [u64]) {
         assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
         match &self.path {
@@ -162,6 +172,17 @@ pub(crate) mod k32 {
             let hi = _mm512_cvtepi64_epi32(_mm512_loadu_si512(s.as_ptr().add(8).cast()));
             _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
         }
+    }
+
+    /// A mask of which of 16 `u64` words are at or above `q` (each lane of `qw`): the
+    /// check `load_wide` cannot make, as it keeps only each word's low half.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn at_or_above(s: &[u64], qw: __m512i) -> u8 {
+        let s = &s[..L];
+        // SAFETY: 16 in-bounds words; unaligned loads.
+        let (lo, hi) = unsafe { (_mm512_loadu_si512(s.as_ptr().cast()), _mm512_loadu_si512(s.as_ptr().add(8).cast())) };
+        _mm512_cmpge_epu64_mask(lo, qw) | _mm512_cmpge_epu64_mask(hi, qw)
     }
 
     #[inline]
@@ -248,9 +269,21 @@ pub(crate) mod k32 {
     #[target_feature(enable = "avx512f")]
     pub(super) fn forward(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
         if (1 + 2 * u64::from(p.n.trailing_zeros())) * u64::from(p.q) < 1 << 32 {
-            forward_impl::<true, true>(p, a, buf, &mut Ahead::none())
+            forward_impl::<true, true, false>(p, a, buf, &mut Ahead::none());
         } else {
-            forward_impl::<false, true>(p, a, buf, &mut Ahead::none())
+            forward_impl::<false, true, false>(p, a, buf, &mut Ahead::none());
+        }
+    }
+
+    /// [`forward`] if every word of `a` is below `Q` (true); false with `a` untouched
+    /// otherwise: the first layer compares each word as it reads it into `buf`, and `a`
+    /// is written only by the last. Callers must have checked the features.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn forward_checked(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) -> bool {
+        if (1 + 2 * u64::from(p.n.trailing_zeros())) * u64::from(p.q) < 1 << 32 {
+            forward_impl::<true, true, true>(p, a, buf, &mut Ahead::none())
+        } else {
+            forward_impl::<false, true, true>(p, a, buf, &mut Ahead::none())
         }
     }
 
@@ -258,9 +291,9 @@ pub(crate) mod k32 {
     #[target_feature(enable = "avx512f")]
     pub(super) fn forward32(p: &Plan<u32>, a: &mut [u32], ahead: &mut Ahead) {
         if (1 + 2 * u64::from(p.n.trailing_zeros())) * u64::from(p.q) < 1 << 32 {
-            forward_impl::<true, false>(p, &mut [], a, ahead)
+            forward_impl::<true, false, false>(p, &mut [], a, ahead);
         } else {
-            forward_impl::<false, false>(p, &mut [], a, ahead)
+            forward_impl::<false, false, false>(p, &mut [], a, ahead);
         }
     }
 
@@ -276,17 +309,19 @@ pub(crate) mod k32 {
         inverse_impl::<true>(p, a, buf, &mut Ahead::none())
     }
 
-    /// Callers must have checked avx512f.
+    /// Callers must have checked avx512f. `CHECK` (with `WIDE`): returns false, before
+    /// anything is written to `a`, if a word of `a` is not below `Q`; true otherwise.
     #[target_feature(enable = "avx512f")]
-    fn forward_impl<const LAZY: bool, const WIDE: bool>(
+    fn forward_impl<const LAZY: bool, const WIDE: bool, const CHECK: bool>(
         p: &Plan<u32>,
         a: &mut [u64],
         buf: &mut [u32],
         ahead: &mut Ahead,
-    ) {
+    ) -> bool {
         let n = p.n;
         let (q, q2) = (splat(p.q), splat(2 * p.q));
         let one = bcast(1, p.one_s);
+        let (qw, mut bad) = (_mm512_set1_epi64(i64::from(p.q)), 0u8);
         // First layer: narrow from `a` into `buf` (`WIDE`), or in place in `buf`.
         let mut half = n / 2;
         let w = bcast(p.w[1], p.ws[1]);
@@ -297,8 +332,14 @@ pub(crate) mod k32 {
             } else {
                 ct::<LAZY>(load(&buf[j..]), load(&buf[j + half..]), w, q, q2)
             };
+            if CHECK {
+                bad |= at_or_above(&a[j..], qw) | at_or_above(&a[j + half..], qw);
+            }
             store(&mut buf[j..], x);
             store(&mut buf[j + half..], y);
+        }
+        if CHECK && bad != 0 {
+            return false;
         }
         let mut m = 2;
         // The other layers down to distance 32, two per pass where two are left: each
@@ -385,6 +426,7 @@ pub(crate) mod k32 {
                 }
             }
         }
+        true
     }
 
     /// Callers must have checked avx512f.

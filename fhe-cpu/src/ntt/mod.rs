@@ -28,6 +28,14 @@ pub trait NttEngine: Send + Sync {
     fn name(&self) -> &'static str;
     /// In place, one polynomial of `N` coefficients in `[0, Q)`.
     fn forward(&self, a: &mut [u64]);
+    /// `forward` with the input contract checked on the way, for `NttOps`'s one-polynomial
+    /// call: transforms `a` and returns true when every coefficient is below `Q`; returns
+    /// false with `a` untouched when one is not, or when the engine has no fused check
+    /// (the default), and the caller then checks and transforms separately.
+    fn forward_checked(&self, a: &mut [u64]) -> bool {
+        let _ = a;
+        false
+    }
     /// In place, the exact inverse of `forward`.
     fn inverse(&self, a: &mut [u64]);
     /// `forward` on 32-bit words (rings with `Q < 2^32`), the blind rotation's form for
@@ -200,6 +208,15 @@ mod tests {
         let mut got = a.to_vec();
         e.inverse(&mut got);
         same(&got, &want, ring, e.name(), "inverse");
+        // The fused check: the same words, or (engines without one) `a` untouched.
+        let mut want = a.to_vec();
+        reference.forward(&mut want);
+        let mut got = a.to_vec();
+        if e.forward_checked(&mut got) {
+            same(&got, &want, ring, e.name(), "forward_checked");
+        } else {
+            same(&got, a, ring, e.name(), "forward_checked declined, input untouched");
+        }
         // The 32-bit entry points (blind rotation's, for the small sets) give the same words.
         if q < 1 << 32 {
             for (what, dir) in [("forward32", true), ("inverse32", false)] {
@@ -222,6 +239,34 @@ mod tests {
     fn same(got: &[u64], want: &[u64], ring: &str, name: &str, what: &str) {
         if let Some(k) = got.iter().zip(want).position(|(g, w)| g != w) {
             panic!("{ring} {name} {what}: slot {k} is {}, want {}", got[k], want[k]);
+        }
+    }
+
+    /// `forward_checked` declines every polynomial with a word at or above `Q`, wherever
+    /// it is (first or second half of the first layer's pairs, either end), and leaves it
+    /// as it was; `2^32` and `2^32 + 5` are words a check of the narrowed low halves would
+    /// miss.
+    #[test]
+    fn forward_checked_declines_words_at_or_above_q_untouched() {
+        for (set, _, others) in engines() {
+            let (q, n) = (reference_q(*set), set.params().big_n());
+            let a = random_poly(q, n, 21);
+            for e in others {
+                let fused = e.forward_checked(&mut a.clone());
+                for x in [q, q + 1, 1 << 32, (1 << 32) + 5, u64::MAX] {
+                    for at in [0, 17, n / 2 - 1, n / 2, n - 1] {
+                        let mut bad = a.clone();
+                        bad[at] = x;
+                        let before = bad.clone();
+                        assert!(!e.forward_checked(&mut bad), "{set} {}: word {x} at {at} accepted", e.name());
+                        same(&bad, &before, set.name(), e.name(), "declined input untouched");
+                    }
+                }
+                // Which engines fuse the check: the AVX-512 32-bit path (the small sets).
+                if e.name() == "avx512" && q < 1 << 32 {
+                    assert!(fused, "{set}: the AVX-512 32-bit path should take a valid input");
+                }
+            }
         }
     }
 
