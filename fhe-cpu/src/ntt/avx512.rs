@@ -102,6 +102,16 @@ impl NttEngine for Avx512 {
         }
     }
 
+    fn inverse_checked(&self, a: &mut [u64]) -> bool {
+        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        match &self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a 32-bit path exists only when `supported()` saw the CPU features at build time.
+            Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::inverse_checked(p, a, buf) }),
+            _ => false,
+        }
+    }
+
     fn forward(&self, a: &mut [u64]) {
         assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
         match &self.path {
@@ -300,13 +310,20 @@ pub(crate) mod k32 {
     /// [`inverse`] in place on 32-bit words. Callers must have checked the features.
     #[target_feature(enable = "avx512f")]
     pub(super) fn inverse32(p: &Plan<u32>, a: &mut [u32], ahead: &mut Ahead) {
-        inverse_impl::<false>(p, &mut [], a, ahead)
+        inverse_impl::<false, false>(p, &mut [], a, ahead);
     }
 
     /// Callers must have checked the features.
     #[target_feature(enable = "avx512f")]
     pub(super) fn inverse(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) {
-        inverse_impl::<true>(p, a, buf, &mut Ahead::none())
+        inverse_impl::<true, false>(p, a, buf, &mut Ahead::none());
+    }
+
+    /// [`inverse`] if every word of `a` is below `Q` (true); false with `a` untouched
+    /// otherwise (as [`forward_checked`]). Callers must have checked the features.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn inverse_checked(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32]) -> bool {
+        inverse_impl::<true, true>(p, a, buf, &mut Ahead::none())
     }
 
     /// Callers must have checked avx512f. `CHECK` (with `WIDE`): returns false, before
@@ -431,9 +448,17 @@ pub(crate) mod k32 {
 
     /// Callers must have checked avx512f.
     #[target_feature(enable = "avx512f")]
-    fn inverse_impl<const WIDE: bool>(p: &Plan<u32>, a: &mut [u64], buf: &mut [u32], ahead: &mut Ahead) {
+    /// `CHECK` (with `WIDE`): as in `forward_impl`, false before anything is written to
+    /// `a` if a word of `a` is not below `Q` (the register phase reads every word).
+    fn inverse_impl<const WIDE: bool, const CHECK: bool>(
+        p: &Plan<u32>,
+        a: &mut [u64],
+        buf: &mut [u32],
+        ahead: &mut Ahead,
+    ) -> bool {
         let n = p.n;
         let (q, q2) = (splat(p.q), splat(2 * p.q));
+        let (qw, mut bad) = (_mm512_set1_epi64(i64::from(p.q)), 0u8);
         // Blocks of 32: distances 1, 2, 4, 8 in registers, then 16; narrow from `a`.
         let v = &p.inv;
         let pm: [[__m512i; 2]; 4] = std::array::from_fn(|k| [load(&v.perm[k][0]), load(&v.perm[k][1])]);
@@ -446,6 +471,9 @@ pub(crate) mod k32 {
             }
             let mut xy: [(__m512i, __m512i); SIDE] = std::array::from_fn(|d| {
                 let at = 2 * L * (b2 + d);
+                if CHECK {
+                    bad |= at_or_above(&a[at..], qw) | at_or_above(&a[at + L..], qw);
+                }
                 if WIDE {
                     (load_wide(&a[at..]), load_wide(&a[at + L..]))
                 } else {
@@ -465,6 +493,9 @@ pub(crate) mod k32 {
                 store(&mut buf[at..], x);
                 store(&mut buf[at + L..], y);
             }
+        }
+        if CHECK && bad != 0 {
+            return false;
         }
         let mut half = 2 * L;
         // Two layers per pass where two are left before the last (as in `forward_impl`).
@@ -522,6 +553,7 @@ pub(crate) mod k32 {
                 store(&mut buf[j + half..], d);
             }
         }
+        true
     }
 }
 

@@ -38,6 +38,11 @@ pub trait NttEngine: Send + Sync {
     }
     /// In place, the exact inverse of `forward`.
     fn inverse(&self, a: &mut [u64]);
+    /// `inverse` with the input contract checked on the way, as [`NttEngine::forward_checked`].
+    fn inverse_checked(&self, a: &mut [u64]) -> bool {
+        let _ = a;
+        false
+    }
     /// `forward` on 32-bit words (rings with `Q < 2^32`), the blind rotation's form for
     /// the small sets. The default widens, transforms and narrows; the 32-bit SIMD
     /// kernels override it, work on the words in place and spread `ahead`'s prefetches
@@ -217,6 +222,14 @@ mod tests {
         } else {
             same(&got, a, ring, e.name(), "forward_checked declined, input untouched");
         }
+        let mut want = a.to_vec();
+        reference.inverse(&mut want);
+        let mut got = a.to_vec();
+        if e.inverse_checked(&mut got) {
+            same(&got, &want, ring, e.name(), "inverse_checked");
+        } else {
+            same(&got, a, ring, e.name(), "inverse_checked declined, input untouched");
+        }
         // The 32-bit entry points (blind rotation's, for the small sets) give the same words.
         if q < 1 << 32 {
             for (what, dir) in [("forward32", true), ("inverse32", false)] {
@@ -242,29 +255,34 @@ mod tests {
         }
     }
 
-    /// `forward_checked` declines every polynomial with a word at or above `Q`, wherever
+    /// `forward_checked` and `inverse_checked` decline every polynomial with a word at or above `Q`, wherever
     /// it is (first or second half of the first layer's pairs, either end), and leaves it
     /// as it was; `2^32` and `2^32 + 5` are words a check of the narrowed low halves would
     /// miss.
     #[test]
-    fn forward_checked_declines_words_at_or_above_q_untouched() {
+    fn checked_transforms_decline_words_at_or_above_q_untouched() {
         for (set, _, others) in engines() {
             let (q, n) = (reference_q(*set), set.params().big_n());
             let a = random_poly(q, n, 21);
             for e in others {
-                let fused = e.forward_checked(&mut a.clone());
-                for x in [q, q + 1, 1 << 32, (1 << 32) + 5, u64::MAX] {
-                    for at in [0, 17, n / 2 - 1, n / 2, n - 1] {
-                        let mut bad = a.clone();
-                        bad[at] = x;
-                        let before = bad.clone();
-                        assert!(!e.forward_checked(&mut bad), "{set} {}: word {x} at {at} accepted", e.name());
-                        same(&bad, &before, set.name(), e.name(), "declined input untouched");
+                type Checked<'a> = &'a dyn Fn(&mut [u64]) -> bool;
+                let checked: [(&str, Checked); 2] =
+                    [("forward", &|a| e.forward_checked(a)), ("inverse", &|a| e.inverse_checked(a))];
+                for (what, f) in checked {
+                    let fused = f(&mut a.clone());
+                    for x in [q, q + 1, 1 << 32, (1 << 32) + 5, u64::MAX] {
+                        for at in [0, 17, n / 2 - 1, n / 2, n - 1] {
+                            let mut bad = a.clone();
+                            bad[at] = x;
+                            let before = bad.clone();
+                            assert!(!f(&mut bad), "{set} {} {what}: word {x} at {at} accepted", e.name());
+                            same(&bad, &before, set.name(), e.name(), "declined input untouched");
+                        }
                     }
-                }
-                // Which engines fuse the check: the AVX-512 32-bit path (the small sets).
-                if e.name() == "avx512" && q < 1 << 32 {
-                    assert!(fused, "{set}: the AVX-512 32-bit path should take a valid input");
+                    // Which engines fuse the check: the AVX-512 32-bit path (the small sets).
+                    if e.name() == "avx512" && q < 1 << 32 {
+                        assert!(fused, "{set} {what}: the AVX-512 32-bit path should take a valid input");
+                    }
                 }
             }
         }
