@@ -25,42 +25,43 @@ use rayon::prelude::*;
 use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
 
 use crate::kernels::Ahead;
+use crate::kernels::Aligned;
 use crate::ring::{monomial_mul, Ring};
 
 /// The CPU's form of an evaluation key: full RGSW rows (both halves, evaluation form)
 /// and full key-switching samples.
 pub struct CpuPrepared {
     /// `[key][row][half][slot]`, half 0 = `a`, half 1 = `b` (empty for small moduli).
-    pub(crate) bsk: Vec<u64>,
+    pub(crate) bsk: Aligned<u64>,
     /// For moduli below `2^29` (empty otherwise): 32-bit words, `[coefficient][pair]`,
     /// each pair `(K+, K-)` in the [`crate::kernels::interleave_pair`] layout.
-    pub(crate) bsk32: Vec<u32>,
+    pub(crate) bsk32: Aligned<u32>,
     /// `[sample][n + 1]`, `a` then `b`.
-    pub(crate) ksk: Vec<u16>,
+    pub(crate) ksk: Aligned<u16>,
 }
 
 pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
     let ksk = crate::keyswitch::prepare_ksk(ring, ek);
     if ring.small.is_some() {
         // Residues below 2^29: 32-bit words (half the memory to stream per bootstrap).
-        CpuPrepared { bsk: Vec::new(), bsk32: interleaved_pairs(ring, ek), ksk }
+        CpuPrepared { bsk: Aligned::default(), bsk32: interleaved_pairs(ring, ek), ksk }
     } else {
-        CpuPrepared { bsk: rgsw_rows(ring, ek), bsk32: Vec::new(), ksk }
+        CpuPrepared { bsk: rgsw_rows(ring, ek), bsk32: Aligned::default(), ksk }
     }
 }
 
 /// Full RGSW rows `[key][row][half][slot]`, every key on all cores.
-fn rgsw_rows(ring: &Ring, ek: &EvaluationKey) -> Vec<u64> {
+fn rgsw_rows(ring: &Ring, ek: &EvaluationKey) -> Aligned<u64> {
     let per_key = ring.params.rgsw_rows() * ring.n();
-    let mut bsk: Vec<u64> = crate::kernels::zeroed_huge(2 * ring.params.bsk_b_len());
+    let mut bsk = Aligned::zeroed_huge(2 * ring.params.bsk_b_len());
     bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(key, out)| ek.rgsw_key_rows(key, out, |x| x));
     bsk
 }
 
 /// Every coefficient's key pair as 32-bit words, interleaved, on all cores.
-fn interleaved_pairs(ring: &Ring, ek: &EvaluationKey) -> Vec<u32> {
+fn interleaved_pairs(ring: &Ring, ek: &EvaluationKey) -> Aligned<u32> {
     let per_key = 2 * ring.params.rgsw_rows() * ring.n();
-    let mut bsk: Vec<u32> = crate::kernels::zeroed_huge(2 * ring.params.bsk_b_len());
+    let mut bsk = Aligned::zeroed_huge(2 * ring.params.bsk_b_len());
     bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(i, out)| {
         let (mut kp, mut km) = (vec![0u64; per_key], vec![0u64; per_key]);
         ek.rgsw_key_rows(2 * i, &mut kp, |x| x);
@@ -208,17 +209,32 @@ pub fn sample_extract(ring: &Ring, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe
     ExtractedLwe::from_raw(ring.set, data).expect("extraction yields N + 1 residues")
 }
 
-/// The accumulator and scratch of one ciphertext on the 32-bit path.
+/// The accumulator and scratch of one ciphertext on the 32-bit path, each on cache-line
+/// boundaries ([`Aligned`]; every row is a whole number of lines, so all are).
 struct Small {
     /// `[part][slot]`, coefficient form.
-    acc: Vec<u32>,
+    acc: Aligned<u32>,
     /// `NTT(acc)`, `[part][slot]`.
-    eval: Vec<u32>,
+    eval: Aligned<u32>,
     /// NTTs of the lower digits, `[part][level < L - 1][slot]`.
-    digits: Vec<u32>,
-    mono_p: Vec<u32>,
-    mono_m: Vec<u32>,
-    upd: Vec<u32>,
+    digits: Aligned<u32>,
+    mono_p: Aligned<u32>,
+    mono_m: Aligned<u32>,
+    upd: Aligned<u32>,
+}
+
+impl Small {
+    /// Zeroed buffers for a ring of `n` slots and `rows` RGSW rows.
+    fn zeroed(n: usize, rows: usize) -> Small {
+        Small {
+            acc: Aligned::zeroed(2 * n),
+            eval: Aligned::zeroed(2 * n),
+            digits: Aligned::zeroed((rows - 2) * n),
+            mono_p: Aligned::zeroed(n),
+            mono_m: Aligned::zeroed(n),
+            upd: Aligned::zeroed(2 * n),
+        }
+    }
 }
 
 /// Blind rotation of a group of ciphertexts on the 32-bit path (`ring.small` is set),
@@ -236,18 +252,11 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
         .iter()
         .map(|ct| {
             initial_acc_b(ring, ct, &mut start);
-            let mut acc = vec![0u32; 2 * big_n];
-            acc[big_n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = x as u32);
-            let mut eval = acc.clone(); // NTT(0) = 0 for the `a` part
-            ring.ntt.forward32(&mut eval[big_n..], &mut Ahead::none());
-            Small {
-                acc,
-                eval,
-                digits: vec![0; (rows - 2) * big_n],
-                mono_p: vec![0; big_n],
-                mono_m: vec![0; big_n],
-                upd: vec![0; 2 * big_n],
-            }
+            let mut s = Small::zeroed(big_n, rows);
+            s.acc[big_n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = x as u32);
+            s.eval.copy_from_slice(&s.acc); // NTT(0) = 0 for the `a` part
+            ring.ntt.forward32(&mut s.eval[big_n..], &mut Ahead::none());
+            s
         })
         .collect();
     let pair_len = 2 * rows * 2 * big_n;
@@ -311,7 +320,7 @@ pub fn blind_rotate_batch(ring: &Ring, key: &CpuPrepared, inputs: &[LweCiphertex
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::{decompose, ginx_step, zeroed_huge, Rows};
+    use crate::kernels::{decompose, ginx_step, Rows};
     use fhe_api::ParamSet;
     use std::time::Instant;
 
@@ -364,17 +373,12 @@ mod tests {
         let q = ring.modulus.q;
         let br = ring.small.unwrap();
         let pair_len = 4 * rows * n;
-        let mut key: Vec<u32> = zeroed_huge(pairs * pair_len);
+        let mut key = Aligned::<u32>::zeroed_huge(pairs * pair_len);
         key.iter_mut().enumerate().for_each(|(i, k)| *k = (i as u64 * 2_654_435_761 % q) as u32);
-        let poly = |m: u64| -> Vec<u32> { (0..2 * n).map(|i| (i as u64 * m % q) as u32).collect() };
-        let mut s = Small {
-            acc: poly(7_777_777),
-            eval: poly(5_555_555),
-            digits: vec![0u32; (rows - 2) * n],
-            mono_p: vec![0u32; n],
-            mono_m: vec![0u32; n],
-            upd: vec![0u32; 2 * n],
-        };
+        let mut s = Small::zeroed(n, rows);
+        for (v, m) in [(&mut s.acc, 7_777_777), (&mut s.eval, 5_555_555)] {
+            v.iter_mut().enumerate().for_each(|(i, x)| *x = (i as u64 * m % q) as u32);
+        }
         let mut best = f64::MAX;
         for _ in 0..5 {
             let whole = Instant::now();

@@ -12,11 +12,11 @@ use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
 use crate::bootstrap::CpuPrepared;
 use crate::ring::Ring;
 
-pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> Vec<u16> {
+pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> crate::kernels::Aligned<u16> {
     let p = ring.params;
     let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
     // Rows are read at random (one per digit): huge pages spare a TLB miss per row.
-    let mut ksk: Vec<u16> = crate::kernels::zeroed_huge(p.ksk_samples() * (p.n() + 1));
+    let mut ksk = crate::kernels::Aligned::zeroed_huge(p.ksk_samples() * (p.n() + 1));
     ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
     ksk
 }

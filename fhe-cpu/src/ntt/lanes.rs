@@ -127,16 +127,18 @@ pub(super) fn shoup32(w: u64, q: u64) -> u32 {
     ((w << 32) / q) as u32
 }
 
-/// The per-call scratch of the 32-bit kernels (the API's words are `u64`).
+/// The per-call scratch of the 32-bit kernels (the API's words are `u64`), on a cache-line
+/// boundary ([`crate::kernels::Aligned`]) as the kernels' inner layers run in it.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [u32]) -> R) -> R {
+    use crate::kernels::Aligned;
     thread_local! {
-        static SCRATCH: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+        static SCRATCH: std::cell::RefCell<Aligned<u32>> = std::cell::RefCell::new(Aligned::default());
     }
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
         if s.len() < n {
-            s.resize(n, 0);
+            *s = Aligned::zeroed(n);
         }
         f(&mut s[..n])
     })
