@@ -143,3 +143,19 @@ pub(super) fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [u32]) -> R) -> R {
         f(&mut s[..n])
     })
 }
+
+/// The 64-bit kernels' per-call scratch, as [`with_scratch`].
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) fn with_scratch64<R>(n: usize, f: impl FnOnce(&mut [u64]) -> R) -> R {
+    use crate::kernels::Aligned;
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Aligned<u64>> = std::cell::RefCell::new(Aligned::default());
+    }
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < n {
+            *s = Aligned::zeroed(n);
+        }
+        f(&mut s[..n])
+    })
+}
