@@ -20,7 +20,8 @@ pub enum Operation {
     NttForward,
     /// `ntt_inverse` on `batch_size` polynomials in one call.
     NttInverse,
-    /// `key_switch_batch` on one `ExtractedLwe` (from `blind_rotate_batch`).
+    /// `key_switch_batch` on one `ExtractedLwe` (from `blind_rotate_batch`), a different
+    /// one each call ([`KEY_SWITCH_INPUTS`] in turn).
     KeySwitch,
     /// `bootstrap_batch` with one input.
     Bootstrap,
@@ -343,6 +344,14 @@ pub fn ntt_input(params: ParamSet, polys: usize) -> Vec<u64> {
         .collect()
 }
 
+/// How many distinct extracted samples the `key_switch` row cycles through (fewer when
+/// the plan makes fewer calls): together they read more than the whole key, so its rows
+/// come from memory (`PN10QP27`: each reads about 3,000 rows of 1,114 bytes, 3.3 MiB, of
+/// a 106 MiB key). One repeated input read 127-136 us on the EPYC (rows in cache); on
+/// the development Xeon, 2026-12-04, 16 inputs 231 us, 64 inputs 362-374 us, and inside
+/// a gate, after the blind rotation's 71 MiB stream, 550 us (`time_bootstrap_phases`).
+pub const KEY_SWITCH_INPUTS: usize = 64;
+
 /// Measures one `(operation, batch size)` on `backend`, returning its row.
 pub fn measure_case(
     backend: &dyn Backend,
@@ -375,12 +384,20 @@ pub fn measure_case(
             )?
         }
         Operation::KeySwitch => {
-            let cts = fixture.ciphertexts(backend, 1, 0)?;
+            // Distinct inputs in turn: each reads its own rows of the key (3.3 MiB at
+            // random for `PN10QP27`), so the rows come from memory as in a gate. One repeated input kept
+            // its rows in cache and read 127-136 us on the EPYC, where the key switch of a
+            // real gate took 345-480 us.
+            let calls = (plan.warmup + plan.iterations) * plan.runs;
+            let cts = fixture.ciphertexts(backend, KEY_SWITCH_INPUTS.min(calls.max(1)), 0)?;
             let key = fixture.prepared(backend)?;
             let rotated: Vec<ExtractedLwe> = backend.blind_rotate_batch(key, &cts)?;
+            let mut next = 0;
             measure_with(
                 || {
-                    std::hint::black_box(backend.key_switch_batch(key, &rotated)?);
+                    let input = std::slice::from_ref(&rotated[next % rotated.len()]);
+                    next += 1;
+                    std::hint::black_box(backend.key_switch_batch(key, input)?);
                     Ok(())
                 },
                 plan,
