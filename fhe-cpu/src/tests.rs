@@ -83,3 +83,36 @@ fn time_bootstrap_phases() {
         median(&mut ks)
     );
 }
+
+/// `NttOps` on batches, every variant: the same words as the reference engine one
+/// polynomial at a time, and a word at or above `Q` in any polynomial (first, middle,
+/// last) is an error that leaves the whole batch as it was, including the polynomials
+/// before it that the fused path had already transformed.
+#[test]
+fn ntt_batches_match_and_a_bad_word_leaves_the_batch_untouched() {
+    use fhe_api::NttOps;
+    for set in [ParamSet::PN10QP27, ParamSet::PN11QP54] {
+        let (n, q) = (set.params().big_n(), set.params().q_ring());
+        let polys = 5;
+        let batch: Vec<u64> = (0..(polys * n) as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q).collect();
+        let oracle = CpuBackend::oracle();
+        for v in crate::ntt::variants().iter().filter(|v| (v.supported)()) {
+            let b = CpuBackend::new(Some(v.name)).unwrap();
+            for forward in [true, false] {
+                let run =
+                    |b: &CpuBackend, d: &mut [u64]| if forward { b.ntt_forward(set, d) } else { b.ntt_inverse(set, d) };
+                let (mut want, mut got) = (batch.clone(), batch.clone());
+                run(&oracle, &mut want).unwrap();
+                run(&b, &mut got).unwrap();
+                assert!(got == want, "{set} {} forward={forward}: batch differs from the oracle", v.name);
+                for bad_poly in [0, 2, polys - 1] {
+                    let mut bad = batch.clone();
+                    bad[bad_poly * n + n / 3] = q + 7;
+                    let before = bad.clone();
+                    assert!(run(&b, &mut bad).is_err(), "{set} {}: bad word in poly {bad_poly} accepted", v.name);
+                    assert!(bad == before, "{set} {} forward={forward}: batch changed by a rejected call", v.name);
+                }
+            }
+        }
+    }
+}
