@@ -384,10 +384,7 @@ pub fn measure_case(
             )?
         }
         Operation::KeySwitch => {
-            // Distinct inputs in turn: each reads its own rows of the key (3.3 MiB at
-            // random for `PN10QP27`), so the rows come from memory as in a gate. One repeated input kept
-            // its rows in cache and read 127-136 us on the EPYC, where the key switch of a
-            // real gate took 345-480 us.
+            // Distinct inputs in turn, so the key's rows come from memory ([`KEY_SWITCH_INPUTS`]).
             let calls = (plan.warmup + plan.iterations) * plan.runs;
             let cts = fixture.ciphertexts(backend, KEY_SWITCH_INPUTS.min(calls.max(1)), 0)?;
             let key = fixture.prepared(backend)?;

@@ -63,7 +63,8 @@ const PREFETCH_CHUNKS: usize = 8;
 /// store 64 bytes at a time from the start of their rows; on a buffer from the allocator
 /// (16-byte aligned, and 16 bytes past a page for the large ones) most of those accesses
 /// straddle two lines. Measured on the development Xeon (`time_step_phases`, six
-/// alternated rounds): a step from cache 14.8 -> 13.2 us, streaming the key 19.4 -> 18.5 us.
+/// alternated rounds, medians): a step from cache 14.7 -> 13.2 us, streaming the key
+/// 19.4 -> 18.5 us.
 /// It is a `Vec` with one line of slack and the offset of its first aligned word: it never
 /// grows, so its storage, and the alignment, never move.
 pub struct Aligned<T> {

@@ -747,9 +747,9 @@ mod k64 {
         }
     }
 
-    /// Callers must have checked avx512f and avx512dq.
+    /// Callers must have checked avx512f and avx512dq. The register phase reads `a` into
+    /// `buf`, the last layer writes `a` (as `forward_impl`).
     #[target_feature(enable = "avx512f,avx512dq")]
-    /// The register phase reads `a` into `buf`, the last layer writes `a` (as `forward_impl`).
     pub(super) fn inverse(p: &Plan<u64>, a: &mut [u64], buf: &mut [u64]) {
         let n = p.n;
         let (q, q2) = (splat(p.q), splat(2 * p.q));
