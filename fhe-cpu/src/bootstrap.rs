@@ -4,15 +4,16 @@
 //! == 1)` and `K- = RGSW(s_i == -1)`:
 //! `ACC <- ACC + (X^a - 1) (ACC [x] K+) + (X^-a - 1) (ACC [x] K-)`, which multiplies the
 //! accumulator's phase by `X^(a s_i)`. Both external products share one gadget
-//! decomposition of `ACC` (2L forward NTTs); the monomials are applied in evaluation
-//! form; two inverse NTTs per coefficient.
+//! decomposition of `ACC`; the monomials are applied in evaluation form; two inverse
+//! NTTs per coefficient.
 //!
-//! Rings with `Q < 2^29` (the 25- and 27-bit sets) run a 32-bit path: digits, NTTs,
-//! accumulator and key are `u32` words, the key pair of each coefficient is interleaved
-//! for one front-to-back read ([`crate::kernels::interleave_pair`]), and a batch runs
-//! in groups that share each key pair's read (see [`blind_rotate_batch`]).
+//! Two paths run the same steps on different words ([`Word`]): rings with `Q < 2^29`
+//! (the 25- and 27-bit sets) on `u32` ([`crate::kernels`]), the 54-bit ring on `u64`
+//! ([`crate::wide`]). On both, the key pair of each coefficient is interleaved for one
+//! front-to-back read, and a batch runs in groups that share each key pair's read (see
+//! [`blind_rotate_batch`]).
 //!
-//! The 32-bit path also skips the top digit's NTT. The digits recompose the accumulator,
+//! Both paths skip the top digit's NTT. The digits recompose the accumulator,
 //! `ACC = sum_l B^l d_l` (mod `Q`), so with `top = L - 1`
 //! `sum_l NTT(d_l) K_l = sum_(l<top) NTT(d_l) (K_l - B^(l-top) K_top) + NTT(ACC) B^-top K_top`:
 //! the prepared key holds those folded rows ([`fold_top_digit`]) and the step keeps
@@ -28,10 +29,11 @@ use crate::kernels::Ahead;
 use crate::kernels::Aligned;
 use crate::ring::{monomial_mul, Ring};
 
-/// The CPU's form of an evaluation key: full RGSW rows (both halves, evaluation form)
-/// and full key-switching samples.
+/// The CPU's form of an evaluation key: every coefficient's RGSW key pair, folded
+/// ([`fold_top_digit`]) and interleaved, and full key-switching samples.
 pub struct CpuPrepared {
-    /// `[key][row][half][slot]`, half 0 = `a`, half 1 = `b` (empty for small moduli).
+    /// For the 54-bit ring (empty otherwise): `[coefficient][pair]`, each pair `(K+, K-)`
+    /// in the [`crate::wide::interleave_pair`] layout.
     pub(crate) bsk: Aligned<u64>,
     /// For moduli below `2^29` (empty otherwise): 32-bit words, `[coefficient][pair]`,
     /// each pair `(K+, K-)` in the [`crate::kernels::interleave_pair`] layout.
@@ -44,33 +46,33 @@ pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
     let ksk = crate::keyswitch::prepare_ksk(ring, ek);
     if ring.small.is_some() {
         // Residues below 2^29: 32-bit words (half the memory to stream per bootstrap).
-        CpuPrepared { bsk: Aligned::default(), bsk32: interleaved_pairs(ring, ek), ksk }
+        let bsk32 = interleaved_pairs(ring, ek, |kp, km, n, out| {
+            let [kp, km] = [kp, km].map(|k| k.iter().map(|&x| x as u32).collect::<Vec<u32>>());
+            crate::kernels::interleave_pair(&kp, &km, n, crate::kernels::CHUNK, out);
+        });
+        CpuPrepared { bsk: Aligned::default(), bsk32, ksk }
     } else {
-        CpuPrepared { bsk: rgsw_rows(ring, ek), bsk32: Aligned::default(), ksk }
+        let bsk = interleaved_pairs(ring, ek, crate::wide::interleave_pair);
+        CpuPrepared { bsk, bsk32: Aligned::default(), ksk }
     }
 }
 
-/// Full RGSW rows `[key][row][half][slot]`, every key on all cores.
-fn rgsw_rows(ring: &Ring, ek: &EvaluationKey) -> Aligned<u64> {
-    let per_key = ring.params.rgsw_rows() * ring.n();
-    let mut bsk = Aligned::zeroed_huge(2 * ring.params.bsk_b_len());
-    bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(key, out)| ek.rgsw_key_rows(key, out, |x| x));
-    bsk
-}
-
-/// Every coefficient's key pair as 32-bit words, interleaved, on all cores.
-fn interleaved_pairs(ring: &Ring, ek: &EvaluationKey) -> Aligned<u32> {
+/// Every coefficient's key pair, folded and laid out by `interleave(K+, K-, N, out)`,
+/// on all cores.
+fn interleaved_pairs<W: Copy + Default + Send>(
+    ring: &Ring,
+    ek: &EvaluationKey,
+    interleave: impl Fn(&[u64], &[u64], usize, &mut [W]) + Sync,
+) -> Aligned<W> {
     let per_key = 2 * ring.params.rgsw_rows() * ring.n();
     let mut bsk = Aligned::zeroed_huge(2 * ring.params.bsk_b_len());
     bsk.par_chunks_mut(2 * per_key).enumerate().for_each(|(i, out)| {
         let (mut kp, mut km) = (vec![0u64; per_key], vec![0u64; per_key]);
         ek.rgsw_key_rows(2 * i, &mut kp, |x| x);
         ek.rgsw_key_rows(2 * i + 1, &mut km, |x| x);
-        let [kp, km] = [kp, km].map(|mut k| {
-            fold_top_digit(ring, &mut k);
-            k.iter().map(|&x| x as u32).collect::<Vec<u32>>()
-        });
-        crate::kernels::interleave_pair(&kp, &km, ring.n(), out);
+        fold_top_digit(ring, &mut kp);
+        fold_top_digit(ring, &mut km);
+        interleave(&kp, &km, ring.n(), out);
     });
     bsk
 }
@@ -97,15 +99,6 @@ fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
     }
 }
 
-/// Scratch buffers of one blind rotation.
-struct Scratch {
-    acc: [Vec<u64>; 2],
-    digits: Vec<Vec<u64>>,
-    upd: [Vec<u64>; 2],
-    ext: [Vec<u64>; 2],
-    mono: Vec<u64>,
-}
-
 /// Mod switch `q -> 2N` (both powers of two): round half up.
 #[inline]
 fn ms_to_2n(x: u32, logq: u32, log2n: u32) -> usize {
@@ -114,74 +107,7 @@ fn ms_to_2n(x: u32, logq: u32, log2n: u32) -> usize {
 }
 
 pub fn blind_rotate(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> ExtractedLwe {
-    if ring.small.is_some() {
-        return blind_rotate_small(ring, key, std::slice::from_ref(ct)).pop().expect("one output");
-    }
-    let p = ring.params;
-    let (big_n, rows, levels) = (p.big_n(), p.rgsw_rows(), p.bsk_levels.0);
-    let m = ring.modulus;
-    let two_n = 2 * big_n;
-    let log2n = two_n.trailing_zeros();
-    let logq = p.lwe_modulus_log.0;
-    let mut s = Scratch {
-        acc: [vec![0; big_n], vec![0; big_n]],
-        digits: vec![vec![0; big_n]; rows],
-        upd: [vec![0; big_n], vec![0; big_n]],
-        ext: [vec![0; big_n], vec![0; big_n]],
-        mono: vec![0; big_n],
-    };
-    initial_acc_b(ring, ct, &mut s.acc[1]);
-    let key_len = rows * 2 * big_n;
-    for (i, &ai) in ct.a().iter().enumerate() {
-        let a = ms_to_2n(ai, logq, log2n);
-        if a == 0 {
-            continue; // X^0 - 1 = 0: the step is the identity.
-        }
-        let (lo, hi) = s.digits.split_at_mut(levels);
-        ring.decompose(&s.acc[0], lo);
-        ring.decompose(&s.acc[1], hi);
-        for d in s.digits.iter_mut() {
-            ring.ntt.forward(d);
-        }
-        s.upd[0].iter_mut().for_each(|x| *x = 0);
-        s.upd[1].iter_mut().for_each(|x| *x = 0);
-        for sign in 0..2 {
-            let k = 2 * i + sign;
-            let rgsw = &key.bsk[k * key_len..(k + 1) * key_len];
-            external_product_ntt(ring, &s.digits, rgsw, &mut s.ext);
-            ring.monomial_minus_one(if sign == 0 { a } else { two_n - a }, &mut s.mono);
-            for half in 0..2 {
-                for ((u, &e), &mo) in s.upd[half].iter_mut().zip(&s.ext[half]).zip(&s.mono) {
-                    *u = m.add(*u, m.mul(e, mo));
-                }
-            }
-        }
-        for half in 0..2 {
-            ring.ntt.inverse(&mut s.upd[half]);
-            for (x, &u) in s.acc[half].iter_mut().zip(&s.upd[half]) {
-                *x = m.add(*x, u);
-            }
-        }
-    }
-    sample_extract(ring, &s.acc[0], &s.acc[1])
-}
-
-/// `ext[half] = sum_r digits[r] * rgsw[r][half]`, all in evaluation form.
-fn external_product_ntt(ring: &Ring, digits: &[Vec<u64>], rgsw: &[u64], ext: &mut [Vec<u64>; 2]) {
-    // Only rings without a small-modulus kernel reach here (`ring.small` is `None`,
-    // Q >= 2^29): each product is reduced, and 2L <= 16 reduced terms stay below 2^64.
-    let big_n = ring.n();
-    let m = ring.modulus;
-    for (half, out) in ext.iter_mut().enumerate() {
-        out.iter_mut().for_each(|x| *x = 0);
-        for (r, d) in digits.iter().enumerate() {
-            let k = &rgsw[(2 * r + half) * big_n..(2 * r + half + 1) * big_n];
-            for ((o, &x), &y) in out.iter_mut().zip(d).zip(k) {
-                *o += m.mul(x, y);
-            }
-        }
-        out.iter_mut().for_each(|x| *x = m.reduce(*x));
-    }
+    blind_rotate_group(ring, key, std::slice::from_ref(ct)).pop().expect("one output")
 }
 
 /// The `b` half of the starting accumulator `ACC = (0, X^-b TV)`, with the test vector
@@ -209,24 +135,24 @@ pub fn sample_extract(ring: &Ring, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe
     ExtractedLwe::from_raw(ring.set, data).expect("extraction yields N + 1 residues")
 }
 
-/// The accumulator and scratch of one ciphertext on the 32-bit path, each on cache-line
+/// The accumulator and scratch of one ciphertext's blind rotation, each on cache-line
 /// boundaries ([`Aligned`]; every row is a whole number of lines, so all are).
-struct Small {
+struct State<W> {
     /// `[part][slot]`, coefficient form.
-    acc: Aligned<u32>,
+    acc: Aligned<W>,
     /// `NTT(acc)`, `[part][slot]`.
-    eval: Aligned<u32>,
+    eval: Aligned<W>,
     /// NTTs of the lower digits, `[part][level < L - 1][slot]`.
-    digits: Aligned<u32>,
-    mono_p: Aligned<u32>,
-    mono_m: Aligned<u32>,
-    upd: Aligned<u32>,
+    digits: Aligned<W>,
+    mono_p: Aligned<W>,
+    mono_m: Aligned<W>,
+    upd: Aligned<W>,
 }
 
-impl Small {
+impl<W: Copy + Default> State<W> {
     /// Zeroed buffers for a ring of `n` slots and `rows` RGSW rows.
-    fn zeroed(n: usize, rows: usize) -> Small {
-        Small {
+    fn zeroed(n: usize, rows: usize) -> State<W> {
+        State {
             acc: Aligned::zeroed(2 * n),
             eval: Aligned::zeroed(2 * n),
             digits: Aligned::zeroed((rows - 2) * n),
@@ -237,45 +163,102 @@ impl Small {
     }
 }
 
-/// Blind rotation of a group of ciphertexts on the 32-bit path (`ring.small` is set),
-/// coefficient by coefficient, so each key pair (128 KiB for `PN10QP27`) is read from
-/// memory once for the whole group and then from cache.
-fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> Vec<ExtractedLwe> {
+/// The word of one blind-rotation path (module docs): what differs between them.
+trait Word: Copy + Default + Into<u64> + Send + Sync {
+    /// A residue of this ring as a word.
+    fn narrow(x: u64) -> Self;
+    /// This path's prepared key pairs.
+    fn pairs(key: &CpuPrepared) -> &[Self];
+    /// In-place forward NTT of one polynomial (the starting `NTT(ACC)`).
+    fn forward(ring: &Ring, a: &mut [Self]);
+    /// The prefetch of the next pair, spread over a step.
+    fn ahead(next: &[Self]) -> Ahead<'_>;
+    /// One GINX step (`a != 0`) of one ciphertext with its coefficient's folded pair.
+    fn step(ring: &Ring, a: usize, pair: &[Self], s: &mut State<Self>, ahead: &mut Ahead);
+}
+
+impl Word for u32 {
+    fn narrow(x: u64) -> u32 {
+        x as u32
+    }
+    fn pairs(key: &CpuPrepared) -> &[u32] {
+        &key.bsk32
+    }
+    fn forward(ring: &Ring, a: &mut [u32]) {
+        ring.ntt.forward32(a, &mut Ahead::none());
+    }
+    fn ahead(next: &[u32]) -> Ahead<'_> {
+        Ahead::new(next)
+    }
+    fn step(ring: &Ring, a: usize, pair: &[u32], s: &mut State<u32>, ahead: &mut Ahead) {
+        step_small(ring, ring.small.expect("the 32-bit path"), a, pair, s, ahead);
+    }
+}
+
+impl Word for u64 {
+    fn narrow(x: u64) -> u64 {
+        x
+    }
+    fn pairs(key: &CpuPrepared) -> &[u64] {
+        &key.bsk
+    }
+    fn forward(ring: &Ring, a: &mut [u64]) {
+        ring.ntt.forward(a);
+    }
+    fn ahead(next: &[u64]) -> Ahead<'_> {
+        Ahead::new(next)
+    }
+    fn step(ring: &Ring, a: usize, pair: &[u64], s: &mut State<u64>, ahead: &mut Ahead) {
+        step_wide(ring, a, pair, s, ahead);
+    }
+}
+
+/// Blind rotation of a group of ciphertexts, coefficient by coefficient, so each key
+/// pair (128 KiB for `PN10QP27`, 640 KiB for `PN11QP54`) is read from memory once for the
+/// whole group and then from cache.
+fn blind_rotate_group(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> Vec<ExtractedLwe> {
+    if ring.small.is_some() {
+        blind_rotate_words::<u32>(ring, key, cts)
+    } else {
+        blind_rotate_words::<u64>(ring, key, cts)
+    }
+}
+
+fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> Vec<ExtractedLwe> {
     let p = ring.params;
     let (big_n, rows) = (p.big_n(), p.rgsw_rows());
-    let br = ring.small.expect("the 32-bit path");
     let two_n = 2 * big_n;
     let log2n = two_n.trailing_zeros();
     let logq = p.lwe_modulus_log.0;
     let mut start = vec![0u64; big_n];
-    let mut states: Vec<Small> = cts
+    let mut states: Vec<State<W>> = cts
         .iter()
         .map(|ct| {
             initial_acc_b(ring, ct, &mut start);
-            let mut s = Small::zeroed(big_n, rows);
-            s.acc[big_n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = x as u32);
+            let mut s = State::zeroed(big_n, rows);
+            s.acc[big_n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = W::narrow(x));
             s.eval.copy_from_slice(&s.acc); // NTT(0) = 0 for the `a` part
-            ring.ntt.forward32(&mut s.eval[big_n..], &mut Ahead::none());
+            W::forward(ring, &mut s.eval[big_n..]);
             s
         })
         .collect();
+    let pairs = W::pairs(key);
     let pair_len = 2 * rows * 2 * big_n;
-    for (i, pair) in key.bsk32.chunks_exact(pair_len).enumerate().take(p.n()) {
-        let next = key.bsk32.get((i + 1) * pair_len..(i + 2) * pair_len).unwrap_or(&[]);
-        let mut ahead = Ahead::new(next);
+    for (i, pair) in pairs.chunks_exact(pair_len).enumerate().take(p.n()) {
+        let mut ahead = W::ahead(pairs.get((i + 1) * pair_len..(i + 2) * pair_len).unwrap_or(&[]));
         for (s, ct) in states.iter_mut().zip(cts) {
             let a = ms_to_2n(ct.a()[i], logq, log2n);
             if a == 0 {
                 continue; // X^0 - 1 = 0: the step is the identity.
             }
-            step_small(ring, br, a, pair, s, &mut ahead);
+            W::step(ring, a, pair, s, &mut ahead);
         }
         ahead.rest();
     }
     states
         .iter()
         .map(|s| {
-            let wide: Vec<u64> = s.acc.iter().map(|&x| u64::from(x)).collect();
+            let wide: Vec<u64> = s.acc.iter().map(|&x| x.into()).collect();
             sample_extract(ring, &wide[..big_n], &wide[big_n..])
         })
         .collect()
@@ -283,7 +266,14 @@ fn blind_rotate_small(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
 
 /// One GINX step of one ciphertext on the 32-bit path (`a != 0`): `pair` is the
 /// coefficient's folded key pair, `ahead` the next pair's prefetch.
-fn step_small(ring: &Ring, br: crate::kernels::SmallBarrett, a: usize, pair: &[u32], s: &mut Small, ahead: &mut Ahead) {
+fn step_small(
+    ring: &Ring,
+    br: crate::kernels::SmallBarrett,
+    a: usize,
+    pair: &[u32],
+    s: &mut State<u32>,
+    ahead: &mut Ahead,
+) {
     let n = ring.n();
     let levels = ring.params.bsk_levels.0;
     let q32 = br.q as u32;
@@ -305,16 +295,35 @@ fn step_small(ring: &Ring, br: crate::kernels::SmallBarrett, a: usize, pair: &[u
     crate::kernels::add_mod(ring.isa, q32, &mut s.acc, &s.upd);
 }
 
-/// Ciphertexts per group on the 32-bit path: enough to share each key pair's read among
-/// several, few enough that every core gets a group.
+/// [`step_small`] on the 54-bit ring's 64-bit words ([`crate::wide`]).
+fn step_wide(ring: &Ring, a: usize, pair: &[u64], s: &mut State<u64>, ahead: &mut Ahead) {
+    let (n, q) = (ring.n(), ring.modulus.q);
+    let levels = ring.params.bsk_levels.0;
+    for (acc, lower) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
+        crate::wide::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, lower);
+        for d in lower.chunks_exact_mut(n) {
+            ring.ntt.forward_streaming(d, ahead);
+        }
+    }
+    ring.monomial_minus_one(a, &mut s.mono_p);
+    ring.monomial_minus_one(2 * n - a, &mut s.mono_m);
+    let mono = [&s.mono_p[..], &s.mono_m[..]];
+    let rows = crate::wide::Rows { lower: &s.digits, eval: &mut s.eval };
+    let wide = ring.wide.expect("the 64-bit path");
+    crate::wide::ginx_step(ring.isa, wide, rows, pair, mono, &mut s.upd, ahead);
+    for u in s.upd.chunks_exact_mut(n) {
+        ring.ntt.inverse_streaming(u, ahead);
+    }
+    crate::wide::add_mod(q, &mut s.acc, &s.upd);
+}
+
+/// Ciphertexts per group: enough to share each key pair's read among several, few
+/// enough that every core gets a group.
 const MAX_GROUP: usize = 8;
 
 pub fn blind_rotate_batch(ring: &Ring, key: &CpuPrepared, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
-    if ring.small.is_none() {
-        return Ok(inputs.par_iter().map(|ct| blind_rotate(ring, key, ct)).collect());
-    }
     let group = inputs.len().div_ceil(rayon::current_num_threads()).clamp(1, MAX_GROUP);
-    Ok(inputs.par_chunks(group).flat_map_iter(|g| blind_rotate_small(ring, key, g)).collect())
+    Ok(inputs.par_chunks(group).flat_map_iter(|g| blind_rotate_group(ring, key, g)).collect())
 }
 
 #[cfg(test)]
@@ -375,7 +384,7 @@ mod tests {
         let pair_len = 4 * rows * n;
         let mut key = Aligned::<u32>::zeroed_huge(pairs * pair_len);
         key.iter_mut().enumerate().for_each(|(i, k)| *k = (i as u64 * 2_654_435_761 % q) as u32);
-        let mut s = Small::zeroed(n, rows);
+        let mut s = State::<u32>::zeroed(n, rows);
         for (v, m) in [(&mut s.acc, 7_777_777), (&mut s.eval, 5_555_555)] {
             v.iter_mut().enumerate().for_each(|(i, x)| *x = (i as u64 * m % q) as u32);
         }
@@ -458,6 +467,140 @@ mod tests {
             t[2],
             t[3],
             t[4]
+        );
+    }
+
+    /// One 54-bit step against the textbook step it replaced: all `2L` digits' NTTs, the
+    /// unfolded keys, a reduction per product, on a random accumulator, key pair and
+    /// rotation, for each NTT variant this CPU runs. Checks the folded key, the wide
+    /// kernels and `NTT(ACC)`'s upkeep together.
+    #[test]
+    fn wide_step_matches_the_textbook_step() {
+        use fhe_api::math::mul_mod;
+        use rand_chacha::rand_core::{RngCore, SeedableRng};
+        let set = ParamSet::PN11QP54;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for v in crate::ntt::variants().iter().filter(|v| (v.supported)()) {
+            let ring = Ring::new(set, v.name).unwrap();
+            let (n, rows, levels, q) = (ring.n(), ring.params.rgsw_rows(), ring.params.bsk_levels.0, ring.modulus.q);
+            let mut random = |len: usize| -> Vec<u64> { (0..len).map(|_| rng.next_u64() % q).collect() };
+            let (acc, kp, km) = (random(2 * n), random(rows * 2 * n), random(rows * 2 * n));
+            let a = 1 + (acc[0] as usize) % (2 * n - 1);
+            // The textbook step.
+            let mut digits = vec![vec![0u64; n]; rows];
+            for part in 0..2 {
+                ring.decompose(&acc[part * n..(part + 1) * n], &mut digits[part * levels..(part + 1) * levels]);
+            }
+            digits.iter_mut().for_each(|d| ring.ntt.forward(d));
+            let (mut mono_p, mut mono_m) = (vec![0u64; n], vec![0u64; n]);
+            ring.monomial_minus_one(a, &mut mono_p);
+            ring.monomial_minus_one(2 * n - a, &mut mono_m);
+            let mut want = acc.clone();
+            for (h, want) in want.chunks_exact_mut(n).enumerate() {
+                let mut upd: Vec<u64> = (0..n)
+                    .map(|j| {
+                        let ext = |k: &[u64]| {
+                            (0..rows).fold(0, |s, r| (s + mul_mod(digits[r][j], k[(2 * r + h) * n + j], q)) % q)
+                        };
+                        (mul_mod(ext(&kp), mono_p[j], q) + mul_mod(ext(&km), mono_m[j], q)) % q
+                    })
+                    .collect();
+                ring.ntt.inverse(&mut upd);
+                want.iter_mut().zip(&upd).for_each(|(x, &u)| *x = (*x + u) % q);
+            }
+            // The prepared step.
+            let [mut fp, mut fm] = [kp.clone(), km.clone()];
+            fold_top_digit(&ring, &mut fp);
+            fold_top_digit(&ring, &mut fm);
+            let mut pair = vec![0u64; 4 * rows * n];
+            crate::wide::interleave_pair(&fp, &fm, n, &mut pair);
+            let mut s = State::<u64>::zeroed(n, rows);
+            s.acc.copy_from_slice(&acc);
+            s.eval.copy_from_slice(&acc);
+            s.eval.chunks_exact_mut(n).for_each(|e| ring.ntt.forward(e));
+            step_wide(&ring, a, &pair, &mut s, &mut Ahead::none());
+            assert!(s.acc[..] == want[..], "{}: accumulator", v.name);
+            let mut want_eval = want.clone();
+            want_eval.chunks_exact_mut(n).for_each(|e| ring.ntt.forward(e));
+            assert!(s.eval[..] == want_eval[..], "{}: NTT(ACC)", v.name);
+        }
+    }
+
+    /// [`time_step_phases`] for the 54-bit ring's step ([`step_wide`]): the step over
+    /// 556 pairs streamed from memory, over one pair in cache, then each phase. Prints
+    /// only: `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture time_wide_step_phases`.
+    #[test]
+    #[ignore = "timing; run by hand"]
+    fn time_wide_step_phases() {
+        let ring = Ring::new(ParamSet::PN11QP54, "avx512").unwrap();
+        let (n, rows, pairs) = (ring.n(), ring.params.rgsw_rows(), ring.params.n());
+        let levels = rows / 2;
+        let q = ring.modulus.q;
+        let pair_len = 4 * rows * n;
+        let mut key = Aligned::<u64>::zeroed_huge(pairs * pair_len);
+        key.iter_mut().enumerate().for_each(|(i, k)| *k = crate::wide::split(i as u64 * 2_654_435_761 % q));
+        let mut s = State::<u64>::zeroed(n, rows);
+        for (v, m) in [(&mut s.acc, 7_777_777), (&mut s.eval, 5_555_555)] {
+            v.iter_mut().enumerate().for_each(|(i, x)| *x = i as u64 * m % q);
+        }
+        let next = |i: usize| key.get((i + 1) * pair_len..(i + 2) * pair_len).unwrap_or(&[]);
+        for _ in 0..3 {
+            let whole = Instant::now();
+            for (i, pair) in key.chunks_exact(pair_len).enumerate() {
+                let mut ahead = Ahead::new(next(i));
+                step_wide(&ring, 1 + 2 * i, pair, &mut s, &mut ahead);
+                ahead.rest();
+            }
+            let streamed = whole.elapsed().as_secs_f64() * 1e6 / pairs as f64;
+            let whole = Instant::now();
+            for i in 0..pairs {
+                step_wide(&ring, 1 + 2 * i, &key[..pair_len], &mut s, &mut Ahead::none());
+            }
+            let cached = whole.elapsed().as_secs_f64() * 1e6 / pairs as f64;
+            println!("step_wide: {streamed:.1} us per step streaming the key, {cached:.1} us with one pair in cache");
+        }
+        let mut r = [0f64; 6];
+        let wide = ring.wide.unwrap();
+        for (i, pair) in key.chunks_exact(pair_len).enumerate() {
+            let mut ahead = Ahead::new(next(i));
+            let c = Instant::now();
+            for (acc, d) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
+                crate::wide::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, d);
+            }
+            r[0] += c.elapsed().as_secs_f64();
+            let c = Instant::now();
+            for d in s.digits.chunks_exact_mut(n) {
+                ring.ntt.forward_streaming(d, &mut ahead);
+            }
+            r[1] += c.elapsed().as_secs_f64();
+            let c = Instant::now();
+            ring.monomial_minus_one(1 + 2 * i, &mut s.mono_p);
+            ring.monomial_minus_one(2 * n - 1 - 2 * i, &mut s.mono_m);
+            r[2] += c.elapsed().as_secs_f64();
+            let c = Instant::now();
+            let rows = crate::wide::Rows { lower: &s.digits, eval: &mut s.eval };
+            crate::wide::ginx_step(ring.isa, wide, rows, pair, [&s.mono_p, &s.mono_m], &mut s.upd, &mut ahead);
+            r[3] += c.elapsed().as_secs_f64();
+            let c = Instant::now();
+            for u in s.upd.chunks_exact_mut(n) {
+                ring.ntt.inverse_streaming(u, &mut ahead);
+            }
+            ahead.rest();
+            r[4] += c.elapsed().as_secs_f64();
+            let c = Instant::now();
+            crate::wide::add_mod(q, &mut s.acc, &s.upd);
+            r[5] += c.elapsed().as_secs_f64();
+        }
+        let r = r.map(|x| x * 1e6 / pairs as f64);
+        println!(
+            "phases: decompose {:.1}, forward x{} {:.1}, monomials {:.1}, ginx {:.1}, inverse x2 {:.1}, add {:.1} us",
+            r[0],
+            2 * (levels - 1),
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5]
         );
     }
 }

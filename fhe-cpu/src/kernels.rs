@@ -38,17 +38,18 @@ impl SmallBarrett {
 /// Slots per chunk of the interleaved small-modulus key (see [`interleave_pair`]).
 pub const CHUNK: usize = 16;
 
-/// One key pair `(K+, K-)`, each `[row][half][slot]`, interleaved for [`ginx_step`]:
-/// `[chunk][row][half][sign][CHUNK slots]`, so a step reads the pair front to back once.
-pub fn interleave_pair(kp: &[u32], km: &[u32], n: usize, out: &mut [u32]) {
+/// One key pair `(K+, K-)`, each `[row][half][slot]`, interleaved for [`ginx_step`]
+/// (`chunk` = [`CHUNK`]) or the wide kernel (`crate::wide::CHUNK`):
+/// `[chunk][row][half][sign][chunk slots]`, so a step reads the pair front to back once.
+pub fn interleave_pair<T: Copy>(kp: &[T], km: &[T], n: usize, chunk: usize, out: &mut [T]) {
     let rows = kp.len() / (2 * n);
-    let mut o = out.chunks_exact_mut(CHUNK);
-    for c in 0..n / CHUNK {
+    let mut o = out.chunks_exact_mut(chunk);
+    for c in 0..n / chunk {
         for r in 0..rows {
             for h in 0..2 {
                 for k in [kp, km] {
-                    let at = (2 * r + h) * n + c * CHUNK;
-                    o.next().expect("out holds the pair").copy_from_slice(&k[at..at + CHUNK]);
+                    let at = (2 * r + h) * n + c * chunk;
+                    o.next().expect("out holds the pair").copy_from_slice(&k[at..at + chunk]);
                 }
             }
         }
@@ -170,17 +171,31 @@ pub fn prefetch_l2<T>(words: &[T]) {
 /// `PN10QP27`, about as many as one step's NTTs have iterations) comes in at the pace
 /// memory delivers it while they compute, and the GINX kernel finds it in cache.
 pub struct Ahead<'a> {
-    words: &'a [u32],
+    /// The words' first byte; only ever passed to a prefetch, never read through.
+    start: *const u8,
+    /// Bytes of the words, and the offset of the next line to prefetch.
+    len: usize,
     at: usize,
+    words: std::marker::PhantomData<&'a [u8]>,
 }
 
 impl<'a> Ahead<'a> {
-    pub fn new(words: &'a [u32]) -> Self {
-        Ahead { words, at: 0 }
+    pub fn new<T>(words: &'a [T]) -> Self {
+        Ahead {
+            start: words.as_ptr().cast(),
+            len: std::mem::size_of_val(words),
+            at: 0,
+            words: std::marker::PhantomData,
+        }
     }
 
     pub fn none() -> Ahead<'static> {
-        Ahead { words: &[], at: 0 }
+        Ahead::new::<u8>(&[])
+    }
+
+    /// Cache lines not yet prefetched.
+    pub fn lines_left(&self) -> usize {
+        (self.len - self.at).div_ceil(64)
     }
 
     /// [`Ahead::touch`] `lines` times.
@@ -195,23 +210,21 @@ impl<'a> Ahead<'a> {
     /// touched fewer lines than the pair has; the rest arrives during the next step's
     /// decomposition and NTTs).
     pub fn rest(&mut self) {
-        while self.at < self.words.len() {
+        while self.at < self.len {
             self.touch();
         }
     }
 
     #[inline(always)]
     pub fn touch(&mut self) {
-        if self.at < self.words.len() {
+        if self.at < self.len {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `at < words.len()`: the address is inside the slice; a prefetch
+            // SAFETY: `at < len`: the address is inside the borrowed words; a prefetch
             // never faults and does not change memory.
             unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
-                    self.words.as_ptr().add(self.at).cast(),
-                )
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(self.start.add(self.at).cast())
             };
-            self.at += 16;
+            self.at += 64;
         }
     }
 }
@@ -274,7 +287,7 @@ fn ginx_step_body(
 
 /// `(parts, levels)` of [`ginx_step`]'s rows: `eval` holds one row per part, `lower`
 /// `levels - 1` per part.
-fn row_shape(n: usize, lower: &[u32], eval: &[u32]) -> (usize, usize) {
+pub(crate) fn row_shape<T>(n: usize, lower: &[T], eval: &[T]) -> (usize, usize) {
     assert!(n > 0, "ginx_step: empty rows");
     let parts = eval.len() / n;
     assert!(parts > 0 && eval.len() == parts * n, "ginx_step: eval holds whole rows");
@@ -762,7 +775,7 @@ mod tests {
                 63,
             ]);
             let mut pair = vec![0u32; 4 * rows * n];
-            interleave_pair(&kp, &km, n, &mut pair);
+            interleave_pair(&kp, &km, n, CHUNK, &mut pair);
             // The definition, from the un-interleaved keys.
             let mut want = vec![0u32; 2 * n];
             for h in 0..2 {

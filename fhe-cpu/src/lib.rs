@@ -2,7 +2,8 @@
 //!
 //! One module per concept: [`modulus`] (fast modular arithmetic), [`ntt`] (the NTT
 //! variants), [`ring`] (one ring's tables and polynomial helpers), [`keygen`],
-//! [`encrypt`], [`bootstrap`] (blind rotation, sample extraction), [`keyswitch`].
+//! [`encrypt`], [`bootstrap`] (blind rotation, sample extraction), [`kernels`] and
+//! [`wide`] (its inner loops on 32- and 64-bit words), [`keyswitch`].
 //! Batches run on all cores through rayon.
 
 pub mod bootstrap;
@@ -10,6 +11,7 @@ pub mod kernels;
 pub mod keyswitch;
 pub mod ntt;
 pub mod ring;
+pub mod wide;
 
 /// Host modular arithmetic, shared with key generation (its home is `fhe-api`).
 pub use fhe_api::modulus;

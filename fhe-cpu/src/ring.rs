@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use fhe_api::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::params::Params;
-use fhe_api::{ParamSet, Result};
+use fhe_api::{Error, ParamSet, Result};
 
 use crate::kernels::{Isa, SmallBarrett};
 use crate::modulus::Modulus;
 use crate::ntt::{find_variant, NttEngine, NttTables};
+use crate::wide::Wide;
 
 pub struct Ring {
     pub set: ParamSet,
@@ -24,6 +25,8 @@ pub struct Ring {
     slot_exp: Vec<u32>,
     /// Vectorized kernels for `Q < 2^29`, `None` for the 54-bit ring.
     pub small: Option<SmallBarrett>,
+    /// The 64-bit kernels' constants for the 54-bit ring, `None` where `small` is set.
+    pub wide: Option<Wide>,
     pub isa: Isa,
 }
 
@@ -38,6 +41,14 @@ impl Ring {
         let psi_pow32 = if q < 1 << 32 { psi_pow.iter().map(|&p| p as u32).collect() } else { Vec::new() };
         let slot_exp = (0..params.big_n()).map(|k| ntt_slot_exponent(k, tables.log_n) as u32).collect();
         let small = (q < (1 << 29)).then(|| SmallBarrett::new(q));
+        let wide = match small {
+            Some(_) => None,
+            None => Some(Wide::new(q).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "{set}: the CPU blind rotation takes a ring modulus below 2^29 or in [2^33, 2^54), not {q}"
+                ))
+            })?),
+        };
         Ok(Ring {
             set,
             params,
@@ -47,6 +58,7 @@ impl Ring {
             psi_pow32,
             slot_exp,
             small,
+            wide,
             isa: Isa::detect(),
         })
     }

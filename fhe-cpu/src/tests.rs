@@ -53,35 +53,36 @@ fhe_api::conformance_tests!(
 fn time_bootstrap_phases() {
     use std::time::Instant;
     let cpu = CpuBackend::new(None).unwrap();
-    let set = ParamSet::PN10QP27;
-    let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-timing", 0)).unwrap();
-    let key = cpu.prepare(&keys.ek).unwrap();
-    let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
-    let ring = cpu.ring(set);
-    let (mut br, mut ks) = (Vec::new(), Vec::new());
-    for i in 0..41 {
-        let ct = cpu.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("timing", i)).unwrap();
-        let t = Instant::now();
-        let ext = bootstrap::blind_rotate(ring, prepared, &ct);
-        let t1 = Instant::now();
-        let out = keyswitch::key_switch(ring, prepared, &ext);
-        let t2 = Instant::now();
-        std::hint::black_box(out);
-        if i > 0 {
-            br.push((t1 - t).as_secs_f64() * 1e6);
-            ks.push((t2 - t1).as_secs_f64() * 1e6);
+    for (set, calls) in [(ParamSet::PN10QP27, 40), (ParamSet::PN11QP54, 8)] {
+        let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-timing", 0)).unwrap();
+        let key = cpu.prepare(&keys.ek).unwrap();
+        let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
+        let ring = cpu.ring(set);
+        let (mut br, mut ks) = (Vec::new(), Vec::new());
+        for i in 0..=calls {
+            let ct = cpu.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("timing", i)).unwrap();
+            let t = Instant::now();
+            let ext = bootstrap::blind_rotate(ring, prepared, &ct);
+            let t1 = Instant::now();
+            let out = keyswitch::key_switch(ring, prepared, &ext);
+            let t2 = Instant::now();
+            std::hint::black_box(out);
+            if i > 0 {
+                br.push((t1 - t).as_secs_f64() * 1e6);
+                ks.push((t2 - t1).as_secs_f64() * 1e6);
+            }
         }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "{} {set}: blind rotation {:.0} us, key switch {:.0} us (medians of {calls})",
+            cpu.name(),
+            median(&mut br),
+            median(&mut ks)
+        );
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    println!(
-        "{}: blind rotation {:.0} us, key switch {:.0} us (medians of 40)",
-        cpu.name(),
-        median(&mut br),
-        median(&mut ks)
-    );
 }
 
 /// `NttOps` on batches, every variant: the same words as the reference engine one

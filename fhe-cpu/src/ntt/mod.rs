@@ -43,6 +43,17 @@ pub trait NttEngine: Send + Sync {
         let _ = a;
         false
     }
+    /// `forward` with `ahead`'s prefetches (of the next step's key) spread over its loops:
+    /// the 54-bit ring's blind rotation. The default ignores `ahead`.
+    fn forward_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
+        let _ = ahead;
+        self.forward(a);
+    }
+    /// `inverse` with `ahead`'s prefetches; see [`NttEngine::forward_streaming`].
+    fn inverse_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
+        let _ = ahead;
+        self.inverse(a);
+    }
     /// `forward` on 32-bit words (rings with `Q < 2^32`), the blind rotation's form for
     /// the small sets. The default widens, transforms and narrows; the 32-bit SIMD
     /// kernels override it, work on the words in place and spread `ahead`'s prefetches
