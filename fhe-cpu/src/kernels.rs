@@ -195,7 +195,8 @@ impl<'a> Ahead<'a> {
 
     /// Cache lines not yet prefetched.
     pub fn lines_left(&self) -> usize {
-        (self.len - self.at).div_ceil(64)
+        // `at` may pass `len` by less than a line after the last touch.
+        self.len.saturating_sub(self.at).div_ceil(64)
     }
 
     /// [`Ahead::touch`] `lines` times.

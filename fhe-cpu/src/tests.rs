@@ -43,10 +43,10 @@ fhe_api::conformance_tests!(
     gates_per_set = 1000
 );
 
-/// Where one gate bootstrap's time goes on `PN10QP27` with the default variant, as a
-/// gate sees it: each call on a fresh ciphertext, the key-switching rows read after a
-/// blind rotation has streamed the bootstrapping key through the caches. Medians of
-/// 40 calls; prints only (a timing, not a check):
+/// Where one gate bootstrap's time goes on `PN10QP27` and `PN11QP54` with the default
+/// variant, as a gate sees it: each call on a fresh ciphertext, the key-switching rows
+/// read after a blind rotation has streamed the bootstrapping key through the caches.
+/// Medians of 40 calls (8 for `PN11QP54`); prints only (a timing, not a check):
 /// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture time_bootstrap_phases`.
 #[test]
 #[ignore = "timing; run by hand"]
