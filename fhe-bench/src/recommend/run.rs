@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::{rotation, score, CandidateTimings, OpTimings, Scoring, Suite, SuiteOp};
 use crate::env::{file_timestamp, Environment};
 use crate::error::{Error, Result};
-use crate::ops::{ntt_input, Progress};
+use crate::ops::{ntt_input, Progress, KEY_SWITCH_INPUTS};
 use crate::report::sanitize;
 use crate::stats::{sample_with, Plan};
 use crate::table::{format_ns, render};
@@ -121,12 +121,16 @@ struct PrimitiveInputs {
     switched: Vec<LweCiphertext>,
     bootstrapped: Vec<LweCiphertext>,
     gate: Vec<LweCiphertext>,
+    /// Distinct extracted samples (the oracle's blind rotations of fresh encryptions)
+    /// that the `key_switch` timing cycles through, so its key rows come from memory as
+    /// in a gate rather than staying in cache (see [`KEY_SWITCH_INPUTS`]).
+    switch_inputs: Vec<ExtractedLwe>,
 }
 
 /// What one qualified candidate needs to be timed.
 enum Setup {
     Kernel { input: Vec<u64> },
-    Primitive { key: PreparedKey, rotated: Vec<ExtractedLwe> },
+    Primitive { key: PreparedKey },
 }
 
 fn first_difference<T: PartialEq>(got: &[T], want: &[T]) -> Option<usize> {
@@ -182,7 +186,13 @@ fn primitive_inputs(oracle: &dyn Backend, config: &RecommendConfig) -> Result<Pr
     if oracle.decrypt_bit(&keys.sk, &gate[0])? || !oracle.decrypt_bit(&keys.sk, &bootstrapped[0])? {
         return Err(Error::InvalidInput(format!("the oracle {} decrypts a wrong gate result", oracle.name())));
     }
-    Ok(PrimitiveInputs { ek: keys.ek, cts, rotated, switched, bootstrapped, gate })
+    // One timed or warm-up call per distinct sample, up to `KEY_SWITCH_INPUTS`.
+    let calls = config.plan().warmup + config.plan().iterations;
+    let fresh = (0..KEY_SWITCH_INPUTS.min(calls.max(1)) as u64)
+        .map(|i| oracle.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive(&config.seed_root, 100 + i)))
+        .collect::<fhe_api::Result<Vec<_>>>()?;
+    let switch_inputs = oracle.blind_rotate_batch(&key, &fresh)?;
+    Ok(PrimitiveInputs { ek: keys.ek, cts, rotated, switched, bootstrapped, gate, switch_inputs })
 }
 
 fn check_primitive(b: &dyn Backend, inputs: &PrimitiveInputs, oracle: &str) -> std::result::Result<Setup, String> {
@@ -198,7 +208,7 @@ fn check_primitive(b: &dyn Backend, inputs: &PrimitiveInputs, oracle: &str) -> s
     compare("bootstrap", &words(&boot), &words(&inputs.bootstrapped), oracle)?;
     let gate = gates::gate_batch(b, &key, Gate::And, &inputs.cts[1..2], &inputs.cts[2..3]).map_err(fail("gate_and"))?;
     compare("gate_and", &words(&gate), &words(&inputs.gate), oracle)?;
-    Ok(Setup::Primitive { key, rotated })
+    Ok(Setup::Primitive { key })
 }
 
 fn time_op(
@@ -229,15 +239,20 @@ fn time_op(
                 tick,
             )?
         }
-        (SuiteOp::KeySwitch, Setup::Primitive { key, rotated }, _) => sample_with(
-            || {
-                std::hint::black_box(b.key_switch_batch(key, rotated)?);
-                Ok(())
-            },
-            plan,
-            tick,
-        )?,
-        (SuiteOp::Bootstrap, Setup::Primitive { key, .. }, Some(i)) => sample_with(
+        (SuiteOp::KeySwitch, Setup::Primitive { key }, Some(i)) => {
+            let mut next = 0;
+            sample_with(
+                || {
+                    let input = std::slice::from_ref(&i.switch_inputs[next % i.switch_inputs.len()]);
+                    next += 1;
+                    std::hint::black_box(b.key_switch_batch(key, input)?);
+                    Ok(())
+                },
+                plan,
+                tick,
+            )?
+        }
+        (SuiteOp::Bootstrap, Setup::Primitive { key }, Some(i)) => sample_with(
             || {
                 std::hint::black_box(b.bootstrap_batch(key, &i.cts[0..1])?);
                 Ok(())
@@ -245,7 +260,7 @@ fn time_op(
             plan,
             tick,
         )?,
-        (SuiteOp::GateAnd, Setup::Primitive { key, .. }, Some(i)) => sample_with(
+        (SuiteOp::GateAnd, Setup::Primitive { key }, Some(i)) => sample_with(
             || {
                 std::hint::black_box(gates::gate_batch(b, key, Gate::And, &i.cts[1..2], &i.cts[2..3])?);
                 Ok(())
