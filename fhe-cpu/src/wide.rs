@@ -4,11 +4,11 @@
 //!
 //! A product of two residues has up to 108 bits. The portable kernel sums a slot's
 //! products in `u128` and reduces once ([`Wide::reduce_wide`]), where a reduction per
-//! product used to cost most of the step. The AVX-512 kernel keeps every word as two
-//! 27-bit limbs, so `vpmuludq` (32 x 32 -> 64 bits) forms the four partial products and
-//! the sums stay in 64-bit lanes; it reduces them with `2^54 = c (mod Q)`, which needs
-//! `Q = 2^54 - c` with `c < 2^17` (`PN11QP54`: `c = 77823`). Any other modulus runs the
-//! portable kernel. Both give the residue in `[0, Q)`, so the same words.
+//! product used to cost most of the step. The AVX-512 and AVX2 kernels keep every word
+//! as two 27-bit limbs, so `vpmuludq` (32 x 32 -> 64 bits) forms the four partial
+//! products and the sums stay in 64-bit lanes; they reduce them with `2^54 = c (mod Q)`,
+//! which needs `Q = 2^54 - c` with `c < 2^17` (`PN11QP54`: `c = 77823`). Any other
+//! modulus runs the portable kernel. All give the residue in `[0, Q)`, so the same words.
 
 use crate::kernels::{row_shape, Ahead, Isa};
 use crate::modulus::csub;
@@ -196,6 +196,100 @@ fn ginx_step_body(
     }
 }
 
+/// [`reduce_limbs`] on one lane, in plain integer arithmetic.
+#[inline(always)]
+fn reduce_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64, q: u64) -> u64 {
+    // Every multiplicand below `2^32` by the bounds of [`reduce_limbs`]; the masks change
+    // no value but tell the compiler so, which lets it use `vpmuludq`.
+    const LOW: u64 = 0xffff_ffff;
+    let c = c & LOW;
+    let (t, a0) = (mid + (lo >> LIMB), lo & MASK);
+    let (u, a1) = (hi + (t >> LIMB), t & MASK);
+    let (b, a) = (a1 + ((u >> LIMB) & LOW) * c, a0 + (u & MASK) * c);
+    let v = ((b & MASK) << LIMB) + a + ((b >> LIMB) & LOW) * c;
+    csub(v, q)
+}
+
+/// The limb kernel of [`ginx_step_avx512`] in plain integer arithmetic on `W` lanes at
+/// a time, for the compiler to vectorize (products of two values below `2^32` become
+/// `vpmuludq`): the AVX2 copy, with four lanes. On the development Xeon with the kernels
+/// forced to AVX2 (`time_bootstrap_phases`), a PN11QP54 blind rotation took 119 ms
+/// this way against 199 ms with the `u128` sums; the intrinsics of the AVX-512 kernel
+/// beat this code compiled for AVX-512 (85 against 129-131 ms), so that copy stays.
+#[inline(always)]
+fn ginx_step_limbs<const W: usize>(
+    w: Wide,
+    lower: &[u64],
+    eval: &mut [u64],
+    pair: &[u64],
+    mono: [&[u64]; 2],
+    upd: &mut [u64],
+    next: &mut Ahead,
+) {
+    let [mono_p, mono_m] = mono;
+    let n = mono_p.len();
+    let (parts, levels) = row_shape(n, lower, eval);
+    let chunk_len = parts * levels * 4 * CHUNK;
+    let (upd_a, upd_b) = upd.split_at_mut(n);
+    let next_lines = next.lines_left().div_ceil(n / CHUNK);
+    let (q, c) = (w.q, w.c.unwrap_or(u64::MAX));
+    assert!(c < 1 << 17 && CHUNK.is_multiple_of(W), "limb kernel: Q = 2^54 - c, c < 2^17");
+    for (ch, kc) in pair.chunks_exact(chunk_len).enumerate() {
+        next.touch_lines(next_lines);
+        for half_chunk in (0..CHUNK).step_by(W) {
+            let at = ch * CHUNK + half_chunk;
+            let (mut lo, mut mid, mut hi) = ([[0u64; W]; 4], [[0u64; W]; 4], [[0u64; W]; 4]);
+            for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
+                let (p, l) = (r / levels, r % levels);
+                let row = if l == levels - 1 { &eval[p * n..] } else { &lower[(p * (levels - 1) + l) * n..] };
+                let d = &row[at..at + W];
+                for hs in 0..4 {
+                    let k = &kr[hs * CHUNK + half_chunk..][..W];
+                    for x in 0..W {
+                        // Words below `2^54`: the mask on the high limb changes nothing
+                        // (see `reduce_limbs_lane`).
+                        let (d0, d1) = (d[x] & MASK, (d[x] >> LIMB) & MASK);
+                        let (k0, k1) = (k[x] & 0xffff_ffff, k[x] >> 32);
+                        lo[hs][x] += d0 * k0;
+                        mid[hs][x] += d0 * k1 + d1 * k0;
+                        hi[hs][x] += d1 * k1;
+                    }
+                }
+            }
+            let (mp, mm) = (&mono_p[at..at + W], &mono_m[at..at + W]);
+            for (h, out) in [&mut upd_a[at..at + W], &mut upd_b[at..at + W]].into_iter().enumerate() {
+                let ev = &mut eval[h * n + at..][..W];
+                for x in 0..W {
+                    let ep = reduce_limbs_lane(lo[2 * h][x], mid[2 * h][x], hi[2 * h][x], c, q);
+                    let em = reduce_limbs_lane(lo[2 * h + 1][x], mid[2 * h + 1][x], hi[2 * h + 1][x], c, q);
+                    let limbs = |v: u64| (v & MASK, (v >> LIMB) & MASK);
+                    let ((e0, e1), (f0, f1)) = (limbs(ep), limbs(em));
+                    let ((m0, m1), (n0, n1)) = (limbs(mp[x]), limbs(mm[x]));
+                    let plo = e0 * m0 + f0 * n0;
+                    let pmid = e0 * m1 + e1 * m0 + f0 * n1 + f1 * n0;
+                    let phi = e1 * m1 + f1 * n1;
+                    out[x] = reduce_limbs_lane(plo, pmid, phi, c, q);
+                    ev[x] = csub(ev[x] + out[x], q);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn ginx_step_avx2(
+    w: Wide,
+    lower: &[u64],
+    eval: &mut [u64],
+    pair: &[u64],
+    mono: [&[u64]; 2],
+    upd: &mut [u64],
+    next: &mut Ahead,
+) {
+    ginx_step_limbs::<4>(w, lower, eval, pair, mono, upd, next)
+}
+
 /// `hi 2^54 + mid 2^27 + lo (mod Q)` in `[0, Q)`, lane by lane, for `Q = 2^54 - c`
 /// (`cv` = `c < 2^17`, `qv` = `Q`, `mask` = `2^27 - 1` in every lane), `lo, hi < 2^58`
 /// and `mid < 2^59`: the AVX-512 kernel's reduction.
@@ -353,7 +447,9 @@ pub fn ginx_step(isa: Isa, w: Wide, rows: Rows, pair: &[u64], mono: [&[u64]; 2],
         // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
         #[cfg(target_arch = "x86_64")]
         (Isa::Avx512, Some(_)) => unsafe { ginx_step_avx512(w, lower, eval, pair, mono, upd, next) },
-        // The `u128` products are scalar multiplies: AVX2 has nothing to add.
+        // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
+        #[cfg(target_arch = "x86_64")]
+        (Isa::Avx2, Some(_)) => unsafe { ginx_step_avx2(w, lower, eval, pair, mono, upd, next) },
         _ => ginx_step_body(w, lower, eval, pair, mono, upd, next),
     }
 }
@@ -378,6 +474,21 @@ mod tests {
         (0..len).map(|_| rng.next_u64() % q).collect()
     }
 
+    /// Every copy of the kernels this CPU can run.
+    fn available_isas() -> Vec<Isa> {
+        let mut isas = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx2") {
+                isas.push(Isa::Avx2);
+            }
+            if Isa::detect() == Isa::Avx512 {
+                isas.push(Isa::Avx512);
+            }
+        }
+        isas
+    }
+
     /// Every reduction against `u128 %`, at random and at the edges of its range.
     #[test]
     fn reductions_are_exact() {
@@ -399,52 +510,56 @@ mod tests {
         assert!(Wide::new((1 << 33) - 1).is_none() && Wide::new(1 << 54).is_none());
     }
 
-    /// The AVX-512 reduction against `u128 %` on a million random limb sums in its range
-    /// and at the range's ends; enough of them land in `[Q, 2Q)` before the last
-    /// subtraction to catch a missing one.
-    #[cfg(target_arch = "x86_64")]
+    /// The limb reductions (the AVX2 kernel's lane by lane, and the AVX-512 one where
+    /// this CPU has it) against `u128 %` on a million random limb sums in their range and
+    /// at the range's ends; enough of them land in `[Q, 2Q)` before the last subtraction
+    /// to catch a missing one.
     #[test]
     fn limb_reduction_is_exact() {
-        use std::arch::x86_64::*;
-        if Isa::detect() != Isa::Avx512 {
-            eprintln!("limb_reduction_is_exact: skipped, no AVX-512 here");
-            return;
-        }
         let c = (1u64 << 54) - Q54;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
         let top = [(1u64 << 58) - 1, (1 << 59) - 1, (1 << 58) - 1];
         let mut cases: Vec<[u64; 3]> = vec![[0; 3], top, [top[0], 0, 0], [0, top[1], 0], [0, 0, top[2]]];
         cases.extend((0..1 << 20).map(|_| top.map(|t| rng.next_u64() & t)));
+        let want = |x: &[u64; 3]| {
+            let s = (u128::from(x[2]) << 54) + (u128::from(x[1]) << 27) + u128::from(x[0]);
+            (s % u128::from(Q54)) as u64
+        };
         let mut above = 0;
-        for chunk in cases.chunks(CHUNK) {
-            let lanes = |k: usize| {
-                let mut v = [0u64; CHUNK];
-                v.iter_mut().zip(chunk).for_each(|(v, x)| *v = x[k]);
-                v
-            };
-            let (lo, mid, hi) = (lanes(0), lanes(1), lanes(2));
-            let mut got = [0u64; CHUNK];
-            // SAFETY: AVX-512F/DQ/VL were detected above; the loads and the store cover
-            // eight-word arrays.
-            unsafe {
-                let load = |v: &[u64; CHUNK]| _mm512_loadu_si512(v.as_ptr().cast());
-                let (mask, cv, qv) =
-                    (_mm512_set1_epi64(MASK as i64), _mm512_set1_epi64(c as i64), _mm512_set1_epi64(Q54 as i64));
-                let r = reduce_limbs(load(&lo), load(&mid), load(&hi), mask, cv, qv);
-                _mm512_storeu_si512(got.as_mut_ptr().cast(), r);
-            }
-            for (l, x) in chunk.iter().enumerate() {
-                let s = (u128::from(x[2]) << 54) + (u128::from(x[1]) << 27) + u128::from(x[0]);
-                assert_eq!(u128::from(got[l]), s % u128::from(Q54), "limbs {x:?}");
-                // The same steps in scalar, to count the lanes whose value before the last
-                // subtraction was at least `Q` (the test must reach that subtraction).
-                let (t, a0) = (x[1] + (x[0] >> 27), x[0] & MASK);
-                let (u, a1) = (x[2] + (t >> 27), t & MASK);
-                let (b, a) = (a1 + (u >> 27) * c, a0 + (u & MASK) * c);
-                above += usize::from(((b & MASK) << 27) + a + (b >> 27) * c >= Q54);
-            }
+        for x in &cases {
+            assert_eq!(reduce_limbs_lane(x[0], x[1], x[2], c, Q54), want(x), "limbs {x:?}");
+            // The same steps without the last subtraction: count the lanes that need it.
+            let (t, a0) = (x[1] + (x[0] >> 27), x[0] & MASK);
+            let (u, a1) = (x[2] + (t >> 27), t & MASK);
+            let (b, a) = (a1 + (u >> 27) * c, a0 + (u & MASK) * c);
+            above += usize::from(((b & MASK) << 27) + a + (b >> 27) * c >= Q54);
         }
         assert!(above > 100, "only {above} lanes reached the last subtraction");
+        #[cfg(target_arch = "x86_64")]
+        if Isa::detect() == Isa::Avx512 {
+            use std::arch::x86_64::*;
+            for chunk in cases.chunks(CHUNK) {
+                let lanes = |k: usize| {
+                    let mut v = [0u64; CHUNK];
+                    v.iter_mut().zip(chunk).for_each(|(v, x)| *v = x[k]);
+                    v
+                };
+                let (lo, mid, hi) = (lanes(0), lanes(1), lanes(2));
+                let mut got = [0u64; CHUNK];
+                // SAFETY: AVX-512F/DQ/VL were detected above; the loads and the store
+                // cover eight-word arrays.
+                unsafe {
+                    let load = |v: &[u64; CHUNK]| _mm512_loadu_si512(v.as_ptr().cast());
+                    let (mask, cv, qv) =
+                        (_mm512_set1_epi64(MASK as i64), _mm512_set1_epi64(c as i64), _mm512_set1_epi64(Q54 as i64));
+                    let r = reduce_limbs(load(&lo), load(&mid), load(&hi), mask, cv, qv);
+                    _mm512_storeu_si512(got.as_mut_ptr().cast(), r);
+                }
+                for (l, x) in chunk.iter().enumerate() {
+                    assert_eq!(got[l], want(x), "AVX-512, limbs {x:?}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -466,7 +581,7 @@ mod tests {
         poly[..4].copy_from_slice(&[0, q - 1, q / 2, q / 2 + 1]);
         let mut want = vec![vec![0u64; n]; levels];
         ring.decompose(&poly, &mut want);
-        for isa in [Isa::Portable, Isa::detect()] {
+        for isa in available_isas() {
             let mut got = vec![0u64; (levels - 1) * n];
             decompose_lower(isa, q, ring.params.bsk_base_log.0, levels, &poly, &mut got);
             assert!(got.chunks_exact(n).zip(&want).all(|(g, w)| g == &w[..]), "{isa:?}");
@@ -511,11 +626,7 @@ mod tests {
                     want_eval[h * n + j] = (eval[h * n + j] + u) % q;
                 }
             }
-            let mut isas = vec![Isa::Portable];
-            if Isa::detect() != Isa::Portable {
-                isas.push(Isa::detect());
-            }
-            for isa in isas {
+            for isa in available_isas() {
                 let (mut upd, mut ev) = (vec![0u64; 2 * n], eval.clone());
                 let rows = Rows { lower: &lower, eval: &mut ev };
                 ginx_step(isa, w, rows, &pair, [&mono_p, &mono_m], &mut upd, &mut Ahead::none());
