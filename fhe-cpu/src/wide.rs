@@ -133,14 +133,22 @@ fn decompose_avx512(q: u64, log_bg: u32, levels: usize, poly: &[u64], out: &mut 
     decompose_body(q, log_bg, levels, poly, out)
 }
 
-/// See [`decompose_body`]; the AVX-512 copy where the CPU has it (64-bit arithmetic
-/// shifts and compares need AVX-512 to vectorize).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn decompose_avx2(q: u64, log_bg: u32, levels: usize, poly: &[u64], out: &mut [u64]) {
+    decompose_body(q, log_bg, levels, poly, out)
+}
+
+/// See [`decompose_body`]; dispatches on `isa`.
 pub fn decompose_lower(isa: Isa, q: u64, log_bg: u32, levels: usize, poly: &[u64], out: &mut [u64]) {
     match isa {
+        Isa::Portable => decompose_body(q, log_bg, levels, poly, out),
+        // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { decompose_avx2(q, log_bg, levels, poly, out) },
         // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => unsafe { decompose_avx512(q, log_bg, levels, poly, out) },
-        _ => decompose_body(q, log_bg, levels, poly, out),
     }
 }
 
