@@ -166,10 +166,12 @@ pub fn prefetch_l2<T>(words: &[T]) {
     let _ = words;
 }
 
-/// A read the next step will make, prefetched a cache line per [`Ahead::touch`]: the
-/// NTTs call it once per loop iteration, so the next key pair (2048 lines for
-/// `PN10QP27`, about as many as one step's NTTs have iterations) comes in at the pace
-/// memory delivers it while they compute, and the GINX kernel finds it in cache.
+/// Key words the steps will read (a pair's worth: the second half of the current pair
+/// and the first half of the next, `bootstrap::prefetch_window`), prefetched a cache
+/// line per [`Ahead::touch`]: the NTTs call it once per loop iteration, so a pair's
+/// worth (2048 lines for `PN10QP27`, about as many as one step's NTTs have iterations)
+/// comes in at the pace memory delivers it while they compute, and the GINX kernel
+/// finds its pair in cache.
 pub struct Ahead<'a> {
     /// The words' first byte; only ever passed to a prefetch, never read through.
     start: *const u8,
@@ -319,8 +321,9 @@ fn ginx_step_avx2(
 /// - the four sums are only brought below `4Q` (no final subtractions) before the
 ///   monomial products: `2 (4Q) Q < 2^(k+31)` stays inside `reduce`'s range (for
 ///   `k <= 28`, which [`ginx_step`] checks);
-/// - no prefetch of this pair: the caller streamed it in during the step before
-///   ([`Ahead`]); this step streams the next one, [`NEXT_LINES_PER_CHUNK`] lines a chunk.
+/// - no prefetch of this pair: the caller streamed it in during the step before and the
+///   start of this one ([`Ahead`]); this step streams the next words,
+///   [`NEXT_LINES_PER_CHUNK`] lines a chunk.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 fn ginx_step_avx512(
@@ -595,8 +598,8 @@ pub fn monomials_minus_one(
     }
 }
 
-/// Lines of the next key pair each 16-slot chunk of [`ginx_step`] prefetches: with the
-/// step's NTT iterations (one line each) about the next pair's size, so its read is
+/// Lines of the key words ahead each 16-slot chunk of [`ginx_step`] prefetches: with the
+/// step's NTT iterations (one line each) about a pair's size, so its read is
 /// spread over the whole step (`PN10QP27`: 1536 + 512 = 2048 lines), and what is left
 /// goes out in one burst ([`Ahead::rest`]).
 pub const NEXT_LINES_PER_CHUNK: usize = 8;
@@ -613,7 +616,7 @@ pub struct Rows<'a> {
 const MAX_ROWS: usize = 16;
 
 /// See [`ginx_step_body`]; dispatches on `isa`. `mono` is `[NTT(X^a) - 1, NTT(X^-a) - 1]`
-/// (as [`monomials_minus_one`] writes them), `next` the next key pair's prefetch.
+/// (as [`monomials_minus_one`] writes them), `next` the prefetch of the key words ahead.
 pub fn ginx_step(
     isa: Isa,
     br: SmallBarrett,

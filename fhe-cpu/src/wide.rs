@@ -441,7 +441,7 @@ fn ginx_step_avx512(
 
 /// See [`ginx_step_body`]; the AVX-512 kernel where the CPU and the modulus allow it.
 /// `pair` is the [`interleave_pair`] layout, `mono` `[NTT(X^a) - 1, NTT(X^-a) - 1]`,
-/// `upd` `[half][slot]`; what `next` (the next pair's prefetch) has left is spread over
+/// `upd` `[half][slot]`; what `next` (the prefetch of the key words ahead) has left is spread over
 /// the chunks.
 pub fn ginx_step(isa: Isa, w: Wide, rows: Rows, pair: &[u64], mono: [&[u64]; 2], upd: &mut [u64], next: &mut Ahead) {
     let Rows { lower, eval } = rows;
