@@ -171,6 +171,9 @@ trait Word: Copy + Default + Into<u64> + Send + Sync {
     fn pairs(key: &CpuPrepared) -> &[Self];
     /// In-place forward NTT of one polynomial (the starting `NTT(ACC)`).
     fn forward(ring: &Ring, a: &mut [Self]);
+    /// Where [`prefetch_window`] starts, in eighths of a pair past the start of the
+    /// step's own pair.
+    const WINDOW_EIGHTHS: usize;
     /// The prefetch of [`prefetch_window`]'s words, spread over a step.
     fn ahead(next: &[Self]) -> Ahead<'_>;
     /// One GINX step (`a != 0`) of one ciphertext with its coefficient's folded pair.
@@ -178,6 +181,9 @@ trait Word: Copy + Default + Into<u64> + Send + Sync {
 }
 
 impl Word for u32 {
+    /// Half a pair: the second half of the step's own pair, then the first half of the
+    /// next (see [`prefetch_window`]).
+    const WINDOW_EIGHTHS: usize = 4;
     fn narrow(x: u64) -> u32 {
         x as u32
     }
@@ -196,6 +202,9 @@ impl Word for u32 {
 }
 
 impl Word for u64 {
+    /// The step's own pair: its 640 KiB (`PN11QP54`) arrive during the step's eight
+    /// forward NTTs, about 60 us, and only one pair is in the second-level cache.
+    const WINDOW_EIGHTHS: usize = 0;
     fn narrow(x: u64) -> u64 {
         x
     }
@@ -245,7 +254,7 @@ fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphert
     let pairs = W::pairs(key);
     let pair_len = 2 * rows * 2 * big_n;
     for (i, pair) in pairs.chunks_exact(pair_len).enumerate().take(p.n()) {
-        let mut ahead = W::ahead(prefetch_window(pairs, pair_len, i));
+        let mut ahead = W::ahead(prefetch_window::<W>(pairs, pair_len, i));
         for (s, ct) in states.iter_mut().zip(cts) {
             let a = ms_to_2n(ct.a()[i], logq, log2n);
             if a == 0 {
@@ -264,13 +273,15 @@ fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphert
         .collect()
 }
 
-/// What step `i` prefetches: the second half of its own pair (which its GINX kernel
-/// reads last), then the first half of the next. A whole next pair was slower on the
-/// development Xeon (`time_bootstrap_phases`, five alternated rounds: PN10QP27 9.36-10.18
-/// against 9.15-9.51 ms, PN11QP54 89.1-93.9 against 81.6-90.0 ms); with this window
-/// about a pair and a half is in the second-level cache at once instead of two.
-fn prefetch_window<W>(pairs: &[W], pair_len: usize, i: usize) -> &[W] {
-    let start = i * pair_len + pair_len / 2;
+/// What step `i` prefetches: a pair's worth of words from `W::WINDOW_EIGHTHS` eighths
+/// into its own pair, so the part its GINX kernel reads last, and then the next pair's
+/// first part. Measured on the development Xeon (`time_bootstrap_phases`, alternated
+/// rounds, eighths of the step's own pair in the window): PN10QP27 0: 9.36-10.18 ms,
+/// 2: 9.23-9.39, 4: 8.51-9.51, 6: 8.73-9.24, 7: 9.64-10.05, 8: 10.69-11.15; PN11QP54 0:
+/// 89.1-93.9 ms, 2: 88.8-89.6, 4: 81.6-90.0, 6: 80.1-83.5, 7: 74.3-76.8, 8: 75.4-75.8.
+/// A short step needs the lead; a long one is better served keeping one pair in cache.
+fn prefetch_window<W: Word>(pairs: &[W], pair_len: usize, i: usize) -> &[W] {
+    let start = i * pair_len + pair_len * W::WINDOW_EIGHTHS / 8;
     pairs.get(start..(start + pair_len).min(pairs.len())).unwrap_or(&[])
 }
 
@@ -402,7 +413,7 @@ mod tests {
         for _ in 0..5 {
             let whole = Instant::now();
             for (i, pair) in key.chunks_exact(pair_len).enumerate() {
-                let mut ahead = Ahead::new(prefetch_window(&key, pair_len, i));
+                let mut ahead = Ahead::new(prefetch_window::<u32>(&key, pair_len, i));
                 step_small(&ring, br, 1 + 2 * i, pair, &mut s, &mut ahead);
                 ahead.rest();
             }
@@ -435,7 +446,7 @@ mod tests {
         for _ in 0..5 {
             let mut r = [0f64; 5];
             for (i, pair) in key.chunks_exact(pair_len).enumerate() {
-                let mut ahead = Ahead::new(prefetch_window(&key, pair_len, i));
+                let mut ahead = Ahead::new(prefetch_window::<u32>(&key, pair_len, i));
                 let c = Instant::now();
                 for (acc, d) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
                     decompose(ring.isa, q as u32, ring.params.bsk_base_log.0, levels, acc, d);
@@ -553,7 +564,7 @@ mod tests {
         for (v, m) in [(&mut s.acc, 7_777_777), (&mut s.eval, 5_555_555)] {
             v.iter_mut().enumerate().for_each(|(i, x)| *x = i as u64 * m % q);
         }
-        let next = |i: usize| prefetch_window(&key, pair_len, i);
+        let next = |i: usize| prefetch_window::<u64>(&key, pair_len, i);
         for _ in 0..3 {
             let whole = Instant::now();
             for (i, pair) in key.chunks_exact(pair_len).enumerate() {
