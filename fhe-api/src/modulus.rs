@@ -11,7 +11,8 @@
 pub struct Modulus {
     pub q: u64,
     k: u32,
-    mu: u128,
+    /// `floor(2^(2k) / Q) < 2^(k+1)`, so below `2^63` for `Q < 2^62`.
+    mu: u64,
     m64: u64,
 }
 
@@ -19,7 +20,7 @@ impl Modulus {
     pub fn new(q: u64) -> Modulus {
         assert!(q > 2 && q < (1 << 62), "modulus out of range");
         let k = 64 - q.leading_zeros();
-        let mu = (1u128 << (2 * k)) / q as u128;
+        let mu = ((1u128 << (2 * k)) / q as u128) as u64;
         let m64 = (u128::from(u64::MAX) / q as u128) as u64;
         Modulus { q, k, mu, m64 }
     }
@@ -29,12 +30,14 @@ impl Modulus {
         self.reduce_product(a as u128 * b as u128)
     }
 
-    /// `x mod Q` for `x < Q^2`.
+    /// `x mod Q` for `x < Q^2`. `x >> (k-1) < 2^(k+1)` and `mu` fit `u64`, so the
+    /// quotient estimate is one 64 x 64 -> 128-bit multiply, and `x - q3 Q < 3Q` is exact
+    /// in wrapping `u64` arithmetic.
     #[inline]
     pub fn reduce_product(&self, x: u128) -> u64 {
-        let q1 = x >> (self.k - 1);
-        let q3 = (q1 * self.mu) >> (self.k + 1);
-        let r = (x - q3 * self.q as u128) as u64;
+        let q1 = (x >> (self.k - 1)) as u64;
+        let q3 = ((u128::from(q1) * u128::from(self.mu)) >> (self.k + 1)) as u64;
+        let r = (x as u64).wrapping_sub(q3.wrapping_mul(self.q));
         csub(csub(r, self.q), self.q)
     }
 

@@ -265,9 +265,7 @@ fn ginx_step_body(
         next.touch_lines(NEXT_LINES_PER_CHUNK);
         let mut acc = [[0u64; CHUNK]; 4];
         for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
-            let (p, l) = (r / levels, r % levels);
-            let row = if l == levels - 1 { &eval[p * n..] } else { &lower[(p * (levels - 1) + l) * n..] };
-            let d: &[u32; CHUNK] = row[at..at + CHUNK].try_into().expect("a chunk");
+            let d: &[u32; CHUNK] = digit_row(lower, eval, n, levels, r)[at..at + CHUNK].try_into().expect("a chunk");
             for (sum, k) in acc.iter_mut().zip(kr.chunks_exact(CHUNK)) {
                 for l in 0..CHUNK {
                     sum[l] += u64::from(d[l]) * u64::from(k[l]);
@@ -286,6 +284,41 @@ fn ginx_step_body(
             }
         }
     }
+}
+
+/// Row `r = p L + l` of a GINX step's digits: `lower`'s row `(p, l)` for `l < L - 1`,
+/// `eval`'s row `p` (`NTT(ACC_p)`) for the top level; from its first slot to the end.
+#[inline(always)]
+pub(crate) fn digit_row<'a, T>(lower: &'a [T], eval: &'a [T], n: usize, levels: usize, r: usize) -> &'a [T] {
+    let (p, l) = (r / levels, r % levels);
+    if l == levels - 1 {
+        &eval[p * n..]
+    } else {
+        &lower[(p * (levels - 1) + l) * n..]
+    }
+}
+
+/// [`digit_row`]'s starts as pointers for the SIMD kernels, the first `rows` of them,
+/// with `eval`'s pointer: all `eval` pointers come from one `as_mut_ptr`, as the kernel
+/// reads and writes it.
+pub(crate) fn row_starts<T>(n: usize, lower: &[T], eval: &mut [T]) -> (*mut T, [*const T; MAX_ROWS]) {
+    let (parts, levels) = row_shape(n, lower, eval);
+    assert!(parts * levels <= MAX_ROWS, "ginx_step: at most {MAX_ROWS} rows");
+    let eval_ptr = eval.as_mut_ptr();
+    let mut row_at = [lower.as_ptr(); MAX_ROWS];
+    for (r, at) in row_at.iter_mut().enumerate().take(parts * levels) {
+        let (p, l) = (r / levels, r % levels);
+        // SAFETY: `p < parts` and `l < levels - 1` index whole rows of `eval` and `lower`
+        // (`row_shape` checked their lengths); `add` stays inside each allocation.
+        *at = unsafe {
+            if l == levels - 1 {
+                eval_ptr.add(p * n).cast_const()
+            } else {
+                lower.as_ptr().add((p * (levels - 1) + l) * n)
+            }
+        };
+    }
+    (eval_ptr, row_at)
 }
 
 /// `(parts, levels)` of [`ginx_step`]'s rows: `eval` holds one row per part, `lower`
@@ -350,22 +383,7 @@ fn ginx_step_avx512(
             && upd.len() == 2 * n,
         "ginx_step: operand sizes"
     );
-    // Where each row starts: the lower digits, or the part's `NTT(ACC)` for the top level.
-    // All `eval` pointers come from one `as_mut_ptr`, as the kernel reads and writes it.
-    let eval_ptr = eval.as_mut_ptr();
-    let mut row_at = [lower.as_ptr(); MAX_ROWS];
-    for (r, at) in row_at.iter_mut().enumerate().take(rows) {
-        let (p, l) = (r / levels, r % levels);
-        // SAFETY: `p < parts` and `l < levels - 1` index whole rows of `eval` and `lower`
-        // (`row_shape` checked their lengths); `add` stays inside each allocation.
-        *at = unsafe {
-            if l == levels - 1 {
-                eval_ptr.add(p * n).cast_const()
-            } else {
-                lower.as_ptr().add((p * (levels - 1) + l) * n)
-            }
-        };
-    }
+    let (eval_ptr, row_at) = row_starts(n, lower, eval);
     let qv32 = _mm512_set1_epi32(br.q as i32);
     let (qv, q2v, muv) =
         (_mm512_set1_epi64(br.q as i64), _mm512_set1_epi64(2 * br.q as i64), _mm512_set1_epi64(br.mu as i64));
@@ -612,8 +630,8 @@ pub struct Rows<'a> {
     pub eval: &'a mut [u32],
 }
 
-/// Most rows (`2L`) the AVX-512 GINX kernel takes.
-const MAX_ROWS: usize = 16;
+/// Most rows (`2L`) the AVX-512 GINX kernels take.
+pub(crate) const MAX_ROWS: usize = 16;
 
 /// See [`ginx_step_body`]; dispatches on `isa`. `mono` is `[NTT(X^a) - 1, NTT(X^-a) - 1]`
 /// (as [`monomials_minus_one`] writes them), `next` the prefetch of the key words ahead.

@@ -10,8 +10,8 @@
 //! which needs `Q = 2^54 - c` with `c < 2^17` (`PN11QP54`: `c = 77823`). Any other
 //! modulus runs the portable kernel. All give the residue in `[0, Q)`, so the same words.
 
-use crate::kernels::{row_shape, Ahead, Isa};
-use crate::modulus::csub;
+use crate::kernels::{digit_row, row_shape, row_starts, Ahead, Isa};
+use crate::modulus::{csub, Modulus};
 
 /// Slots per chunk of the interleaved 64-bit key (the AVX-512 kernel's lanes).
 pub const CHUNK: usize = 8;
@@ -44,10 +44,8 @@ fn join(w: u64) -> u64 {
 #[derive(Clone, Copy, Debug)]
 pub struct Wide {
     q: u64,
-    /// `bitlen(Q)`.
-    k: u32,
-    /// `floor(2^(2k) / Q) < 2^(k+1)`.
-    mu: u64,
+    /// The Barrett reduction of a product.
+    m: Modulus,
     /// `2^64 mod Q`.
     r64: u64,
     /// `c = 2^54 - Q` when it is below `2^17` (the AVX-512 kernel's reduction).
@@ -61,22 +59,9 @@ impl Wide {
         if !(1u64 << 33..1 << 54).contains(&q) {
             return None;
         }
-        let k = 64 - q.leading_zeros();
-        let mu = ((1u128 << (2 * k)) / u128::from(q)) as u64;
         let r64 = ((1u128 << 64) % u128::from(q)) as u64;
         let c = (1u64 << 54) - q;
-        Some(Wide { q, k, mu, r64, c: (c < 1 << 17).then_some(c) })
-    }
-
-    /// `x mod Q` for `x < Q^2`: Barrett (HAC 14.42) in 64-bit multiplies, as
-    /// `Modulus::reduce_product`: `x >> (k-1) < 2^(k+1)` and `mu < 2^(k+1)` fit `u64`,
-    /// and `x - q3 Q < 3Q` is exact in wrapping `u64` arithmetic.
-    #[inline(always)]
-    fn reduce_product(&self, x: u128) -> u64 {
-        let q1 = (x >> (self.k - 1)) as u64;
-        let q3 = ((u128::from(q1) * u128::from(self.mu)) >> (self.k + 1)) as u64;
-        let r = (x as u64).wrapping_sub(q3.wrapping_mul(self.q));
-        csub(csub(r, self.q), self.q)
+        Some(Wide { q, m: Modulus::new(q), r64, c: (c < 1 << 17).then_some(c) })
     }
 
     /// `x mod Q` for `x < 16 Q^2`: `x = hi 2^64 + lo = hi r64 + lo (mod Q)`, and
@@ -85,7 +70,7 @@ impl Wide {
     #[inline(always)]
     fn reduce_wide(&self, x: u128) -> u64 {
         let (hi, lo) = ((x >> 64) as u64, x as u64);
-        self.reduce_product(u128::from(hi) * u128::from(self.r64) + u128::from(lo))
+        self.m.reduce_product(u128::from(hi) * u128::from(self.r64) + u128::from(lo))
     }
 }
 
@@ -182,9 +167,7 @@ fn ginx_step_body(
         next.touch_lines(next_lines);
         let mut sums = [[0u128; CHUNK]; 4];
         for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
-            let (p, l) = (r / levels, r % levels);
-            let row = if l == levels - 1 { &eval[p * n..] } else { &lower[(p * (levels - 1) + l) * n..] };
-            let d = &row[at..at + CHUNK];
+            let d = &digit_row(lower, eval, n, levels, r)[at..at + CHUNK];
             for (sum, k) in sums.iter_mut().zip(kr.chunks_exact(CHUNK)) {
                 for l in 0..CHUNK {
                     sum[l] += u128::from(d[l]) * u128::from(join(k[l]));
@@ -207,6 +190,13 @@ fn ginx_step_body(
 /// [`reduce_limbs`] on one lane, in plain integer arithmetic.
 #[inline(always)]
 fn reduce_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64, q: u64) -> u64 {
+    csub(fold_limbs_lane(lo, mid, hi, c), q)
+}
+
+/// [`reduce_limbs_lane`] before its last subtraction: `hi 2^54 + mid 2^27 + lo` folded to
+/// a value below `2Q` with the same residue.
+#[inline(always)]
+fn fold_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64) -> u64 {
     // Every multiplicand below `2^32` by the bounds of [`reduce_limbs`]; the masks change
     // no value but tell the compiler so, which lets it use `vpmuludq`.
     const LOW: u64 = 0xffff_ffff;
@@ -214,8 +204,7 @@ fn reduce_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64, q: u64) -> u64 {
     let (t, a0) = (mid + (lo >> LIMB), lo & MASK);
     let (u, a1) = (hi + (t >> LIMB), t & MASK);
     let (b, a) = (a1 + ((u >> LIMB) & LOW) * c, a0 + (u & MASK) * c);
-    let v = ((b & MASK) << LIMB) + a + ((b >> LIMB) & LOW) * c;
-    csub(v, q)
+    ((b & MASK) << LIMB) + a + ((b >> LIMB) & LOW) * c
 }
 
 /// The limb kernel of [`ginx_step_avx512`] in plain integer arithmetic on `W` lanes at
@@ -248,9 +237,7 @@ fn ginx_step_limbs<const W: usize>(
             let at = ch * CHUNK + half_chunk;
             let (mut lo, mut mid, mut hi) = ([[0u64; W]; 4], [[0u64; W]; 4], [[0u64; W]; 4]);
             for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
-                let (p, l) = (r / levels, r % levels);
-                let row = if l == levels - 1 { &eval[p * n..] } else { &lower[(p * (levels - 1) + l) * n..] };
-                let d = &row[at..at + W];
+                let d = &digit_row(lower, eval, n, levels, r)[at..at + W];
                 for hs in 0..4 {
                     let k = &kr[hs * CHUNK + half_chunk..][..W];
                     for x in 0..W {
@@ -365,20 +352,7 @@ fn ginx_step_avx512(
             && upd.len() == 2 * n,
         "wide ginx_step: operand sizes"
     );
-    let eval_ptr = eval.as_mut_ptr();
-    let mut row_at = [lower.as_ptr(); MAX_ROWS];
-    for (r, at) in row_at.iter_mut().enumerate().take(rows) {
-        let (p, l) = (r / levels, r % levels);
-        // SAFETY: `p < parts` and `l < levels - 1` index whole rows of `eval` and `lower`
-        // (`row_shape` checked their lengths); `add` stays inside each allocation.
-        *at = unsafe {
-            if l == levels - 1 {
-                eval_ptr.add(p * n).cast_const()
-            } else {
-                lower.as_ptr().add((p * (levels - 1) + l) * n)
-            }
-        };
-    }
+    let (eval_ptr, row_at) = row_starts(n, lower, eval);
     let (mask, cv, qv) = (_mm512_set1_epi64(MASK as i64), _mm512_set1_epi64(c as i64), _mm512_set1_epi64(w.q as i64));
     let reduce = |lo, mid, hi| reduce_limbs(lo, mid, hi, mask, cv, qv);
     // Both factors `< 2^54`, split into limbs: the three sums of their product.
@@ -509,7 +483,7 @@ mod tests {
             for x in xs {
                 assert_eq!(u128::from(w.reduce_wide(x)), x % u128::from(q), "q {q} x {x}");
                 if x < q2 {
-                    assert_eq!(u128::from(w.reduce_product(x)), x % u128::from(q), "q {q} x {x}");
+                    assert_eq!(u128::from(w.m.reduce_product(x)), x % u128::from(q), "q {q} x {x}");
                 }
             }
         }
@@ -536,11 +510,8 @@ mod tests {
         let mut above = 0;
         for x in &cases {
             assert_eq!(reduce_limbs_lane(x[0], x[1], x[2], c, Q54), want(x), "limbs {x:?}");
-            // The same steps without the last subtraction: count the lanes that need it.
-            let (t, a0) = (x[1] + (x[0] >> 27), x[0] & MASK);
-            let (u, a1) = (x[2] + (t >> 27), t & MASK);
-            let (b, a) = (a1 + (u >> 27) * c, a0 + (u & MASK) * c);
-            above += usize::from(((b & MASK) << 27) + a + (b >> 27) * c >= Q54);
+            // Count the lanes that need the last subtraction.
+            above += usize::from(fold_limbs_lane(x[0], x[1], x[2], c) >= Q54);
         }
         assert!(above > 100, "only {above} lanes reached the last subtraction");
         #[cfg(target_arch = "x86_64")]

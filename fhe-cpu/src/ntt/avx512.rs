@@ -112,30 +112,12 @@ impl NttEngine for Avx512 {
         }
     }
 
+    /// Every forward transform: `ahead` only feeds the 64-bit kernel's loops (the 32-bit
+    /// blind rotation streams through `forward32`).
     fn forward_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
-        match &self.path {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as in `forward`.
-            Path::U64(p) if a.len() == p.n => {
-                super::lanes::with_scratch64(p.n, |buf| unsafe { k64::forward(p, a, buf, ahead) })
-            }
-            _ => self.forward(a),
-        }
-    }
-
-    fn inverse_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
-        match &self.path {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as in `inverse`.
-            Path::U64(p) if a.len() == p.n => {
-                super::lanes::with_scratch64(p.n, |buf| unsafe { k64::inverse(p, a, buf, ahead) })
-            }
-            _ => self.inverse(a),
-        }
-    }
-
-    fn forward(&self, a: &mut [u64]) {
         assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = ahead;
         match &self.path {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: a non-portable path exists only when `supported()` saw avx512f and
@@ -143,15 +125,16 @@ impl NttEngine for Avx512 {
             Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::forward(p, a, buf) }),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
-            Path::U64(p) => {
-                super::lanes::with_scratch64(p.n, |buf| unsafe { k64::forward(p, a, buf, &mut Ahead::none()) })
-            }
+            Path::U64(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k64::forward(p, a, buf, ahead) }),
             _ => harvey::forward(&self.t, a),
         }
     }
 
-    fn inverse(&self, a: &mut [u64]) {
+    /// Every inverse transform; see `forward_streaming`.
+    fn inverse_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
         assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = ahead;
         match &self.path {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: a non-portable path exists only when `supported()` saw avx512f and
@@ -159,11 +142,17 @@ impl NttEngine for Avx512 {
             Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::inverse(p, a, buf) }),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
-            Path::U64(p) => {
-                super::lanes::with_scratch64(p.n, |buf| unsafe { k64::inverse(p, a, buf, &mut Ahead::none()) })
-            }
+            Path::U64(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k64::inverse(p, a, buf, ahead) }),
             _ => harvey::inverse(&self.t, a),
         }
+    }
+
+    fn forward(&self, a: &mut [u64]) {
+        self.forward_streaming(a, &mut Ahead::none());
+    }
+
+    fn inverse(&self, a: &mut [u64]) {
+        self.inverse_streaming(a, &mut Ahead::none());
     }
 }
 
