@@ -40,6 +40,11 @@ pub struct Environment {
     pub cpu_features: CpuFeatures,
     /// Logical cores available to this process.
     pub cores: usize,
+    /// Threads the CPU backend gives a lone ciphertext's blind rotation
+    /// (`LUX_FHE_BOOTSTRAP_THREADS`, default 2; one where the process has one core);
+    /// absent from reports made before it was recorded.
+    #[serde(default)]
+    pub bootstrap_threads: Option<usize>,
     /// `std::env::consts::OS` plus the distribution and kernel where known, e.g.
     /// `linux (Debian GNU/Linux 13, kernel 6.8.0)`.
     pub os: String,
@@ -69,10 +74,15 @@ impl Environment {
     /// [`Environment::capture`] with `git` run in `repo`.
     pub fn capture_in(backend: Option<&dyn Backend>, repo: &Path) -> Environment {
         let device = backend.filter(|b| b.kind() != BackendKind::Cpu).map(|b| b.device_info());
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         Environment {
             cpu_model: fhe_cpu::cpu_model(),
             cpu_features: CpuFeatures::detect(),
-            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            cores,
+            bootstrap_threads: Some(match fhe_cpu::BootstrapThreads::from_env() {
+                Ok(fhe_cpu::BootstrapThreads::Two) if cores >= 2 => 2,
+                _ => 1,
+            }),
             os: os_description(),
             arch: std::env::consts::ARCH.to_string(),
             rustc_version: env!("FHE_BENCH_RUSTC_VERSION").to_string(),

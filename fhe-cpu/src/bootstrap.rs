@@ -11,7 +11,8 @@
 //! (the 25- and 27-bit sets) on `u32` ([`crate::kernels`]), the 54-bit ring on `u64`
 //! ([`crate::wide`]). On both, the key pair of each coefficient is interleaved for one
 //! front-to-back read, and a batch runs in groups that share each key pair's read (see
-//! [`blind_rotate_batch`]).
+//! [`blind_rotate_batch`]). A lone ciphertext runs on two threads, each with half of
+//! every step's slots ([`blind_rotate_duo`], `LUX_FHE_BOOTSTRAP_THREADS`).
 //!
 //! Both paths skip the top digit's NTT. The digits recompose the accumulator,
 //! `ACC = sum_l B^l d_l` (mod `Q`), so with `top = L - 1`
@@ -25,8 +26,11 @@ use rayon::prelude::*;
 
 use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
 
-use crate::kernels::Ahead;
-use crate::kernels::Aligned;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use crate::kernels::{Ahead, Aligned, Rows};
 use crate::ring::{monomial_mul, Ring};
 
 /// The CPU's form of an evaluation key: every coefficient's RGSW key pair, folded
@@ -163,7 +167,9 @@ impl<W: Copy + Default> State<W> {
     }
 }
 
-/// The word of one blind-rotation path (module docs): what differs between them.
+/// The word of one blind-rotation path (module docs): what differs between them, as the
+/// phases of one GINX step ([`step`]), which [`blind_rotate_duo`] spreads over two
+/// threads.
 trait Word: Copy + Default + Into<u64> + Send + Sync {
     /// A residue of this ring as a word.
     fn narrow(x: u64) -> Self;
@@ -171,13 +177,18 @@ trait Word: Copy + Default + Into<u64> + Send + Sync {
     fn pairs(key: &CpuPrepared) -> &[Self];
     /// In-place forward NTT of one polynomial (the starting `NTT(ACC)`).
     fn forward(ring: &Ring, a: &mut [Self]);
-    /// Where [`prefetch_window`] starts, in eighths of a pair past the start of the
-    /// step's own pair.
+    /// Where [`prefetch_window`] starts, in eighths of the words a step reads past the
+    /// start of its own.
     const WINDOW_EIGHTHS: usize;
-    /// The prefetch of [`prefetch_window`]'s words, spread over a step.
-    fn ahead(next: &[Self]) -> Ahead<'_>;
-    /// One GINX step (`a != 0`) of one ciphertext with its coefficient's folded pair.
-    fn step(ring: &Ring, a: usize, pair: &[Self], s: &mut State<Self>, ahead: &mut Ahead);
+    /// The NTTs of one accumulator part's lower digits (`acc` in coefficient form) into
+    /// `lower`, `[level < L - 1][slot]`.
+    fn digits(ring: &Ring, acc: &[Self], lower: &mut [Self], ahead: &mut Ahead);
+    /// `NTT(X^a) - 1` and `NTT(X^-a) - 1`.
+    fn monomials(ring: &Ring, a: usize, plus: &mut [Self], minus: &mut [Self]);
+    /// The GINX kernel on the slots of `rows` (`crate::kernels::ginx_step`).
+    fn kernel(ring: &Ring, rows: Rows<Self>, pair: &[Self], mono: [&[Self]; 2], upd: &mut [Self], ahead: &mut Ahead);
+    /// `acc += INTT(upd)` for one part, `upd` in evaluation form (and then overwritten).
+    fn finish(ring: &Ring, upd: &mut [Self], acc: &mut [Self], ahead: &mut Ahead);
 }
 
 impl Word for u32 {
@@ -193,11 +204,23 @@ impl Word for u32 {
     fn forward(ring: &Ring, a: &mut [u32]) {
         ring.ntt.forward32(a, &mut Ahead::none());
     }
-    fn ahead(next: &[u32]) -> Ahead<'_> {
-        Ahead::new(next)
+    fn digits(ring: &Ring, acc: &[u32], lower: &mut [u32], ahead: &mut Ahead) {
+        let q32 = ring.modulus.q as u32;
+        crate::kernels::decompose(ring.isa, q32, ring.params.bsk_base_log.0, ring.params.bsk_levels.0, acc, lower);
+        for d in lower.chunks_exact_mut(ring.n()) {
+            ring.ntt.forward32(d, ahead);
+        }
     }
-    fn step(ring: &Ring, a: usize, pair: &[u32], s: &mut State<u32>, ahead: &mut Ahead) {
-        step_small(ring, ring.small.expect("the 32-bit path"), a, pair, s, ahead);
+    fn monomials(ring: &Ring, a: usize, plus: &mut [u32], minus: &mut [u32]) {
+        ring.monomials_minus_one32(a, plus, minus);
+    }
+    fn kernel(ring: &Ring, rows: Rows<u32>, pair: &[u32], mono: [&[u32]; 2], upd: &mut [u32], ahead: &mut Ahead) {
+        let br = ring.small.expect("the 32-bit path");
+        crate::kernels::ginx_step(ring.isa, br, rows, pair, mono, upd, ahead);
+    }
+    fn finish(ring: &Ring, upd: &mut [u32], acc: &mut [u32], ahead: &mut Ahead) {
+        ring.ntt.inverse32(upd, ahead);
+        crate::kernels::add_mod(ring.isa, ring.modulus.q as u32, acc, upd);
     }
 }
 
@@ -214,11 +237,24 @@ impl Word for u64 {
     fn forward(ring: &Ring, a: &mut [u64]) {
         ring.ntt.forward(a);
     }
-    fn ahead(next: &[u64]) -> Ahead<'_> {
-        Ahead::new(next)
+    fn digits(ring: &Ring, acc: &[u64], lower: &mut [u64], ahead: &mut Ahead) {
+        let (q, levels) = (ring.modulus.q, ring.params.bsk_levels.0);
+        crate::wide::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, lower);
+        for d in lower.chunks_exact_mut(ring.n()) {
+            ring.ntt.forward_streaming(d, ahead);
+        }
     }
-    fn step(ring: &Ring, a: usize, pair: &[u64], s: &mut State<u64>, ahead: &mut Ahead) {
-        step_wide(ring, a, pair, s, ahead);
+    fn monomials(ring: &Ring, a: usize, plus: &mut [u64], minus: &mut [u64]) {
+        ring.monomial_minus_one(a, plus);
+        ring.monomial_minus_one(2 * ring.n() - a, minus);
+    }
+    fn kernel(ring: &Ring, rows: Rows<u64>, pair: &[u64], mono: [&[u64]; 2], upd: &mut [u64], ahead: &mut Ahead) {
+        let wide = ring.wide.expect("the 64-bit path");
+        crate::wide::ginx_step(ring.isa, wide, rows, pair, mono, upd, ahead);
+    }
+    fn finish(ring: &Ring, upd: &mut [u64], acc: &mut [u64], ahead: &mut Ahead) {
+        ring.ntt.inverse_streaming(upd, ahead);
+        crate::wide::add_mod(ring.modulus.q, acc, upd);
     }
 }
 
@@ -236,31 +272,26 @@ fn blind_rotate_group(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> 
 fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> Vec<ExtractedLwe> {
     let p = ring.params;
     let (big_n, rows) = (p.big_n(), p.rgsw_rows());
-    let two_n = 2 * big_n;
-    let log2n = two_n.trailing_zeros();
+    let log2n = (2 * big_n).trailing_zeros();
     let logq = p.lwe_modulus_log.0;
-    let mut start = vec![0u64; big_n];
     let mut states: Vec<State<W>> = cts
         .iter()
         .map(|ct| {
-            initial_acc_b(ring, ct, &mut start);
             let mut s = State::zeroed(big_n, rows);
-            s.acc[big_n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = W::narrow(x));
-            s.eval.copy_from_slice(&s.acc); // NTT(0) = 0 for the `a` part
-            W::forward(ring, &mut s.eval[big_n..]);
+            initial_acc(ring, ct, &mut s.acc, &mut s.eval);
             s
         })
         .collect();
     let pairs = W::pairs(key);
     let pair_len = 2 * rows * 2 * big_n;
     for (i, pair) in pairs.chunks_exact(pair_len).enumerate().take(p.n()) {
-        let mut ahead = W::ahead(prefetch_window::<W>(pairs, pair_len, i));
+        let mut ahead = prefetch_window::<W>(pairs, pair_len, 0..pair_len, i);
         for (s, ct) in states.iter_mut().zip(cts) {
             let a = ms_to_2n(ct.a()[i], logq, log2n);
             if a == 0 {
                 continue; // X^0 - 1 = 0: the step is the identity.
             }
-            W::step(ring, a, pair, s, &mut ahead);
+            step(ring, a, pair, s, &mut ahead);
         }
         ahead.rest();
     }
@@ -273,78 +304,322 @@ fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphert
         .collect()
 }
 
-/// What step `i` prefetches: a pair's worth of words from `W::WINDOW_EIGHTHS` eighths
-/// into its own pair, so the part its GINX kernel reads last, and then the next pair's
-/// first part. Measured on the development Xeon (`time_bootstrap_phases`, alternated
-/// rounds, eighths of the step's own pair in the window): PN10QP27 0: 9.36-10.18 ms,
-/// 2: 9.23-9.39, 4: 8.51-9.51, 6: 8.73-9.24, 7: 9.64-10.05, 8: 10.69-11.15; PN11QP54 0:
-/// 89.1-93.9 ms, 2: 88.8-89.6, 4: 81.6-90.0, 6: 80.1-83.5, 7: 74.3-76.8, 8: 75.4-75.8.
-/// A short step needs the lead; a long one is better served keeping one pair in cache.
-fn prefetch_window<W: Word>(pairs: &[W], pair_len: usize, i: usize) -> &[W] {
-    let start = i * pair_len + pair_len * W::WINDOW_EIGHTHS / 8;
-    pairs.get(start..(start + pair_len).min(pairs.len())).unwrap_or(&[])
-}
-
-/// One GINX step of one ciphertext on the 32-bit path (`a != 0`): `pair` is the
-/// coefficient's folded key pair, `ahead` the prefetch of [`prefetch_window`].
-fn step_small(
-    ring: &Ring,
-    br: crate::kernels::SmallBarrett,
-    a: usize,
-    pair: &[u32],
-    s: &mut State<u32>,
-    ahead: &mut Ahead,
-) {
+/// The starting accumulator `(0, X^-b TV)` of `ct` as words into `acc`, `[part][slot]`,
+/// and its NTT into `eval`.
+fn initial_acc<W: Word>(ring: &Ring, ct: &LweCiphertext, acc: &mut [W], eval: &mut [W]) {
     let n = ring.n();
-    let levels = ring.params.bsk_levels.0;
-    let q32 = br.q as u32;
-    // The lower digits only: `NTT(ACC)` stands in for the top one (module docs).
-    for (acc, lower) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
-        crate::kernels::decompose(ring.isa, q32, ring.params.bsk_base_log.0, levels, acc, lower);
-        for d in lower.chunks_exact_mut(n) {
-            ring.ntt.forward32(d, ahead);
-        }
-    }
-    ring.monomials_minus_one32(a, &mut s.mono_p, &mut s.mono_m);
-    // Also `eval += upd`, so `eval` stays `NTT(acc)`.
-    let mono = [&s.mono_p[..], &s.mono_m[..]];
-    let rows = crate::kernels::Rows { lower: &s.digits, eval: &mut s.eval };
-    crate::kernels::ginx_step(ring.isa, br, rows, pair, mono, &mut s.upd, ahead);
-    for u in s.upd.chunks_exact_mut(n) {
-        ring.ntt.inverse32(u, ahead);
-    }
-    crate::kernels::add_mod(ring.isa, q32, &mut s.acc, &s.upd);
+    let mut start = vec![0u64; n];
+    initial_acc_b(ring, ct, &mut start);
+    acc[..n].fill(W::default());
+    acc[n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = W::narrow(x));
+    eval.copy_from_slice(acc); // NTT(0) = 0 for the `a` part
+    W::forward(ring, &mut eval[n..]);
 }
 
-/// [`step_small`] on the 54-bit ring's 64-bit words ([`crate::wide`]).
-fn step_wide(ring: &Ring, a: usize, pair: &[u64], s: &mut State<u64>, ahead: &mut Ahead) {
-    let (n, q) = (ring.n(), ring.modulus.q);
-    let levels = ring.params.bsk_levels.0;
-    for (acc, lower) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
-        crate::wide::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, lower);
-        for d in lower.chunks_exact_mut(n) {
-            ring.ntt.forward_streaming(d, ahead);
+/// What step `i` prefetches of `part`, the words of each pair the caller reads (the
+/// whole pair, or one thread's half in [`blind_rotate_duo`]): a part's worth from
+/// `W::WINDOW_EIGHTHS` eighths into its own part, so what its GINX kernel reads last,
+/// and then the next pair's part's first words. Measured on the development Xeon with
+/// whole pairs (`time_bootstrap_phases`, alternated rounds, eighths of the step's own
+/// pair in the window): PN10QP27 0: 9.36-10.18 ms, 2: 9.23-9.39, 4: 8.51-9.51, 6:
+/// 8.73-9.24, 7: 9.64-10.05, 8: 10.69-11.15; PN11QP54 0: 89.1-93.9 ms, 2: 88.8-89.6, 4:
+/// 81.6-90.0, 6: 80.1-83.5, 7: 74.3-76.8, 8: 75.4-75.8. A short step needs the lead; a
+/// long one is better served keeping one pair in cache.
+fn prefetch_window<W: Word>(pairs: &[W], pair_len: usize, part: Range<usize>, i: usize) -> Ahead<'_> {
+    let lead = part.len() * W::WINDOW_EIGHTHS / 8;
+    let (own, next) = (i * pair_len + part.start, (i + 1) * pair_len + part.start);
+    let first = pairs.get(own + lead..own + part.len()).unwrap_or(&[]);
+    Ahead::two(first, pairs.get(next..next + lead).unwrap_or(&[]))
+}
+
+/// One GINX step of one ciphertext (`a != 0`): `pair` is the coefficient's folded key
+/// pair, `ahead` the prefetch of [`prefetch_window`].
+fn step<W: Word>(ring: &Ring, a: usize, pair: &[W], s: &mut State<W>, ahead: &mut Ahead) {
+    let n = ring.n();
+    let lower_len = (ring.params.bsk_levels.0 - 1) * n;
+    // The lower digits only: `NTT(ACC)` stands in for the top one (module docs).
+    for (acc, lower) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut(lower_len)) {
+        W::digits(ring, acc, lower, ahead);
+    }
+    W::monomials(ring, a, &mut s.mono_p, &mut s.mono_m);
+    // Also `eval += upd`, so `eval` stays `NTT(acc)`.
+    let rows = Rows::whole(n, &s.digits, &mut s.eval);
+    W::kernel(ring, rows, pair, [&s.mono_p, &s.mono_m], &mut s.upd, ahead);
+    for (u, acc) in s.upd.chunks_exact_mut(n).zip(s.acc.chunks_exact_mut(n)) {
+        W::finish(ring, u, acc, ahead);
+    }
+}
+
+/// One ciphertext's blind rotation on two threads, for the latency of a single gate:
+/// the caller's thread and one it spawns, each with its half of every step.
+///
+/// Thread `t` owns accumulator part `t` (coefficient form) and slots
+/// `t N/2 .. (t + 1) N/2` of `NTT(ACC)`; a step is three phases between two barriers:
+/// 1. the NTTs of part `t`'s lower digits into the shared `digits`, and the monomials;
+/// 2. (after barrier A: every digit row is written) the GINX kernel on its slots, which
+///    reads its half of the key pair (the pair layout is chunk by chunk, so that is one
+///    front-to-back run of words) and all digit rows at its slots, and writes its slots
+///    of both parts' update into its `upd`;
+/// 3. (after barrier B: every update slot is written) part `t`'s update, half from each
+///    thread's `upd`, through the inverse NTT into its accumulator part.
+///
+/// Each shared buffer is written in one phase by one thread and read in another:
+/// `digits` part `t` is written in phase 1 by thread `t` and read in phase 2 by both;
+/// `upd[t]` is written in phase 2 by thread `t` and read in phase 3 by both. Between a
+/// write and a read of the same words lies a barrier, and so does one between a read
+/// and the next step's write of them (thread `t` writes `digits` part `t` after barrier
+/// B, which the other thread reaches only once done reading it, and `upd[t]` after the
+/// next step's barrier A). The arithmetic on every word is the one-thread step's, so
+/// the words are the same ([`tests::duo_matches_one_thread`]).
+pub fn blind_rotate_duo(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> ExtractedLwe {
+    if ring.small.is_some() {
+        duo_words::<u32>(ring, key, ct)
+    } else {
+        duo_words::<u64>(ring, key, ct)
+    }
+}
+
+fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> ExtractedLwe {
+    let p = ring.params;
+    let (n, rows, levels) = (p.big_n(), p.rgsw_rows(), p.bsk_levels.0);
+    let (half, lower_len) = (n / 2, (levels - 1) * n);
+    let log2n = (2 * n).trailing_zeros();
+    let logq = p.lwe_modulus_log.0;
+    let pairs = W::pairs(key);
+    let pair_len = 2 * rows * 2 * n;
+    let (mut acc, mut eval) = (Aligned::<W>::zeroed(2 * n), Aligned::<W>::zeroed(2 * n));
+    initial_acc(ring, ct, &mut acc, &mut eval);
+    let digits = Shared::<W>::zeroed(2 * lower_len);
+    let upd = [Shared::<W>::zeroed(2 * half), Shared::<W>::zeroed(2 * half)];
+    let barrier = Barrier2::default();
+    let run = |t: usize| -> Aligned<W> {
+        let leave = barrier.leave_on_panic(t);
+        let mut own_acc = Aligned::<W>::zeroed(n);
+        own_acc.copy_from_slice(&acc[t * n..(t + 1) * n]);
+        let slots = t * half..(t + 1) * half;
+        let mut own_eval = Aligned::<W>::zeroed(2 * half);
+        for (o, e) in own_eval.chunks_exact_mut(half).zip(eval.chunks_exact(n)) {
+            o.copy_from_slice(&e[slots.clone()]);
+        }
+        let (mut mono_p, mut mono_m, mut inv) = (Aligned::zeroed(n), Aligned::zeroed(n), Aligned::<W>::zeroed(n));
+        let mine = t * pair_len / 2..(t + 1) * pair_len / 2;
+        let mut epoch = 0;
+        for (i, pair) in pairs.chunks_exact(pair_len).enumerate().take(p.n()) {
+            let a = ms_to_2n(ct.a()[i], logq, log2n);
+            if a == 0 {
+                continue; // Both threads skip it.
+            }
+            let mut ahead = prefetch_window::<W>(pairs, pair_len, mine.clone(), i);
+            // SAFETY: phase 1: only this thread touches `digits` part `t` (see above).
+            W::digits(ring, &own_acc, unsafe { digits.get_mut(t * lower_len..(t + 1) * lower_len) }, &mut ahead);
+            W::monomials(ring, a, &mut mono_p, &mut mono_m);
+            epoch += 1;
+            barrier.wait(t, epoch);
+            {
+                // SAFETY: phase 2: both threads only read `digits`; only this one touches
+                // `upd[t]`. Both slices end with this block, before barrier B.
+                let (lower, out) = unsafe { (digits.get(0..2 * lower_len), upd[t].get_mut(0..2 * half)) };
+                let rows = Rows { lower, n, slot0: t * half, eval: &mut own_eval };
+                let mono = [&mono_p[slots.clone()], &mono_m[slots.clone()]];
+                W::kernel(ring, rows, &pair[mine.clone()], mono, out, &mut ahead);
+            }
+            epoch += 1;
+            barrier.wait(t, epoch);
+            for (h, u) in upd.iter().enumerate() {
+                // SAFETY: phase 3: both threads only read `upd`.
+                inv[h * half..(h + 1) * half].copy_from_slice(unsafe { u.get(t * half..(t + 1) * half) });
+            }
+            W::finish(ring, &mut inv, &mut own_acc, &mut ahead);
+            ahead.rest();
+        }
+        drop(leave);
+        own_acc
+    };
+    let (acc_a, acc_b) = std::thread::scope(|scope| {
+        let helper = scope.spawn(|| run(1));
+        let a = run(0);
+        (a, helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    });
+    let [a, b] = [acc_a, acc_b].map(|acc| acc.iter().map(|&x| x.into()).collect::<Vec<u64>>());
+    sample_extract(ring, &a, &b)
+}
+
+/// Words both threads of [`blind_rotate_duo`] reach through one pointer. Which thread
+/// may write or read which words when is that function's protocol; its barriers order
+/// every write before the other thread's reads of the same words.
+struct Shared<W> {
+    ptr: *mut W,
+    len: usize,
+    /// Owns the words `ptr` points into (an `Aligned` never moves its storage).
+    _words: Aligned<W>,
+}
+
+// SAFETY: the words are plain integers; the access protocol above keeps one thread's
+// writes from overlapping the other's reads or writes of the same words.
+unsafe impl<W: Send + Sync> Sync for Shared<W> {}
+
+impl<W: Copy + Default> Shared<W> {
+    fn zeroed(len: usize) -> Self {
+        let mut words = Aligned::zeroed(len);
+        Shared { ptr: words.as_mut_ptr(), len, _words: words }
+    }
+
+    /// # Safety
+    /// No thread writes `r` while the slice lives.
+    unsafe fn get(&self, r: Range<usize>) -> &[W] {
+        assert!(r.start <= r.end && r.end <= self.len, "shared words: range");
+        // SAFETY: inside the buffer (checked); no writer (the caller's promise).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(r.start), r.len()) }
+    }
+
+    /// # Safety
+    /// No other thread reads or writes `r`, and this thread holds no other slice of it,
+    /// while the slice lives.
+    #[allow(clippy::mut_from_ref)] // Exclusive by the caller's promise, not by `&mut self`.
+    unsafe fn get_mut(&self, r: Range<usize>) -> &mut [W] {
+        assert!(r.start <= r.end && r.end <= self.len, "shared words: range");
+        // SAFETY: inside the buffer (checked); exclusive (the caller's promise).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(r.start), r.len()) }
+    }
+}
+
+/// Spins before a waiting thread of [`Barrier2`] starts yielding its core: a phase of
+/// a step takes a few microseconds, and a thread that waits much longer has most likely
+/// lost its partner to the scheduler (more busy threads than cores), which yielding
+/// gives back.
+const SPINS_BEFORE_YIELD: u32 = 1 << 12;
+
+/// A barrier for two threads that meet at every phase of a step: each publishes how
+/// many barriers it has reached and waits for the other's count. Its `Release` store and
+/// `Acquire` load make a thread's writes before a barrier visible to the other after it.
+#[derive(Default)]
+struct Barrier2 {
+    reached: [Padded; 2],
+}
+
+/// A counter on its own pair of cache lines, so the two threads' stores do not contend
+/// (adjacent-line prefetch pairs lines).
+#[derive(Default)]
+#[repr(align(128))]
+struct Padded(std::sync::atomic::AtomicU64);
+
+impl Barrier2 {
+    /// Thread `me` has reached barrier `epoch` (1, 2, ...): waits until the other has.
+    fn wait(&self, me: usize, epoch: u64) {
+        use std::sync::atomic::Ordering::{Acquire, Release};
+        self.reached[me].0.store(epoch, Release);
+        let mut spins = 0;
+        while self.reached[1 - me].0.load(Acquire) < epoch {
+            if spins < SPINS_BEFORE_YIELD {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
-    ring.monomial_minus_one(a, &mut s.mono_p);
-    ring.monomial_minus_one(2 * n - a, &mut s.mono_m);
-    let mono = [&s.mono_p[..], &s.mono_m[..]];
-    let rows = crate::wide::Rows { lower: &s.digits, eval: &mut s.eval };
-    let wide = ring.wide.expect("the 64-bit path");
-    crate::wide::ginx_step(ring.isa, wide, rows, pair, mono, &mut s.upd, ahead);
-    for u in s.upd.chunks_exact_mut(n) {
-        ring.ntt.inverse_streaming(u, ahead);
+
+    /// A guard that, if thread `me` unwinds, marks every barrier as reached, so the other
+    /// thread runs to its end instead of waiting forever, and the panic reaches the caller.
+    fn leave_on_panic(&self, me: usize) -> impl Drop + '_ {
+        struct Leave<'a>(&'a Barrier2, usize);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.reached[self.1].0.store(u64::MAX, std::sync::atomic::Ordering::Release);
+                }
+            }
+        }
+        Leave(self, me)
     }
-    crate::wide::add_mod(q, &mut s.acc, &s.upd);
 }
 
 /// Ciphertexts per group: enough to share each key pair's read among several, few
 /// enough that every core gets a group.
 const MAX_GROUP: usize = 8;
 
-pub fn blind_rotate_batch(ring: &Ring, key: &CpuPrepared, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
+/// The blind rotations of a batch: a lone ciphertext on two threads
+/// ([`blind_rotate_duo`]) where `threads` is 2 and [`DuoSlot::take`] finds a core
+/// free for the second, otherwise in groups ([`MAX_GROUP`]) on all cores.
+pub fn blind_rotate_batch(
+    ring: &Ring,
+    key: &CpuPrepared,
+    inputs: &[LweCiphertext],
+    threads: BootstrapThreads,
+) -> Result<Vec<ExtractedLwe>> {
+    if let [ct] = inputs {
+        if threads == BootstrapThreads::Two {
+            if let Some(_slot) = DuoSlot::take() {
+                return Ok(vec![blind_rotate_duo(ring, key, ct)]);
+            }
+        }
+    }
     let group = inputs.len().div_ceil(rayon::current_num_threads()).clamp(1, MAX_GROUP);
     Ok(inputs.par_chunks(group).flat_map_iter(|g| blind_rotate_group(ring, key, g)).collect())
+}
+
+/// How many threads one ciphertext's blind rotation may use: the CPU backend's
+/// `LUX_FHE_BOOTSTRAP_THREADS` (`1` or `2`, default `2`). Two threads cut a lone
+/// gate's latency (measured in `docs/PERF.md`); batches use every core either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootstrapThreads {
+    One,
+    Two,
+}
+
+impl BootstrapThreads {
+    /// The environment variable that sets it.
+    pub const VAR: &'static str = "LUX_FHE_BOOTSTRAP_THREADS";
+
+    /// `None` or empty is the default ([`BootstrapThreads::Two`]); anything but `1` or
+    /// `2` is an error.
+    pub fn parse(value: Option<&str>) -> Result<BootstrapThreads> {
+        match value.map(str::trim) {
+            None | Some("") | Some("2") => Ok(BootstrapThreads::Two),
+            Some("1") => Ok(BootstrapThreads::One),
+            Some(other) => Err(fhe_api::Error::InvalidInput(format!(
+                "{} must be 1 or 2 (threads per blind rotation), not `{other}`",
+                BootstrapThreads::VAR
+            ))),
+        }
+    }
+
+    /// From [`BootstrapThreads::VAR`].
+    pub fn from_env() -> Result<BootstrapThreads> {
+        BootstrapThreads::parse(std::env::var(BootstrapThreads::VAR).ok().as_deref())
+    }
+}
+
+/// Two-thread blind rotations running now, in this process.
+static DUOS: AtomicUsize = AtomicUsize::new(0);
+
+/// Leave to run a two-thread blind rotation, held while it runs.
+struct DuoSlot;
+
+impl DuoSlot {
+    /// Taken when the caller is not a rayon worker (whose pool already keeps the cores
+    /// busy: a batch, or a caller's own parallel loop) and fewer two-thread rotations
+    /// run than half the cores, so that each one's second thread finds a core: a
+    /// thread [`Barrier2`] waits for must not be waiting for a core.
+    fn take() -> Option<DuoSlot> {
+        static CORES: OnceLock<usize> = OnceLock::new();
+        let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        if rayon::current_thread_index().is_some() {
+            return None;
+        }
+        if DUOS.fetch_add(1, Ordering::AcqRel) < cores / 2 {
+            Some(DuoSlot)
+        } else {
+            DUOS.fetch_sub(1, Ordering::AcqRel);
+            None
+        }
+    }
+}
+
+impl Drop for DuoSlot {
+    fn drop(&mut self) {
+        DUOS.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 #[cfg(test)]
@@ -390,6 +665,26 @@ mod tests {
         }
     }
 
+    /// A thread that panics between barriers does not leave its partner waiting: the
+    /// partner runs through every later barrier, and the panic reaches the caller.
+    #[test]
+    fn a_panicking_thread_releases_its_partner() {
+        let barrier = Barrier2::default();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            std::thread::scope(|scope| {
+                let helper = scope.spawn(|| {
+                    let _leave = barrier.leave_on_panic(1);
+                    barrier.wait(1, 1);
+                    panic!("the helper fails after the first barrier");
+                });
+                let _leave = barrier.leave_on_panic(0);
+                (1..=1000).for_each(|e| barrier.wait(0, e));
+                helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+        }));
+        assert!(result.is_err(), "the helper's panic reaches the caller");
+    }
+
     /// Where one blind rotation's time goes on the 32-bit path: the real step over 556
     /// key pairs streamed from memory as in a bootstrap, then each phase of it timed
     /// alone. Prints only (a timing, not a check):
@@ -413,8 +708,8 @@ mod tests {
         for _ in 0..5 {
             let whole = Instant::now();
             for (i, pair) in key.chunks_exact(pair_len).enumerate() {
-                let mut ahead = Ahead::new(prefetch_window::<u32>(&key, pair_len, i));
-                step_small(&ring, br, 1 + 2 * i, pair, &mut s, &mut ahead);
+                let mut ahead = prefetch_window::<u32>(&key, pair_len, 0..pair_len, i);
+                step(&ring, 1 + 2 * i, pair, &mut s, &mut ahead);
                 ahead.rest();
             }
             best = best.min(whole.elapsed().as_secs_f64() * 1e6 / pairs as f64);
@@ -426,7 +721,7 @@ mod tests {
         for _ in 0..5 {
             let whole = Instant::now();
             for i in 0..pairs {
-                step_small(&ring, br, 1 + 2 * i, &key[..pair_len], &mut s, &mut Ahead::none());
+                step(&ring, 1 + 2 * i, &key[..pair_len], &mut s, &mut Ahead::none());
             }
             cached = cached.min(whole.elapsed().as_secs_f64() * 1e6 / pairs as f64);
         }
@@ -436,7 +731,7 @@ mod tests {
             let whole = Instant::now();
             for i in 0..pairs {
                 let mut ahead = Ahead::new(&key[pair_len..2 * pair_len]);
-                step_small(&ring, br, 1 + 2 * i, &key[..pair_len], &mut s, &mut ahead);
+                step(&ring, 1 + 2 * i, &key[..pair_len], &mut s, &mut ahead);
                 ahead.rest();
             }
             touched = touched.min(whole.elapsed().as_secs_f64() * 1e6 / pairs as f64);
@@ -446,7 +741,7 @@ mod tests {
         for _ in 0..5 {
             let mut r = [0f64; 5];
             for (i, pair) in key.chunks_exact(pair_len).enumerate() {
-                let mut ahead = Ahead::new(prefetch_window::<u32>(&key, pair_len, i));
+                let mut ahead = prefetch_window::<u32>(&key, pair_len, 0..pair_len, i);
                 let c = Instant::now();
                 for (acc, d) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
                     decompose(ring.isa, q as u32, ring.params.bsk_base_log.0, levels, acc, d);
@@ -464,7 +759,7 @@ mod tests {
                 ginx_step(
                     ring.isa,
                     br,
-                    Rows { lower: &s.digits, eval: &mut s.eval },
+                    Rows::whole(n, &s.digits, &mut s.eval),
                     pair,
                     [&s.mono_p, &s.mono_m],
                     &mut s.upd,
@@ -539,7 +834,7 @@ mod tests {
             s.acc.copy_from_slice(&acc);
             s.eval.copy_from_slice(&acc);
             s.eval.chunks_exact_mut(n).for_each(|e| ring.ntt.forward(e));
-            step_wide(&ring, a, &pair, &mut s, &mut Ahead::none());
+            step(&ring, a, &pair, &mut s, &mut Ahead::none());
             assert!(s.acc[..] == want[..], "{}: accumulator", v.name);
             let mut want_eval = want.clone();
             want_eval.chunks_exact_mut(n).for_each(|e| ring.ntt.forward(e));
@@ -564,18 +859,18 @@ mod tests {
         for (v, m) in [(&mut s.acc, 7_777_777), (&mut s.eval, 5_555_555)] {
             v.iter_mut().enumerate().for_each(|(i, x)| *x = i as u64 * m % q);
         }
-        let next = |i: usize| prefetch_window::<u64>(&key, pair_len, i);
+        let next = |i: usize| prefetch_window::<u64>(&key, pair_len, 0..pair_len, i);
         for _ in 0..3 {
             let whole = Instant::now();
             for (i, pair) in key.chunks_exact(pair_len).enumerate() {
-                let mut ahead = Ahead::new(next(i));
-                step_wide(&ring, 1 + 2 * i, pair, &mut s, &mut ahead);
+                let mut ahead = next(i);
+                step(&ring, 1 + 2 * i, pair, &mut s, &mut ahead);
                 ahead.rest();
             }
             let streamed = whole.elapsed().as_secs_f64() * 1e6 / pairs as f64;
             let whole = Instant::now();
             for i in 0..pairs {
-                step_wide(&ring, 1 + 2 * i, &key[..pair_len], &mut s, &mut Ahead::none());
+                step(&ring, 1 + 2 * i, &key[..pair_len], &mut s, &mut Ahead::none());
             }
             let cached = whole.elapsed().as_secs_f64() * 1e6 / pairs as f64;
             println!("step_wide: {streamed:.1} us per step streaming the key, {cached:.1} us with one pair in cache");
@@ -583,7 +878,7 @@ mod tests {
         let mut r = [0f64; 6];
         let wide = ring.wide.unwrap();
         for (i, pair) in key.chunks_exact(pair_len).enumerate() {
-            let mut ahead = Ahead::new(next(i));
+            let mut ahead = next(i);
             let c = Instant::now();
             for (acc, d) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
                 crate::wide::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, d);
@@ -599,7 +894,7 @@ mod tests {
             ring.monomial_minus_one(2 * n - 1 - 2 * i, &mut s.mono_m);
             r[2] += c.elapsed().as_secs_f64();
             let c = Instant::now();
-            let rows = crate::wide::Rows { lower: &s.digits, eval: &mut s.eval };
+            let rows = Rows::whole(n, &s.digits, &mut s.eval);
             crate::wide::ginx_step(ring.isa, wide, rows, pair, [&s.mono_p, &s.mono_m], &mut s.upd, &mut ahead);
             r[3] += c.elapsed().as_secs_f64();
             let c = Instant::now();

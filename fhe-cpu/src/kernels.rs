@@ -178,15 +178,26 @@ pub struct Ahead<'a> {
     /// Bytes of the words, and the offset of the next line to prefetch.
     len: usize,
     at: usize,
+    /// The second run of words ([`Ahead::two`]), taken up when the first is done:
+    /// its first byte and length (0 when there is none).
+    then: *const u8,
+    then_len: usize,
     words: std::marker::PhantomData<&'a [u8]>,
 }
 
 impl<'a> Ahead<'a> {
     pub fn new<T>(words: &'a [T]) -> Self {
+        Ahead::two(words, &[])
+    }
+
+    /// `first`'s lines, then `second`'s.
+    pub fn two<T>(first: &'a [T], second: &'a [T]) -> Self {
         Ahead {
-            start: words.as_ptr().cast(),
-            len: std::mem::size_of_val(words),
+            start: first.as_ptr().cast(),
+            len: std::mem::size_of_val(first),
             at: 0,
+            then: second.as_ptr().cast(),
+            then_len: std::mem::size_of_val(second),
             words: std::marker::PhantomData,
         }
     }
@@ -198,7 +209,7 @@ impl<'a> Ahead<'a> {
     /// Cache lines not yet prefetched.
     pub fn lines_left(&self) -> usize {
         // `at` may pass `len` by less than a line after the last touch.
-        self.len.saturating_sub(self.at).div_ceil(64)
+        self.len.saturating_sub(self.at).div_ceil(64) + self.then_len.div_ceil(64)
     }
 
     /// [`Ahead::touch`] `lines` times.
@@ -213,13 +224,17 @@ impl<'a> Ahead<'a> {
     /// touched fewer lines than the pair has; the rest arrives during the next step's
     /// decomposition and NTTs).
     pub fn rest(&mut self) {
-        while self.at < self.len {
+        while self.lines_left() > 0 {
             self.touch();
         }
     }
 
     #[inline(always)]
     pub fn touch(&mut self) {
+        if self.at >= self.len && self.then_len > 0 {
+            (self.start, self.len, self.at) = (self.then, self.then_len, 0);
+            self.then_len = 0;
+        }
         if self.at < self.len {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `at < len`: the address is inside the borrowed words; a prefetch
@@ -232,32 +247,30 @@ impl<'a> Ahead<'a> {
     }
 }
 
-/// One GINX step's evaluation-form work for one key pair, small modulus:
+/// One GINX step's evaluation-form work for one key pair, small modulus, on the slots
+/// of `rows` ([`Rows`]: a range of `m` slots, `m` the monomials' length):
 /// `upd[h] = (sum_r d_r K+[r][h]) (X^a - 1) + (sum_r d_r K-[r][h]) (X^-a - 1)`, reduced
 /// to `[0, Q)`, then `eval[h] += upd[h]` (mod `Q`). The rows `d_r`, `r = p L + l` for
-/// part `p` and level `l`, are the NTTs of the lower digits (`lower`,
-/// `[part][level < L - 1][slot]`) and, for `l = L - 1`, `NTT(ACC_p)` itself (`eval`,
-/// `[part][slot]`, in `[0, Q)`; the folded key of [`crate::bootstrap`]), read in place so
-/// the step copies nothing. `pair` is the [`interleave_pair`] layout, `upd`
-/// `[half][slot]`. The four sums of a chunk stay in registers across the rows; each is
-/// at most `2L Q^2 < 2^58`, inside `reduce`'s range.
+/// part `p` and level `l`, are the NTTs of the lower digits and, for `l = L - 1`,
+/// `NTT(ACC_p)` itself (the folded key of [`crate::bootstrap`]), read in place so the
+/// step copies nothing. `pair` is the range's chunks of the [`interleave_pair`] layout,
+/// `upd` `[half][m]`. The four sums of a chunk stay in registers across the rows; each
+/// is at most `2L Q^2 < 2^58`, inside `reduce`'s range.
 #[inline(always)]
 fn ginx_step_body(
     br: SmallBarrett,
-    lower: &[u32],
-    eval: &mut [u32],
+    rows: Rows<u32>,
     pair: &[u32],
     mono: [&[u32]; 2],
     upd: &mut [u32],
     next: &mut Ahead,
 ) {
     let [mono_p, mono_m] = mono;
-    let n = mono_p.len();
-    let (parts, levels) = row_shape(n, lower, eval);
-    let rows = parts * levels;
+    let m = mono_p.len();
+    let (parts, levels) = rows.shape(m);
     let q = br.q as u32;
-    let (upd_a, upd_b) = upd.split_at_mut(n);
-    let chunk_len = rows * 4 * CHUNK;
+    let (upd_a, upd_b) = upd.split_at_mut(m);
+    let chunk_len = parts * levels * 4 * CHUNK;
     for (c, kc) in pair.chunks_exact(chunk_len).enumerate() {
         let at = c * CHUNK;
         let ahead = (c + PREFETCH_CHUNKS) * chunk_len;
@@ -265,7 +278,7 @@ fn ginx_step_body(
         next.touch_lines(NEXT_LINES_PER_CHUNK);
         let mut acc = [[0u64; CHUNK]; 4];
         for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
-            let d: &[u32; CHUNK] = digit_row(lower, eval, n, levels, r)[at..at + CHUNK].try_into().expect("a chunk");
+            let d: &[u32; CHUNK] = rows.row(m, levels, r)[at..at + CHUNK].try_into().expect("a chunk");
             for (sum, k) in acc.iter_mut().zip(kr.chunks_exact(CHUNK)) {
                 for l in 0..CHUNK {
                     sum[l] += u64::from(d[l]) * u64::from(k[l]);
@@ -274,7 +287,7 @@ fn ginx_step_body(
         }
         let (mp, mm) = (&mono_p[at..at + CHUNK], &mono_m[at..at + CHUNK]);
         for (h, out) in [&mut upd_a[at..at + CHUNK], &mut upd_b[at..at + CHUNK]].into_iter().enumerate() {
-            let ev = &mut eval[h * n + at..][..CHUNK];
+            let ev = &mut rows.eval[h * m + at..][..CHUNK];
             for l in 0..CHUNK {
                 let ep = br.reduce(acc[2 * h][l]);
                 let em = br.reduce(acc[2 * h + 1][l]);
@@ -286,64 +299,89 @@ fn ginx_step_body(
     }
 }
 
-/// Row `r = p L + l` of a GINX step's digits: `lower`'s row `(p, l)` for `l < L - 1`,
-/// `eval`'s row `p` (`NTT(ACC_p)`) for the top level; from its first slot to the end.
-#[inline(always)]
-pub(crate) fn digit_row<'a, T>(lower: &'a [T], eval: &'a [T], n: usize, levels: usize, r: usize) -> &'a [T] {
-    let (p, l) = (r / levels, r % levels);
-    if l == levels - 1 {
-        &eval[p * n..]
-    } else {
-        &lower[(p * (levels - 1) + l) * n..]
-    }
+/// The digit rows of one GINX kernel call ([`ginx_step`], `crate::wide::ginx_step`) on a
+/// range of `m` slots (the monomials' length), `slot0..slot0 + m`: the whole ring for one
+/// thread, or its part of the slots when two threads share a step
+/// (`crate::bootstrap`). `lower` holds the NTTs of the lower digits,
+/// `[part][level < L - 1][slot]` with `n` slots a row, of which the call reads its
+/// range; `eval` holds `NTT(ACC)` at the range's slots, `[part][m]`: it stands in for
+/// the top digit, and the call updates it in place.
+pub struct Rows<'a, T> {
+    pub lower: &'a [T],
+    pub n: usize,
+    pub slot0: usize,
+    pub eval: &'a mut [T],
 }
 
-/// [`digit_row`]'s starts as pointers for the SIMD kernels, the first `rows` of them,
-/// with `eval`'s pointer: all `eval` pointers come from one `as_mut_ptr`, as the kernel
-/// reads and writes it.
-pub(crate) fn row_starts<T>(n: usize, lower: &[T], eval: &mut [T]) -> (*mut T, [*const T; MAX_ROWS]) {
-    let (parts, levels) = row_shape(n, lower, eval);
-    assert!(parts * levels <= MAX_ROWS, "ginx_step: at most {MAX_ROWS} rows");
-    let eval_ptr = eval.as_mut_ptr();
-    let mut row_at = [lower.as_ptr(); MAX_ROWS];
-    for (r, at) in row_at.iter_mut().enumerate().take(parts * levels) {
+impl<'a, T> Rows<'a, T> {
+    /// All `n` slots: `eval` is `[part][n]`.
+    pub fn whole(n: usize, lower: &'a [T], eval: &'a mut [T]) -> Self {
+        Rows { lower, n, slot0: 0, eval }
+    }
+
+    /// `(parts, levels)` for a call on `m` slots: `eval` holds one row per part, `lower`
+    /// `levels - 1` per part; checks that the range lies inside the rows.
+    pub(crate) fn shape(&self, m: usize) -> (usize, usize) {
+        assert!(m > 0 && self.slot0 + m <= self.n, "ginx_step: the slot range lies inside the rows");
+        let parts = self.eval.len() / m;
+        assert!(parts > 0 && self.eval.len() == parts * m, "ginx_step: eval holds whole rows");
+        let lower_rows = self.lower.len() / self.n;
+        assert!(
+            self.lower.len() == lower_rows * self.n && lower_rows.is_multiple_of(parts),
+            "ginx_step: lower digits per part"
+        );
+        (parts, lower_rows / parts + 1)
+    }
+
+    /// Row `r = p L + l` at the range's `m` slots: `lower`'s row `(p, l)` for `l < L - 1`,
+    /// `eval`'s row `p` (`NTT(ACC_p)`) for the top level.
+    #[inline(always)]
+    pub(crate) fn row(&self, m: usize, levels: usize, r: usize) -> &[T] {
         let (p, l) = (r / levels, r % levels);
-        // SAFETY: `p < parts` and `l < levels - 1` index whole rows of `eval` and `lower`
-        // (`row_shape` checked their lengths); `add` stays inside each allocation.
-        *at = unsafe {
-            if l == levels - 1 {
-                eval_ptr.add(p * n).cast_const()
-            } else {
-                lower.as_ptr().add((p * (levels - 1) + l) * n)
-            }
-        };
+        if l == levels - 1 {
+            &self.eval[p * m..(p + 1) * m]
+        } else {
+            let at = (p * (levels - 1) + l) * self.n + self.slot0;
+            &self.lower[at..at + m]
+        }
     }
-    (eval_ptr, row_at)
-}
 
-/// `(parts, levels)` of [`ginx_step`]'s rows: `eval` holds one row per part, `lower`
-/// `levels - 1` per part.
-pub(crate) fn row_shape<T>(n: usize, lower: &[T], eval: &[T]) -> (usize, usize) {
-    assert!(n > 0, "ginx_step: empty rows");
-    let parts = eval.len() / n;
-    assert!(parts > 0 && eval.len() == parts * n, "ginx_step: eval holds whole rows");
-    let lower_rows = lower.len() / n;
-    assert!(lower.len() == lower_rows * n && lower_rows.is_multiple_of(parts), "ginx_step: lower digits per part");
-    (parts, lower_rows / parts + 1)
+    /// [`Rows::row`]'s starts as pointers for the SIMD kernels, the first `rows` of them,
+    /// with `eval`'s pointer: all `eval` pointers come from one `as_mut_ptr`, as the
+    /// kernel reads and writes it.
+    pub(crate) fn starts(&mut self, m: usize) -> (*mut T, [*const T; MAX_ROWS]) {
+        let (parts, levels) = self.shape(m);
+        assert!(parts * levels <= MAX_ROWS, "ginx_step: at most {MAX_ROWS} rows");
+        let eval_ptr = self.eval.as_mut_ptr();
+        let mut row_at = [self.lower.as_ptr(); MAX_ROWS];
+        for (r, at) in row_at.iter_mut().enumerate().take(parts * levels) {
+            let (p, l) = (r / levels, r % levels);
+            // SAFETY: `p < parts` and `l < levels - 1` index whole rows of `eval` and
+            // `lower`, and `slot0 + m <= n` (`shape` checked all three); `add` stays
+            // inside each allocation.
+            *at = unsafe {
+                if l == levels - 1 {
+                    eval_ptr.add(p * m).cast_const()
+                } else {
+                    self.lower.as_ptr().add((p * (levels - 1) + l) * self.n + self.slot0)
+                }
+            };
+        }
+        (eval_ptr, row_at)
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn ginx_step_avx2(
     br: SmallBarrett,
-    lower: &[u32],
-    eval: &mut [u32],
+    rows: Rows<u32>,
     pair: &[u32],
     mono: [&[u32]; 2],
     upd: &mut [u32],
     next: &mut Ahead,
 ) {
-    ginx_step_body(br, lower, eval, pair, mono, upd, next)
+    ginx_step_body(br, rows, pair, mono, upd, next)
 }
 
 /// [`ginx_step_body`] in AVX-512 intrinsics: the products come from `vpmuludq` on the
@@ -361,8 +399,7 @@ fn ginx_step_avx2(
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 fn ginx_step_avx512(
     br: SmallBarrett,
-    lower: &[u32],
-    eval: &mut [u32],
+    mut rows: Rows<u32>,
     pair: &[u32],
     mono: [&[u32]; 2],
     upd: &mut [u32],
@@ -370,8 +407,10 @@ fn ginx_step_avx512(
 ) {
     use std::arch::x86_64::*;
     let [mono_p, mono_m] = mono;
+    // `n`: the slots of this call's range (`Rows`), the length of every row it reads.
     let n = mono_p.len();
-    let (parts, levels) = row_shape(n, lower, eval);
+    let (parts, levels) = rows.shape(n);
+    let (eval_ptr, row_at) = rows.starts(n);
     let rows = parts * levels;
     let chunk_len = rows * 4 * CHUNK;
     assert!(
@@ -383,7 +422,6 @@ fn ginx_step_avx512(
             && upd.len() == 2 * n,
         "ginx_step: operand sizes"
     );
-    let (eval_ptr, row_at) = row_starts(n, lower, eval);
     let qv32 = _mm512_set1_epi32(br.q as i32);
     let (qv, q2v, muv) =
         (_mm512_set1_epi64(br.q as i64), _mm512_set1_epi64(2 * br.q as i64), _mm512_set1_epi64(br.mu as i64));
@@ -622,14 +660,6 @@ pub fn monomials_minus_one(
 /// goes out in one burst ([`Ahead::rest`]).
 pub const NEXT_LINES_PER_CHUNK: usize = 8;
 
-/// The digit rows of one [`ginx_step`]: the lower digits' NTTs, `[part][level < L -
-/// 1][slot]`, and `NTT(ACC)`, `[part][slot]`, which stands in for the top digit and which
-/// the step updates in place.
-pub struct Rows<'a> {
-    pub lower: &'a [u32],
-    pub eval: &'a mut [u32],
-}
-
 /// Most rows (`2L`) the AVX-512 GINX kernels take.
 pub(crate) const MAX_ROWS: usize = 16;
 
@@ -638,7 +668,7 @@ pub(crate) const MAX_ROWS: usize = 16;
 pub fn ginx_step(
     isa: Isa,
     br: SmallBarrett,
-    rows: Rows,
+    rows: Rows<u32>,
     pair: &[u32],
     mono: [&[u32]; 2],
     upd: &mut [u32],
@@ -646,18 +676,22 @@ pub fn ginx_step(
 ) {
     // Both kernels' sums, `rows Q^2` and `2 (4Q) Q`, must stay inside `reduce`'s range:
     // true for every set on this path (`k <= 28`, 8 rows).
-    let Rows { lower, eval } = rows;
-    let rows = ((lower.len() + eval.len()) / mono[0].len().max(1)) as u128;
-    let bound = rows.max(8) * u128::from(br.q) * u128::from(br.q);
+    let m = mono[0].len();
+    let (parts, levels) = rows.shape(m);
+    let bound = (parts * levels).max(8) as u128 * u128::from(br.q) * u128::from(br.q);
     assert!(bound < 1u128 << (br.shift + 32), "ginx_step: Q too large for the 32-bit kernel");
+    assert!(
+        m.is_multiple_of(CHUNK) && rows.slot0.is_multiple_of(CHUNK) && pair.len() == m * parts * levels * 4,
+        "ginx_step: whole chunks of the pair"
+    );
     match isa {
-        Isa::Portable => ginx_step_body(br, lower, eval, pair, mono, upd, next),
+        Isa::Portable => ginx_step_body(br, rows, pair, mono, upd, next),
         // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { ginx_step_avx2(br, lower, eval, pair, mono, upd, next) },
+        Isa::Avx2 => unsafe { ginx_step_avx2(br, rows, pair, mono, upd, next) },
         // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { ginx_step_avx512(br, lower, eval, pair, mono, upd, next) },
+        Isa::Avx512 => unsafe { ginx_step_avx512(br, rows, pair, mono, upd, next) },
     }
 }
 
@@ -828,7 +862,7 @@ mod tests {
                 ginx_step(
                     isa,
                     br,
-                    Rows { lower: &lower, eval: &mut got_eval },
+                    Rows::whole(n, &lower, &mut got_eval),
                     &pair,
                     [&mp, &mm],
                     &mut got,
@@ -836,6 +870,24 @@ mod tests {
                 );
                 assert!(got == want, "{set} {isa:?} ginx_step");
                 assert!(got_eval == want_eval, "{set} {isa:?} ginx_step eval");
+                // The same words from calls on two slot ranges, as the two threads of
+                // `bootstrap::blind_rotate_duo` make them (halves), and uneven ones.
+                for split in [n / 2, 3 * n / 8] {
+                    for slots in [0..split, split..n] {
+                        let m = slots.len();
+                        let mut ev: Vec<u32> = eval.chunks_exact(n).flat_map(|e| e[slots.clone()].to_vec()).collect();
+                        let mut up = vec![0u32; 2 * m];
+                        let keys = &pair[slots.start * pair.len() / n..slots.end * pair.len() / n];
+                        let rows = Rows { lower: &lower, n, slot0: slots.start, eval: &mut ev };
+                        let mono = [&mp[slots.clone()], &mm[slots.clone()]];
+                        ginx_step(isa, br, rows, keys, mono, &mut up, &mut Ahead::none());
+                        for h in 0..2 {
+                            let at = h * n + slots.start..h * n + slots.end;
+                            assert!(up[h * m..(h + 1) * m] == want[at.clone()], "{set} {isa:?} ginx_step on {slots:?}");
+                            assert!(ev[h * m..(h + 1) * m] == want_eval[at], "{set} {isa:?} eval on {slots:?}");
+                        }
+                    }
+                }
                 let log_bg = ring.params.bsk_base_log.0;
                 let mut got = vec![0u32; levels * n];
                 decompose(isa, q as u32, log_bg, levels, &edge, &mut got);
@@ -899,7 +951,7 @@ mod timing {
                     ginx_step(
                         isa,
                         br,
-                        Rows { lower: &lower, eval: &mut eval },
+                        Rows::whole(n, &lower, &mut eval),
                         pair,
                         [&mono, &mono],
                         &mut upd,

@@ -25,6 +25,7 @@ use fhe_api::{
 
 use rayon::prelude::*;
 
+pub use crate::bootstrap::BootstrapThreads;
 use crate::bootstrap::CpuPrepared;
 use crate::ring::Ring;
 
@@ -41,22 +42,39 @@ const PAR_NTT_MIN: usize = 64;
 /// The CPU backend with one NTT variant.
 pub struct CpuBackend {
     variant: &'static str,
+    threads: BootstrapThreads,
     rings: [OnceLock<Ring>; 3],
 }
 
 impl CpuBackend {
-    /// `None` picks the default variant; an unknown or unsupported name is an error.
+    /// `None` picks the default variant; an unknown or unsupported name is an error, and
+    /// so is a `LUX_FHE_BOOTSTRAP_THREADS` other than `1` or `2` ([`BootstrapThreads`]).
     pub fn new(variant: Option<&str>) -> Result<CpuBackend> {
         let variant = match variant {
             Some(v) => ntt::find_variant(v)?.name,
             None => ntt::default_variant(),
         };
-        Ok(CpuBackend { variant, rings: Default::default() })
+        Ok(CpuBackend { variant, threads: BootstrapThreads::from_env()?, rings: Default::default() })
     }
 
-    /// The reference oracle (radix-2 NTT): the bytes every backend must reproduce.
+    /// This backend with a lone ciphertext's blind rotation on `threads`, whatever
+    /// `LUX_FHE_BOOTSTRAP_THREADS` says.
+    pub fn with_bootstrap_threads(self, threads: BootstrapThreads) -> CpuBackend {
+        CpuBackend { threads, ..self }
+    }
+
+    /// Threads a lone ciphertext's blind rotation may use.
+    pub fn bootstrap_threads(&self) -> BootstrapThreads {
+        self.threads
+    }
+
+    /// The reference oracle (radix-2 NTT): the bytes every backend must reproduce. A
+    /// `LUX_FHE_BOOTSTRAP_THREADS` it cannot read counts as the default here (threads
+    /// change no word); [`CpuBackend::new`], the registry's path, reports it.
     pub fn oracle() -> CpuBackend {
-        CpuBackend::new(Some("reference")).expect("reference is always supported")
+        let variant = ntt::find_variant("reference").expect("reference is always supported").name;
+        let threads = BootstrapThreads::from_env().unwrap_or(BootstrapThreads::Two);
+        CpuBackend { variant, threads, rings: Default::default() }
     }
 
     /// The ring of a parameter set, built on first use.
@@ -144,7 +162,7 @@ impl BootstrapOps for CpuBackend {
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
         let prepared = key.downcast::<CpuPrepared>(&self.name())?;
-        bootstrap::blind_rotate_batch(self.ring(key.params()), prepared, inputs)
+        bootstrap::blind_rotate_batch(self.ring(key.params()), prepared, inputs, self.threads)
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {

@@ -37,6 +37,55 @@ fn encrypt_decrypt_and_every_gate_on_every_set() {
     }
 }
 
+/// A lone ciphertext's blind rotation on two threads gives the one-thread words, on
+/// every set, for the default variant and the reference, including steps skipped for a
+/// zero coefficient (both threads must skip them alike); and the backend with either
+/// setting gives the same gate.
+#[test]
+fn two_thread_blind_rotation_gives_the_same_words() {
+    for set in ParamSet::ALL {
+        for cpu in [CpuBackend::new(None).unwrap(), CpuBackend::oracle()] {
+            let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-duo", set.id() as u64)).unwrap();
+            let key = cpu.prepare(&keys.ek).unwrap();
+            let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
+            let ring = cpu.ring(set);
+            for i in 0..3u64 {
+                let ct = cpu.encrypt_bit_seeded(&keys.pk, i == 1, &Seed::derive("duo", i)).unwrap();
+                let mut words = ct.into_words();
+                if i == 2 {
+                    // Zero coefficients at the start, in the middle and last.
+                    let n = set.params().n();
+                    [0, 1, n / 2, n - 1].iter().for_each(|&j| words[j] = 0);
+                }
+                let ct = LweCiphertext::from_raw(set, words).unwrap();
+                let one = bootstrap::blind_rotate(ring, prepared, &ct);
+                assert!(bootstrap::blind_rotate_duo(ring, prepared, &ct) == one, "{set} {} ct {i}", cpu.name());
+            }
+            let (x, y) = (cpu.encrypt_bit(&keys.pk, true).unwrap(), cpu.encrypt_bit(&keys.pk, false).unwrap());
+            let one = cpu.bootstrap_threads() == BootstrapThreads::One;
+            let other = CpuBackend::new(Some(cpu.ntt_variant())).unwrap().with_bootstrap_threads(if one {
+                BootstrapThreads::Two
+            } else {
+                BootstrapThreads::One
+            });
+            let gate = |b: &CpuBackend| gates::gate(b, &key, Gate::Nand, &x, &y).unwrap();
+            assert_eq!(gate(&cpu), gate(&other), "{set} {}: NAND with 1 and 2 threads", cpu.name());
+        }
+    }
+}
+
+#[test]
+fn bootstrap_threads_setting() {
+    assert_eq!(BootstrapThreads::parse(None).unwrap(), BootstrapThreads::Two);
+    assert_eq!(BootstrapThreads::parse(Some("")).unwrap(), BootstrapThreads::Two);
+    assert_eq!(BootstrapThreads::parse(Some("2")).unwrap(), BootstrapThreads::Two);
+    assert_eq!(BootstrapThreads::parse(Some(" 1 ")).unwrap(), BootstrapThreads::One);
+    for bad in ["0", "3", "two", "-1"] {
+        let err = BootstrapThreads::parse(Some(bad)).unwrap_err().to_string();
+        assert!(err.contains(BootstrapThreads::VAR) && err.contains(bad), "{bad}: {err}");
+    }
+}
+
 fhe_api::conformance_tests!(
     std::sync::Arc::new(CpuBackend::new(None).expect("default variant")),
     std::sync::Arc::new(CpuBackend::oracle()),
@@ -58,7 +107,7 @@ fn time_bootstrap_phases() {
         let key = cpu.prepare(&keys.ek).unwrap();
         let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
         let ring = cpu.ring(set);
-        let (mut br, mut ks) = (Vec::new(), Vec::new());
+        let (mut br, mut duo, mut ks) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..=calls {
             let ct = cpu.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("timing", i)).unwrap();
             let t = Instant::now();
@@ -66,10 +115,14 @@ fn time_bootstrap_phases() {
             let t1 = Instant::now();
             let out = keyswitch::key_switch(ring, prepared, &ext);
             let t2 = Instant::now();
+            let two = bootstrap::blind_rotate_duo(ring, prepared, &ct);
+            let t3 = Instant::now();
+            assert!(two == ext, "two threads: the same words");
             std::hint::black_box(out);
             if i > 0 {
                 br.push((t1 - t).as_secs_f64() * 1e6);
                 ks.push((t2 - t1).as_secs_f64() * 1e6);
+                duo.push((t3 - t2).as_secs_f64() * 1e6);
             }
         }
         let median = |v: &mut Vec<f64>| {
@@ -77,9 +130,10 @@ fn time_bootstrap_phases() {
             v[v.len() / 2]
         };
         println!(
-            "{} {set}: blind rotation {:.0} us, key switch {:.0} us (medians of {calls})",
+            "{} {set}: blind rotation {:.0} us, on two threads {:.0} us, key switch {:.0} us (medians of {calls})",
             cpu.name(),
             median(&mut br),
+            median(&mut duo),
             median(&mut ks)
         );
     }

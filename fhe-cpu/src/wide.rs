@@ -10,7 +10,7 @@
 //! which needs `Q = 2^54 - c` with `c < 2^17` (`PN11QP54`: `c = 77823`). Any other
 //! modulus runs the portable kernel. All give the residue in `[0, Q)`, so the same words.
 
-use crate::kernels::{digit_row, row_shape, row_starts, Ahead, Isa};
+use crate::kernels::{Ahead, Isa, Rows};
 use crate::modulus::{csub, Modulus};
 
 /// Slots per chunk of the interleaved 64-bit key (the AVX-512 kernel's lanes).
@@ -137,28 +137,15 @@ pub fn decompose_lower(isa: Isa, q: u64, log_bg: u32, levels: usize, poly: &[u64
     }
 }
 
-/// The digit rows of one [`ginx_step`], as [`crate::kernels::Rows`] on 64-bit words.
-pub struct Rows<'a> {
-    pub lower: &'a [u64],
-    pub eval: &'a mut [u64],
-}
-
 /// One GINX step's evaluation-form work for one key pair, as
 /// `crate::kernels::ginx_step_body` on 64-bit words: `upd[h] = (sum_r d_r K+[r][h])
 /// (X^a - 1) + (sum_r d_r K-[r][h]) (X^-a - 1)` in `[0, Q)`, then `eval[h] += upd[h]`.
 /// The four sums of a slot are `u128` (`rows Q^2 < 16 Q^2`) and reduced once each.
-fn ginx_step_body(
-    w: Wide,
-    lower: &[u64],
-    eval: &mut [u64],
-    pair: &[u64],
-    mono: [&[u64]; 2],
-    upd: &mut [u64],
-    next: &mut Ahead,
-) {
+fn ginx_step_body(w: Wide, rows: Rows<u64>, pair: &[u64], mono: [&[u64]; 2], upd: &mut [u64], next: &mut Ahead) {
     let [mono_p, mono_m] = mono;
+    // The slots of this call's range ([`Rows`]).
     let n = mono_p.len();
-    let (parts, levels) = row_shape(n, lower, eval);
+    let (parts, levels) = rows.shape(n);
     let chunk_len = parts * levels * 4 * CHUNK;
     let (upd_a, upd_b) = upd.split_at_mut(n);
     let next_lines = next.lines_left().div_ceil(n / CHUNK);
@@ -167,7 +154,7 @@ fn ginx_step_body(
         next.touch_lines(next_lines);
         let mut sums = [[0u128; CHUNK]; 4];
         for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
-            let d = &digit_row(lower, eval, n, levels, r)[at..at + CHUNK];
+            let d = &rows.row(n, levels, r)[at..at + CHUNK];
             for (sum, k) in sums.iter_mut().zip(kr.chunks_exact(CHUNK)) {
                 for l in 0..CHUNK {
                     sum[l] += u128::from(d[l]) * u128::from(join(k[l]));
@@ -176,7 +163,7 @@ fn ginx_step_body(
         }
         let (mp, mm) = (&mono_p[at..at + CHUNK], &mono_m[at..at + CHUNK]);
         for (h, out) in [&mut upd_a[at..at + CHUNK], &mut upd_b[at..at + CHUNK]].into_iter().enumerate() {
-            let ev = &mut eval[h * n + at..][..CHUNK];
+            let ev = &mut rows.eval[h * n + at..][..CHUNK];
             for l in 0..CHUNK {
                 let ep = u128::from(w.reduce_wide(sums[2 * h][l]));
                 let em = u128::from(w.reduce_wide(sums[2 * h + 1][l]));
@@ -216,16 +203,16 @@ fn fold_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64) -> u64 {
 #[inline(always)]
 fn ginx_step_limbs<const W: usize>(
     w: Wide,
-    lower: &[u64],
-    eval: &mut [u64],
+    rows: Rows<u64>,
     pair: &[u64],
     mono: [&[u64]; 2],
     upd: &mut [u64],
     next: &mut Ahead,
 ) {
     let [mono_p, mono_m] = mono;
+    // The slots of this call's range ([`Rows`]).
     let n = mono_p.len();
-    let (parts, levels) = row_shape(n, lower, eval);
+    let (parts, levels) = rows.shape(n);
     let chunk_len = parts * levels * 4 * CHUNK;
     let (upd_a, upd_b) = upd.split_at_mut(n);
     let next_lines = next.lines_left().div_ceil(n / CHUNK);
@@ -237,7 +224,7 @@ fn ginx_step_limbs<const W: usize>(
             let at = ch * CHUNK + half_chunk;
             let (mut lo, mut mid, mut hi) = ([[0u64; W]; 4], [[0u64; W]; 4], [[0u64; W]; 4]);
             for (r, kr) in kc.chunks_exact(4 * CHUNK).enumerate() {
-                let d = &digit_row(lower, eval, n, levels, r)[at..at + W];
+                let d = &rows.row(n, levels, r)[at..at + W];
                 for hs in 0..4 {
                     let k = &kr[hs * CHUNK + half_chunk..][..W];
                     for x in 0..W {
@@ -253,7 +240,7 @@ fn ginx_step_limbs<const W: usize>(
             }
             let (mp, mm) = (&mono_p[at..at + W], &mono_m[at..at + W]);
             for (h, out) in [&mut upd_a[at..at + W], &mut upd_b[at..at + W]].into_iter().enumerate() {
-                let ev = &mut eval[h * n + at..][..W];
+                let ev = &mut rows.eval[h * n + at..][..W];
                 for x in 0..W {
                     let ep = reduce_limbs_lane(lo[2 * h][x], mid[2 * h][x], hi[2 * h][x], c, q);
                     let em = reduce_limbs_lane(lo[2 * h + 1][x], mid[2 * h + 1][x], hi[2 * h + 1][x], c, q);
@@ -273,16 +260,8 @@ fn ginx_step_limbs<const W: usize>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn ginx_step_avx2(
-    w: Wide,
-    lower: &[u64],
-    eval: &mut [u64],
-    pair: &[u64],
-    mono: [&[u64]; 2],
-    upd: &mut [u64],
-    next: &mut Ahead,
-) {
-    ginx_step_limbs::<4>(w, lower, eval, pair, mono, upd, next)
+fn ginx_step_avx2(w: Wide, rows: Rows<u64>, pair: &[u64], mono: [&[u64]; 2], upd: &mut [u64], next: &mut Ahead) {
+    ginx_step_limbs::<4>(w, rows, pair, mono, upd, next)
 }
 
 /// `hi 2^54 + mid 2^27 + lo (mod Q)` in `[0, Q)`, lane by lane, for `Q = 2^54 - c`
@@ -326,19 +305,13 @@ fn reduce_limbs(
 /// into `[0, Q)`; its steps and bounds are commented inline.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn ginx_step_avx512(
-    w: Wide,
-    lower: &[u64],
-    eval: &mut [u64],
-    pair: &[u64],
-    mono: [&[u64]; 2],
-    upd: &mut [u64],
-    next: &mut Ahead,
-) {
+fn ginx_step_avx512(w: Wide, mut rows: Rows<u64>, pair: &[u64], mono: [&[u64]; 2], upd: &mut [u64], next: &mut Ahead) {
     use std::arch::x86_64::*;
     let [mono_p, mono_m] = mono;
+    // The slots of this call's range ([`Rows`]).
     let n = mono_p.len();
-    let (parts, levels) = row_shape(n, lower, eval);
+    let (parts, levels) = rows.shape(n);
+    let (eval_ptr, row_at) = rows.starts(n);
     let rows = parts * levels;
     let chunk_len = rows * 4 * CHUNK;
     let c = w.c.unwrap_or(u64::MAX);
@@ -352,7 +325,6 @@ fn ginx_step_avx512(
             && upd.len() == 2 * n,
         "wide ginx_step: operand sizes"
     );
-    let (eval_ptr, row_at) = row_starts(n, lower, eval);
     let (mask, cv, qv) = (_mm512_set1_epi64(MASK as i64), _mm512_set1_epi64(c as i64), _mm512_set1_epi64(w.q as i64));
     let reduce = |lo, mid, hi| reduce_limbs(lo, mid, hi, mask, cv, qv);
     // Both factors `< 2^54`, split into limbs: the three sums of their product.
@@ -417,22 +389,33 @@ fn ginx_step_avx512(
 /// `pair` is the [`interleave_pair`] layout, `mono` `[NTT(X^a) - 1, NTT(X^-a) - 1]`,
 /// `upd` `[half][slot]`; what `next` (the prefetch of the key words ahead) has left is spread over
 /// the chunks.
-pub fn ginx_step(isa: Isa, w: Wide, rows: Rows, pair: &[u64], mono: [&[u64]; 2], upd: &mut [u64], next: &mut Ahead) {
-    let Rows { lower, eval } = rows;
+pub fn ginx_step(
+    isa: Isa,
+    w: Wide,
+    rows: Rows<u64>,
+    pair: &[u64],
+    mono: [&[u64]; 2],
+    upd: &mut [u64],
+    next: &mut Ahead,
+) {
     let n = mono[0].len();
-    let (parts, levels) = row_shape(n, lower, eval);
+    let (parts, levels) = rows.shape(n);
     assert!(
-        parts * levels <= MAX_ROWS && pair.len() == n * parts * levels * 4 && upd.len() == 2 * n,
+        parts * levels <= MAX_ROWS
+            && n.is_multiple_of(CHUNK)
+            && rows.slot0.is_multiple_of(CHUNK)
+            && pair.len() == n * parts * levels * 4
+            && upd.len() == 2 * n,
         "wide ginx_step: operand sizes"
     );
     match (isa, w.c) {
         // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx512, Some(_)) => unsafe { ginx_step_avx512(w, lower, eval, pair, mono, upd, next) },
+        (Isa::Avx512, Some(_)) => unsafe { ginx_step_avx512(w, rows, pair, mono, upd, next) },
         // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx2, Some(_)) => unsafe { ginx_step_avx2(w, lower, eval, pair, mono, upd, next) },
-        _ => ginx_step_body(w, lower, eval, pair, mono, upd, next),
+        (Isa::Avx2, Some(_)) => unsafe { ginx_step_avx2(w, rows, pair, mono, upd, next) },
+        _ => ginx_step_body(w, rows, pair, mono, upd, next),
     }
 }
 
@@ -607,9 +590,27 @@ mod tests {
             }
             for isa in available_isas() {
                 let (mut upd, mut ev) = (vec![0u64; 2 * n], eval.clone());
-                let rows = Rows { lower: &lower, eval: &mut ev };
+                let rows = Rows::whole(n, &lower, &mut ev);
                 ginx_step(isa, w, rows, &pair, [&mono_p, &mono_m], &mut upd, &mut Ahead::none());
                 assert!(upd == want_upd && ev == want_eval, "q {q}, {levels} levels, top {top}, {isa:?}");
+                // Calls on two slot ranges (`bootstrap::blind_rotate_duo`'s halves, and
+                // uneven ones) give the same words.
+                for split in [n / 2, 3 * n / 8] {
+                    for slots in [0..split, split..n] {
+                        let m = slots.len();
+                        let mut ev: Vec<u64> = eval.chunks_exact(n).flat_map(|e| e[slots.clone()].to_vec()).collect();
+                        let mut upd = vec![0u64; 2 * m];
+                        let keys = &pair[slots.start * pair.len() / n..slots.end * pair.len() / n];
+                        let rows = Rows { lower: &lower, n, slot0: slots.start, eval: &mut ev };
+                        let mono = [&mono_p[slots.clone()], &mono_m[slots.clone()]];
+                        ginx_step(isa, w, rows, keys, mono, &mut upd, &mut Ahead::none());
+                        for h in 0..2 {
+                            let at = h * n + slots.start..h * n + slots.end;
+                            assert!(upd[h * m..(h + 1) * m] == want_upd[at.clone()], "{q} {isa:?} {slots:?}");
+                            assert!(ev[h * m..(h + 1) * m] == want_eval[at], "{q} {isa:?} eval {slots:?}");
+                        }
+                    }
+                }
             }
         }
     }
