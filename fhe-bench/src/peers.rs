@@ -1,8 +1,11 @@
 //! Peers, timed in the same process with the same loop as our backends (cargo feature
 //! `peers`): TFHE-rs boolean gates (`peer:tfhe`) and the tfhe-ntt NTT (`peer:tfhe-ntt`).
 //!
-//! Everything runs inside a one-thread rayon pool, so a peer cannot use more cores than a
-//! single call of ours on one ciphertext does.
+//! The peers run inside a one-thread rayon pool: one core each. Our rows run with the
+//! backend's own settings, so on the CPU backend a lone gate's blind rotation takes a
+//! second core unless `LUX_FHE_BOOTSTRAP_THREADS=1` (recorded in
+//! `environment.bootstrap_threads`); with `1`, a call of ours on one ciphertext uses one
+//! core, as theirs does.
 //!
 //! Matching (so that [`crate::ratios`] pairs rows):
 //! - `peer:tfhe` rows carry `param_set = PN10QP27`: TFHE-rs `DEFAULT_PARAMETERS` are its
@@ -253,9 +256,13 @@ type GateCall<'a> = Box<dyn FnMut() -> Result<()> + 'a>;
 /// `run_medians_ns` holds the per-round medians of both sides, in the same order). Our
 /// row's note gives the range of the per-round ratios of medians.
 ///
-/// Both sides run on the one thread of a one-thread rayon pool. The point is that a
-/// drift in the machine's speed reaches both sides within the same round, which a
-/// suite-then-peers comparison a minute apart cannot promise.
+/// Our gates run on the caller's thread with the backend's own settings, as an
+/// application calls them (on the CPU backend a lone gate's blind rotation takes a
+/// second core unless `LUX_FHE_BOOTSTRAP_THREADS=1`; the report's
+/// `environment.bootstrap_threads` records which). TFHE-rs's run in a one-thread rayon
+/// pool, as in every peer row. The point is that a drift in the machine's speed reaches
+/// both sides within the same round, which a suite-then-peers comparison a minute apart
+/// cannot promise.
 pub fn run_interleaved_gates(
     backend: &dyn Backend,
     config: &SuiteConfig,
@@ -267,7 +274,11 @@ pub fn run_interleaved_gates(
             "interleaved gates: rounds ({rounds}) and calls ({calls}) must be >= 1"
         )));
     }
-    one_thread(|| interleaved_gates(backend, config, rounds, calls))
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| Error::Peer { peer: TFHE_BACKEND, message: e.to_string() })?;
+    interleaved_gates(backend, config, rounds, calls, &pool)
 }
 
 fn interleaved_gates(
@@ -275,6 +286,7 @@ fn interleaved_gates(
     config: &SuiteConfig,
     rounds: usize,
     calls: usize,
+    pool: &rayon::ThreadPool,
 ) -> Result<(Vec<Row>, Vec<Row>)> {
     let set = ParamSet::PN10QP27;
     let ops: Vec<Operation> =
@@ -286,7 +298,7 @@ fn interleaved_gates(
     let ours_in = fixture.ciphertexts(backend, 3, 0)?;
     let key = fixture.prepared(backend)?;
     let ours_in = &ours_in;
-    let (ck, sk) = gen_keys();
+    let (ck, sk) = pool.install(gen_keys);
     let (a, b, c) = (ck.encrypt(true), ck.encrypt(false), ck.encrypt(true));
     let (sk, a, b, c) = (&sk, &a, &b, &c);
     let ours_name = format!("{}{INTERLEAVED}", backend.name());
@@ -299,19 +311,19 @@ fn interleaved_gates(
             Some(g) => (
                 Box::new(move || ok(gates::gate_batch(backend, key, g, &ours_in[0..1], &ours_in[1..2])?)),
                 Box::new(move || {
-                    ok(match g {
+                    ok(pool.install(|| match g {
                         gates::Gate::And => sk.and(a, b),
                         gates::Gate::Or => sk.or(a, b),
                         gates::Gate::Nand => sk.nand(a, b),
                         gates::Gate::Nor => sk.nor(a, b),
                         gates::Gate::Xor => sk.xor(a, b),
                         gates::Gate::Xnor => sk.xnor(a, b),
-                    })
+                    }))
                 }),
             ),
             None => (
                 Box::new(move || ok(gates::mux_batch(backend, key, &ours_in[0..1], &ours_in[1..2], &ours_in[2..3])?)),
-                Box::new(move || ok(sk.mux(a, b, c))),
+                Box::new(move || ok(pool.install(|| sk.mux(a, b, c)))),
             ),
         };
         let (mut ours_runs, mut theirs_runs) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
@@ -335,6 +347,7 @@ fn interleaved_gates(
         tracing::info!(op = %op, rounds, calls, lo, hi, "interleaved gate rounds");
         let note = format!(
             "interleaved with {TFHE_BACKEND}: {rounds} rounds of {calls} calls per side, first side alternating; \
+             ours on the caller's thread with the backend's settings, theirs in a one-thread pool; \
              per-round ratio of medians {lo:.3}..{hi:.3} (median {:.3})",
             median_sorted(&sorted)
         );
