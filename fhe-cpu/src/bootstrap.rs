@@ -435,13 +435,60 @@ fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> Ext
         drop(leave);
         own_acc
     };
+    let caller_cpu = current_cpu();
     let (acc_a, acc_b) = std::thread::scope(|scope| {
-        let helper = scope.spawn(|| run(1));
+        let helper = scope.spawn(|| {
+            keep_off_cpu(caller_cpu);
+            run(1)
+        });
         let a = run(0);
         (a, helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
     });
     let [a, b] = [acc_a, acc_b].map(|acc| acc.iter().map(|&x| x.into()).collect::<Vec<u64>>());
     sample_extract(ring, &a, &b)
+}
+
+/// The CPU the calling thread runs on, where the OS says.
+fn current_cpu() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `sched_getcpu` takes no arguments and only reads the caller's state.
+        let cpu = unsafe { libc::sched_getcpu() };
+        usize::try_from(cpu).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// Binds the calling thread (the helper of [`blind_rotate_duo`], which ends with the
+/// rotation) to one CPU of the process's set other than `cpu`, the caller's. Left to
+/// itself, Linux sometimes starts the helper on the caller's CPU and leaves it there
+/// for tens of milliseconds when the other core has just been busy; two threads that
+/// meet at a barrier every few microseconds then share one core, and a 7 ms rotation
+/// took 17-210 ms (seen with `sched_getcpu` in interleaved peer rounds, where TFHE-rs's
+/// pool thread runs between our gates). Where the set has no other CPU, or on other
+/// systems, nothing changes.
+fn keep_off_cpu(cpu: Option<usize>) {
+    #[cfg(target_os = "linux")]
+    if let Some(cpu) = cpu {
+        // SAFETY: `set` is a plain bit set, zeroed then filled by the kernel; pid 0 is the
+        // calling thread, and the size passed is the set's.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            if libc::sched_getaffinity(0, size, &mut set) != 0 {
+                return;
+            }
+            let max = 8 * size;
+            if let Some(other) = (0..max).find(|&c| c != cpu && libc::CPU_ISSET(c, &set)) {
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(other, &mut one);
+                let _ = libc::sched_setaffinity(0, size, &one);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
 }
 
 /// Words both threads of [`blind_rotate_duo`] reach through one pointer. Which thread

@@ -65,7 +65,11 @@ pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphe
     LweCiphertext::from_raw(ring.set, data).expect("key switch yields n + 1 words below q")
 }
 
+/// The key switches of a batch on all cores; a lone one on the caller's thread.
 pub fn key_switch_batch(ring: &Ring, key: &CpuPrepared, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
+    if let [ct] = inputs {
+        return Ok(vec![key_switch(ring, key, ct)]);
+    }
     Ok(inputs.par_iter().map(|ct| key_switch(ring, key, ct)).collect())
 }
 
