@@ -58,8 +58,10 @@ impl Avx512 {
             // Sizes: two registers of 16 lanes, SIDE = 4 blocks side by side.
             Path::U32(Plan::new(&t, 16, |v| v as u32, |w| super::lanes::shoup32(w, q)))
         } else if q < 1 << 60 && t.n >= 64 {
-            // Two registers of 8 lanes, SIDE = 4 blocks.
-            Path::U64(Plan::new(&t, 8, |v| v, |w| crate::modulus::shoup(w, q)))
+            // Two registers of 8 lanes, SIDE = 4 blocks. Lazy layers add 3Q each; the
+            // fold's factors must fit `vpmuludq`'s 32 bits.
+            let plan = Plan::new(&t, 8, |v| v, |w| crate::modulus::shoup(w, q));
+            Path::U64(plan.with_fold(q, 3, u32::MAX.into()))
         } else {
             Path::Portable
         };
@@ -574,6 +576,7 @@ pub(crate) mod k32 {
 
 #[cfg(target_arch = "x86_64")]
 mod k64 {
+    use super::super::lanes::PowerFold;
     use super::*;
 
     const L: usize = 8;
@@ -654,14 +657,36 @@ mod k64 {
         }
     }
 
-    /// A forward output to `[0, Q)`.
+    /// What [`finish`] reads: the broadcast companion of one, and the plan's
+    /// [`PowerFold`] as shift, factor and mask (zeros where it has none).
+    struct Finish {
+        one: [__m512i; 3],
+        fold: [__m512i; 3],
+    }
+
+    impl Finish {
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq")]
+        fn new(p: &Plan<u64>) -> Finish {
+            let f = p.fold.unwrap_or(PowerFold { k: 0, c: 0 });
+            Finish { one: bcast(1, p.one_s), fold: [splat(f.k.into()), splat(f.c), splat((1 << f.k) - 1)] }
+        }
+    }
+
+    /// A forward output to `[0, Q)`: two subtractions after folding layers; after lazy ones
+    /// the plan's [`PowerFold`] (`FOLD`), whose factors fit 32 bits ([`Avx512::new`] asks
+    /// for that) so that `vpmuludq` multiplies them, else a Shoup multiplication by one.
     #[inline]
     #[target_feature(enable = "avx512f,avx512dq")]
-    fn finish<const LAZY: bool>(v: __m512i, one: [__m512i; 3], q: __m512i, q2: __m512i) -> __m512i {
-        if LAZY {
-            csub(mul_shoup(v, one[0], one[1], one[2], q, q2), q)
-        } else {
+    fn finish<const LAZY: bool, const FOLD: bool>(v: __m512i, f: &Finish, q: __m512i, q2: __m512i) -> __m512i {
+        if !LAZY {
             csub(csub(v, q2), q)
+        } else if FOLD {
+            let [k, c, mask] = f.fold;
+            let folded = _mm512_mul_epu32(_mm512_srlv_epi64(v, k), c);
+            csub(_mm512_add_epi64(_mm512_and_si512(v, mask), folded), q)
+        } else {
+            csub(mul_shoup(v, f.one[0], f.one[1], f.one[2], q, q2), q)
         }
     }
 
@@ -694,10 +719,12 @@ mod k64 {
     /// Callers must have checked avx512f and avx512dq.
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) fn forward(p: &Plan<u64>, a: &mut [u64], buf: &mut [u64], ahead: &mut Ahead) {
-        if (1 + 3 * u128::from(p.n.trailing_zeros())) * u128::from(p.q) < 1 << 62 {
-            forward_impl::<true>(p, a, buf, ahead)
+        if (1 + 3 * u128::from(p.n.trailing_zeros())) * u128::from(p.q) >= 1 << 62 {
+            forward_impl::<false, false>(p, a, buf, ahead)
+        } else if p.fold.is_some() {
+            forward_impl::<true, true>(p, a, buf, ahead)
         } else {
-            forward_impl::<false>(p, a, buf, ahead)
+            forward_impl::<true, false>(p, a, buf, ahead)
         }
     }
 
@@ -709,10 +736,15 @@ mod k64 {
     /// 6.7-6.8 us in place, 6.4-6.5 us through the scratch).
     #[target_feature(enable = "avx512f,avx512dq")]
     /// `ahead` is touched once per loop iteration ([`Ahead`]).
-    fn forward_impl<const LAZY: bool>(p: &Plan<u64>, a: &mut [u64], buf: &mut [u64], ahead: &mut Ahead) {
+    fn forward_impl<const LAZY: bool, const FOLD: bool>(
+        p: &Plan<u64>,
+        a: &mut [u64],
+        buf: &mut [u64],
+        ahead: &mut Ahead,
+    ) {
         let n = p.n;
         let (q, q2) = (splat(p.q), splat(2 * p.q));
-        let one = bcast(1, p.one_s);
+        let fin = Finish::new(p);
         // `n >= 64` (the plan's condition), so there is a first layer above the registers.
         let mut half = n / 2;
         let w = bcast(p.w[1], p.ws[1]);
@@ -759,8 +791,8 @@ mod k64 {
             for (d, &(x, y)) in xy.iter().enumerate() {
                 let at = 2 * L * (b2 + d);
                 let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
-                store(&mut a[at..], finish::<LAZY>(lo, one, q, q2));
-                store(&mut a[at + L..], finish::<LAZY>(hi, one, q, q2));
+                store(&mut a[at..], finish::<LAZY, FOLD>(lo, &fin, q, q2));
+                store(&mut a[at + L..], finish::<LAZY, FOLD>(hi, &fin, q, q2));
             }
         }
     }

@@ -327,18 +327,27 @@ mod tests {
     }
 
     /// Every variant against the reference on rings no parameter set uses, so each
-    /// kernel's layer loops meet every size it accepts: `N` from 128 to 4096 with a
-    /// 27-bit prime (the lazy 32-bit forward) and a 30-bit one (the folding 32-bit
-    /// forward, which no parameter set reaches), random words.
+    /// kernel's layer loops meet every size it accepts and each of its reductions runs:
+    /// `N` from 128 to 4096 with primes `Q = 1 mod 2N`, random words. The 32-bit kernels
+    /// run lazy layers on the primes next to `2^26` and `2^27`, and folding (non-lazy)
+    /// ones on the largest below `2^30`. The 64-bit AVX-512 kernel finishes its lazy
+    /// layers with `PowerFold` on the largest prime below `2^54`, and with a Shoup
+    /// multiplication by one on the smallest above `2^53` (too far from a power of two to
+    /// fold); the largest below `2^60` takes its folding layers. No parameter set reaches
+    /// the last three.
     #[test]
     fn variants_match_reference_on_other_rings() {
         use fhe_api::params::{PolynomialSize, RingModulus};
         for log_n in 7..=12 {
             let n = 1usize << log_n;
-            for bits in [27, 30] {
-                // The largest prime `Q < 2^bits` with `Q = 1 mod 2N`.
-                let q = (1u64..).map(|k| (1 << bits) + 1 - k * 2 * n as u64).find(|&q| fhe_api::math::is_prime(q));
-                let q = q.expect("a prime");
+            for (bits, below) in [(27, true), (27, false), (30, true), (54, true), (54, false), (60, true)] {
+                let step = 2 * n as u64;
+                let candidates: Box<dyn Iterator<Item = u64>> = if below {
+                    Box::new((1u64..).map(|k| (1 << bits) + 1 - k * step))
+                } else {
+                    Box::new((1u64..).map(|k| (1 << (bits - 1)) + 1 + k * step))
+                };
+                let q = candidates.take(100_000).find(|&q| fhe_api::math::is_prime(q)).expect("a prime");
                 let params = fhe_api::Params {
                     ring_degree: PolynomialSize(n),
                     ring_modulus: RingModulus(q),
