@@ -37,6 +37,16 @@ impl CpuFeatures {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
     pub cpu_model: String,
+    /// Vendor, family, model and stepping (`GenuineIntel family 6 model 207 stepping 2`)
+    /// from `/proc/cpuinfo`: two cloud instances with the same `cpu_model` string can be
+    /// different cores. Absent where unknown, and from reports made before 2026-12-05.
+    #[serde(default)]
+    pub cpu_id: Option<String>,
+    /// The caches the first CPU sees (`L1d 48K, L1i 32K, L2 2048K, L3 307200K (shared by
+    /// 0-1)`) from Linux sysfs. Absent where unknown, and from reports made before
+    /// 2026-12-05.
+    #[serde(default)]
+    pub cpu_caches: Option<String>,
     pub cpu_features: CpuFeatures,
     /// Logical cores available to this process.
     pub cores: usize,
@@ -71,12 +81,24 @@ impl Environment {
         Environment::capture_in(backend, Path::new("."))
     }
 
+    /// The machine in one phrase, for table headers: the GPU's name, else the CPU's
+    /// model with its [`Environment::cpu_id`] where known.
+    pub fn machine(&self) -> String {
+        match (&self.gpu_name, &self.cpu_id) {
+            (Some(gpu), _) => gpu.clone(),
+            (None, Some(id)) => format!("{}, {id}", self.cpu_model),
+            (None, None) => self.cpu_model.clone(),
+        }
+    }
+
     /// [`Environment::capture`] with `git` run in `repo`.
     pub fn capture_in(backend: Option<&dyn Backend>, repo: &Path) -> Environment {
         let device = backend.filter(|b| b.kind() != BackendKind::Cpu).map(|b| b.device_info());
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         Environment {
             cpu_model: fhe_cpu::cpu_model(),
+            cpu_id: std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| cpu_id(&s)),
+            cpu_caches: cpu_caches(Path::new("/sys/devices/system/cpu/cpu0/cache")),
             cpu_features: CpuFeatures::detect(),
             cores,
             bootstrap_threads: Some(match fhe_cpu::BootstrapThreads::from_env() {
@@ -93,6 +115,48 @@ impl Environment {
             date_utc: rfc3339_utc(SystemTime::now()),
         }
     }
+}
+
+/// `<vendor_id> family <f> model <m> stepping <s>` from the first processor of a
+/// `/proc/cpuinfo` text; `None` if a field is missing (not x86, not Linux).
+fn cpu_id(cpuinfo: &str) -> Option<String> {
+    let first = cpuinfo.split("\n\n").next()?;
+    let field = |name: &str| {
+        first.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim().to_string())
+        })
+    };
+    Some(format!(
+        "{} family {} model {} stepping {}",
+        field("vendor_id")?,
+        field("cpu family")?,
+        field("model")?,
+        field("stepping")?
+    ))
+}
+
+/// The caches under `dir` (`/sys/devices/system/cpu/cpu0/cache`): `L<level><d|i|>
+/// <size>` each, in index order, with the CPUs sharing it where that is more than one.
+/// `None` when there is no such directory or nothing readable in it.
+fn cpu_caches(dir: &Path) -> Option<String> {
+    let mut caches = Vec::new();
+    for index in 0.. {
+        let at = dir.join(format!("index{index}"));
+        let read = |f: &str| std::fs::read_to_string(at.join(f)).ok().map(|s| s.trim().to_string());
+        let (Some(level), Some(size)) = (read("level"), read("size")) else { break };
+        let kind = match read("type").as_deref() {
+            Some("Data") => "d",
+            Some("Instruction") => "i",
+            _ => "",
+        };
+        let shared = read("shared_cpu_list").filter(|l| l.contains(['-', ',']));
+        caches.push(match shared {
+            Some(cpus) => format!("L{level}{kind} {size} (shared by {cpus})"),
+            None => format!("L{level}{kind} {size}"),
+        });
+    }
+    (!caches.is_empty()).then(|| caches.join(", "))
 }
 
 fn os_description() -> String {
@@ -171,6 +235,36 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_secs(1_796_230_504);
         assert_eq!(rfc3339_utc(t), "2026-12-02T16:55:04Z");
         assert_eq!(file_timestamp(t), "20261202T165504Z");
+    }
+
+    #[test]
+    fn cpu_id_reads_the_first_processor() {
+        let text = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\n\
+                    model name\t: Intel(R) Xeon(R) Processor\nstepping\t: 2\n\n\
+                    processor\t: 1\nvendor_id\t: Other\ncpu family\t: 7\nmodel\t\t: 1\nstepping\t: 0\n";
+        assert_eq!(cpu_id(text).as_deref(), Some("GenuineIntel family 6 model 207 stepping 2"));
+        assert_eq!(cpu_id("processor\t: 0\nvendor_id\t: GenuineIntel\n"), None, "fields missing: unknown");
+        assert_eq!(cpu_id(""), None);
+    }
+
+    #[test]
+    fn cpu_caches_reads_sysfs_in_index_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let caches = [
+            ("1", "Data", "48K", "0"),
+            ("1", "Instruction", "32K", "0"),
+            ("2", "Unified", "2048K", "0"),
+            ("3", "Unified", "307200K", "0-1"),
+        ];
+        for (i, (level, kind, size, shared)) in caches.iter().enumerate() {
+            let at = dir.path().join(format!("index{i}"));
+            std::fs::create_dir(&at).unwrap();
+            for (f, v) in [("level", level), ("type", kind), ("size", size), ("shared_cpu_list", shared)] {
+                std::fs::write(at.join(f), format!("{v}\n")).unwrap();
+            }
+        }
+        assert_eq!(cpu_caches(dir.path()).as_deref(), Some("L1d 48K, L1i 32K, L2 2048K, L3 307200K (shared by 0-1)"));
+        assert_eq!(cpu_caches(&dir.path().join("missing")), None);
     }
 
     #[test]

@@ -307,6 +307,9 @@ pub fn validate(json: &Value) -> Result<()> {
                 check(env, "$.environment", f, Kind::NonEmptyStr, &mut problems);
             }
             check(env, "$.environment", "cores", Kind::PosInt, &mut problems);
+            for f in ["cpu_id", "cpu_caches"] {
+                check(env, "$.environment", f, Kind::OptStr, &mut problems);
+            }
             for f in ["gpu_name", "gpu_driver"] {
                 if !env.contains_key(f) {
                     problems.push(format!("$.environment.{f}: missing (null when there is no GPU)"));

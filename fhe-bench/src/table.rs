@@ -86,7 +86,7 @@ pub fn format_table(report: &Report) -> String {
         "lane {} | backend {} | {} ({} cores) | {} | commit {} | {} | equivalence gate: {:?}\n",
         report.lane,
         report.backend,
-        env.gpu_name.as_deref().unwrap_or(&env.cpu_model),
+        env.machine(),
         env.cores,
         env.rustc_version,
         &env.git_commit[..env.git_commit.len().min(12)],

@@ -416,7 +416,7 @@ pub fn format_recommendation(rec: &Recommendation) -> String {
         "recommend ntt --suite {} --params {} | {} ({} cores) | commit {} | {} | {} reps x {} calls, {} warm-up\n",
         rec.suite,
         rec.params,
-        env.gpu_name.as_deref().unwrap_or(&env.cpu_model),
+        env.machine(),
         env.cores,
         &env.git_commit[..env.git_commit.len().min(12)],
         env.date_utc,
