@@ -40,7 +40,7 @@ pub use ops::{
 };
 pub use report::{
     load_report, ratios, validate, validate_str, write_results, CircuitShape, EquivalenceGate, GateState, Ratio,
-    Report, Row, SCHEMA_VERSION,
+    Report, Row, INTERLEAVED, SCHEMA_VERSION,
 };
 pub use stats::{measure, measure_with, sample_with, Plan, Stats};
 pub use table::{format_ns, format_ratios, format_table};

@@ -442,6 +442,28 @@ pub struct Ratio {
     pub theirs_median_ns: f64,
     /// `ours_median_ns / theirs_median_ns`: below 1 means we are faster.
     pub ratio: f64,
+    /// For interleaved rows (both backends end in [`INTERLEAVED`], one run per round, as
+    /// many rounds on each side): the median over rounds of ours' round median over
+    /// theirs', the figure that a drift in the machine's speed between rounds cannot
+    /// move. `None` for other pairs, whose runs were not side by side.
+    #[serde(default)]
+    pub per_round: Option<f64>,
+}
+
+/// Suffix of the backend names of rows timed in alternation with a peer's, round by
+/// round (`fhe_bench::peers`, feature `peers`); their runs are the rounds.
+pub const INTERLEAVED: &str = "/interleaved";
+
+/// The median over rounds of `ours`' round median over `theirs'` (see [`Ratio::per_round`]).
+fn per_round_ratio(ours: &Row, theirs: &Row) -> Option<f64> {
+    let (o, t) = (&ours.stats.run_medians_ns, &theirs.stats.run_medians_ns);
+    let paired = ours.backend.ends_with(INTERLEAVED) && theirs.backend.ends_with(INTERLEAVED);
+    if !paired || o.len() != t.len() || o.is_empty() || t.iter().any(|&x| x <= 0.0) {
+        return None;
+    }
+    let mut r: Vec<f64> = o.iter().zip(t).map(|(o, t)| o / t).collect();
+    r.sort_by(f64::total_cmp);
+    Some(crate::stats::median_sorted(&r))
 }
 
 /// For every row of `ours` with a row of `theirs` on the same operation, parameter set
@@ -463,6 +485,7 @@ pub fn ratios(ours: &[Row], theirs: &[Row]) -> Vec<Ratio> {
                     ours_median_ns: o.stats.median_ns,
                     theirs_median_ns: t.stats.median_ns,
                     ratio: o.stats.median_ns / t.stats.median_ns,
+                    per_round: per_round_ratio(o, t),
                 });
             }
         }

@@ -105,12 +105,18 @@ pub fn format_table(report: &Report) -> String {
 
 /// A table of ratios (ours over theirs, below 1 is faster).
 pub fn format_ratios(ratios: &[Ratio]) -> String {
-    let header = ["operation", "params", "batch", "ours", "theirs", "ours median", "theirs median", "ratio"];
-    let right = [false, false, true, false, false, true, true, true];
+    let mut header = vec!["operation", "params", "batch", "ours", "theirs", "ours median", "theirs median", "ratio"];
+    let mut right = vec![false, false, true, false, false, true, true, true];
+    // Interleaved pairs get the median of their per-round ratios beside the pooled one.
+    let per_round = ratios.iter().any(|r| r.per_round.is_some());
+    if per_round {
+        header.push("per round");
+        right.push(true);
+    }
     let lines: Vec<Vec<String>> = ratios
         .iter()
         .map(|r| {
-            vec![
+            let mut line = vec![
                 r.operation.clone(),
                 r.param_set.clone(),
                 r.batch_size.to_string(),
@@ -119,7 +125,11 @@ pub fn format_ratios(ratios: &[Ratio]) -> String {
                 format_ns(r.ours_median_ns),
                 format_ns(r.theirs_median_ns),
                 format!("{:.2}x", r.ratio),
-            ]
+            ];
+            if per_round {
+                line.push(r.per_round.map_or_else(|| "-".to_string(), |x| format!("{x:.2}x")));
+            }
+            line
         })
         .collect();
     render(&header, &right, &lines)

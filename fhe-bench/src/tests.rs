@@ -167,6 +167,30 @@ fn ratio_matches_rows() {
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].ratio, 2.0);
     assert!(format_ratios(&r).contains("2.00x"));
+    assert_eq!(r[0].per_round, None, "rows not timed side by side have no per-round ratio");
+    assert!(!format_ratios(&r).contains("per round"));
+}
+
+#[test]
+fn interleaved_pairs_get_the_median_of_their_round_ratios() {
+    // Three rounds: ours 100, 300, 200 against theirs 200, 100, 400 (ratios 0.5, 3, 0.5).
+    let row = |backend: &str, rounds: &[f64]| {
+        let runs: Vec<Vec<f64>> = rounds.iter().map(|&m| vec![m]).collect();
+        let stats = Stats::from_runs(&runs).unwrap();
+        Row::new("ntt_forward", "PN10QP27", backend, "v", 1, Plan { iterations: 1, warmup: 1, runs: 3 }, stats)
+    };
+    let ours = row(&format!("cpu:avx512/kernel{INTERLEAVED}"), &[100.0, 300.0, 200.0]);
+    let theirs = row(&format!("peer:tfhe-ntt{INTERLEAVED}"), &[200.0, 100.0, 400.0]);
+    let r = ratios(std::slice::from_ref(&ours), std::slice::from_ref(&theirs));
+    assert_eq!(r[0].ratio, 1.0, "pooled medians 200 / 200");
+    assert_eq!(r[0].per_round, Some(0.5));
+    let table = format_ratios(&r);
+    assert!(table.contains("per round") && table.contains("0.50x"), "{table}");
+    // Only when both sides were interleaved, with as many rounds each.
+    let plain = row("peer:tfhe-ntt", &[200.0, 100.0, 400.0]);
+    assert_eq!(ratios(std::slice::from_ref(&ours), &[plain])[0].per_round, None);
+    let short = row(&format!("peer:tfhe-ntt{INTERLEAVED}"), &[200.0, 100.0]);
+    assert_eq!(ratios(&[ours], &[short])[0].per_round, None);
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! `cargo xtask bench`: the equivalence gate first, then the measurements, written as
 //! JSON under `bench/results/<lane>/` and printed as a table; `bench chart` renders the
 //! result files; `--peers` (cargo feature `peers` of xtask) times TFHE-rs and tfhe-ntt
-//! in the same run and prints our time over theirs, then times our gates and TFHE-rs's
-//! alternately, round by round (`--interleave-rounds`, `--interleave-calls`), so that a
-//! drift in the machine's speed cannot sit between the two sides. The integer rows (`int_<op>_u<width>`,
+//! in the same run and prints our time over theirs, then times our gates and TFHE-rs's,
+//! and our NTT kernel and tfhe-ntt, alternately, round by round (`--interleave-rounds`,
+//! `--interleave-calls`, `--interleave-ntt-calls`), so that a drift in the machine's
+//! speed cannot sit between the two sides. The integer rows (`int_<op>_u<width>`,
 //! `--int-ops`, `--int-widths`, `--int-mul-widths`) come from `bench_int.rs`.
 
 use std::path::PathBuf;
@@ -71,13 +72,17 @@ struct RunArgs {
     /// Also time TFHE-rs and tfhe-ntt in this run (needs `--features peers`).
     #[arg(long)]
     peers: bool,
-    /// With `--peers`: rounds in which our gates and TFHE-rs's are timed alternately,
-    /// the side that goes first alternating (0: no interleaved rows).
+    /// With `--peers`: rounds in which our gates and TFHE-rs's (and, with a `cpu`
+    /// backend, our NTT kernel and tfhe-ntt) are timed alternately, the side that goes
+    /// first alternating (0: no interleaved rows).
     #[arg(long, default_value_t = 10)]
     interleave_rounds: usize,
     /// With `--peers`: timed calls per side and round of the interleaved gates.
     #[arg(long, default_value_t = 5)]
     interleave_calls: usize,
+    /// With `--peers`: timed calls per side and round of the interleaved NTT kernels.
+    #[arg(long, default_value_t = 50)]
+    interleave_ntt_calls: usize,
     /// Where result files go (default: `<workspace>/bench/results`); the lane folder is
     /// made below it.
     #[arg(long)]
@@ -127,8 +132,10 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
         // Say so before measuring anything, not after a long run.
         peers(&[], &SuiteConfig::default())?;
     }
-    if a.peers && a.interleave_rounds > 0 && a.interleave_calls == 0 {
-        return Err(Fail::Usage("--interleave-calls must be at least 1 (or --interleave-rounds 0)".into()));
+    if a.peers && a.interleave_rounds > 0 && (a.interleave_calls == 0 || a.interleave_ntt_calls == 0) {
+        return Err(Fail::Usage(
+            "--interleave-calls and --interleave-ntt-calls must be at least 1 (or --interleave-rounds 0)".into(),
+        ));
     }
     let target = backend(&a.backend)?;
     let sets = if a.params.is_empty() { vec![ParamSet::PN10QP27] } else { a.params.clone() };
@@ -203,8 +210,9 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     // Peers run in the same process right after our rows; their rows go into the same
     // file (`backend` tells them apart), so the ratios can be recomputed from it.
     let ratios = if a.peers {
+        let variant = target.name().strip_prefix("cpu:").map(str::to_string);
         // Our NTT kernel in the peers' own loop, on our side of the ratios.
-        if let Some(variant) = target.name().strip_prefix("cpu:") {
+        if let Some(variant) = &variant {
             report.rows.extend(own_ntt_kernels(&sets, &cfg, variant)?);
         }
         let rows = peers(&sets, &cfg)?;
@@ -212,15 +220,34 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
         report.rows.extend(rows);
         // The interleaved rows pair only with each other: their ratio is the one that a
         // drift between the suite's minute and the peers' minute cannot move.
-        let interleaved = if a.interleave_rounds > 0 && sets.contains(&ParamSet::PN10QP27) {
-            let (ours, theirs) = interleaved_gates(target.as_ref(), &cfg, a.interleave_rounds, a.interleave_calls)?;
-            let ratios = fhe_bench::ratios(&ours, &theirs);
-            report.rows.extend(ours);
-            report.rows.extend(theirs);
-            ratios
-        } else {
-            Vec::new()
-        };
+        let mut interleaved = Vec::new();
+        if a.interleave_rounds > 0 {
+            let mut pairs = Vec::new();
+            if let Some(variant) = &variant {
+                let rounds = (a.interleave_rounds, a.interleave_ntt_calls);
+                pairs.push((
+                    "NTT kernels interleaved with tfhe-ntt",
+                    rounds,
+                    interleaved_ntt(&sets, &cfg, variant, rounds)?,
+                ));
+            }
+            if sets.contains(&ParamSet::PN10QP27) {
+                let rounds = (a.interleave_rounds, a.interleave_calls);
+                pairs.push((
+                    "gates interleaved with TFHE-rs",
+                    rounds,
+                    interleaved_gates(target.as_ref(), &cfg, rounds)?,
+                ));
+            }
+            for (title, rounds, (ours, theirs)) in pairs {
+                let ratios = fhe_bench::ratios(&ours, &theirs);
+                report.rows.extend(ours);
+                report.rows.extend(theirs);
+                if !ratios.is_empty() {
+                    interleaved.push((title, rounds, ratios));
+                }
+            }
+        }
         Some((ratios, interleaved))
     } else {
         None
@@ -231,12 +258,11 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     if let Some((ratios, interleaved)) = ratios {
         println!("ours over theirs (median; below 1.00x we are faster):");
         println!("{}", fhe_bench::format_ratios(&ratios));
-        if !interleaved.is_empty() {
+        for (title, (rounds, calls), ratios) in interleaved {
             println!(
-                "gates interleaved with TFHE-rs, {} rounds of {} calls (median over all rounds; per-round range in the rows' notes):",
-                a.interleave_rounds, a.interleave_calls
+                "{title}, {rounds} rounds of {calls} calls (median over all rounds; per-round range in the rows' notes):"
             );
-            println!("{}", fhe_bench::format_ratios(&interleaved));
+            println!("{}", fhe_bench::format_ratios(&ratios));
         }
     }
     println!("results written to {}", path.display());
@@ -253,23 +279,31 @@ fn own_ntt_kernels(sets: &[ParamSet], cfg: &SuiteConfig, variant: &str) -> Resul
     fhe_bench::peers::run_own_ntt_kernels(sets, cfg, variant).map_err(|e| Fail::Failed(e.to_string()))
 }
 
+/// Our rows and the peer's, interleaved.
+type Paired = (Vec<fhe_bench::Row>, Vec<fhe_bench::Row>);
+
 #[cfg(feature = "peers")]
-fn interleaved_gates(
-    target: &dyn Backend,
-    cfg: &SuiteConfig,
-    rounds: usize,
-    calls: usize,
-) -> Result<(Vec<fhe_bench::Row>, Vec<fhe_bench::Row>), Fail> {
+fn interleaved_gates(target: &dyn Backend, cfg: &SuiteConfig, (rounds, calls): (usize, usize)) -> Result<Paired, Fail> {
     fhe_bench::peers::run_interleaved_gates(target, cfg, rounds, calls).map_err(|e| Fail::Failed(e.to_string()))
 }
 
+#[cfg(feature = "peers")]
+fn interleaved_ntt(
+    sets: &[ParamSet],
+    cfg: &SuiteConfig,
+    variant: &str,
+    (rounds, calls): (usize, usize),
+) -> Result<Paired, Fail> {
+    fhe_bench::peers::run_interleaved_ntt(sets, cfg, variant, rounds, calls).map_err(|e| Fail::Failed(e.to_string()))
+}
+
 #[cfg(not(feature = "peers"))]
-fn interleaved_gates(
-    _: &dyn Backend,
-    _: &SuiteConfig,
-    _: usize,
-    _: usize,
-) -> Result<(Vec<fhe_bench::Row>, Vec<fhe_bench::Row>), Fail> {
+fn interleaved_gates(_: &dyn Backend, _: &SuiteConfig, _: (usize, usize)) -> Result<Paired, Fail> {
+    Ok((Vec::new(), Vec::new()))
+}
+
+#[cfg(not(feature = "peers"))]
+fn interleaved_ntt(_: &[ParamSet], _: &SuiteConfig, _: &str, _: (usize, usize)) -> Result<Paired, Fail> {
     Ok((Vec::new(), Vec::new()))
 }
 
