@@ -70,6 +70,12 @@ pub struct Environment {
     pub crate_version: String,
     /// `git rev-parse HEAD` at run time, or "unknown".
     pub git_commit: String,
+    /// Whether tracked files differed from `git_commit` at run time
+    /// (`git status --porcelain --untracked-files=no`): the numbers then come from code
+    /// that no commit holds. Absent where git could not tell, and from reports made
+    /// before 2026-12-05.
+    #[serde(default)]
+    pub git_dirty: Option<bool>,
     /// When the report was made: UTC, RFC 3339 (`2026-12-02T16:55:04Z`).
     pub date_utc: String,
 }
@@ -88,6 +94,17 @@ impl Environment {
             (Some(gpu), _) => gpu.clone(),
             (None, Some(id)) => format!("{}, {id}", self.cpu_model),
             (None, None) => self.cpu_model.clone(),
+        }
+    }
+
+    /// The commit for table headers: its first 12 digits, with `+changes` when tracked
+    /// files differed from it ([`Environment::git_dirty`]).
+    pub fn commit_label(&self) -> String {
+        let short = &self.git_commit[..self.git_commit.len().min(12)];
+        if self.git_dirty == Some(true) {
+            format!("{short}+changes")
+        } else {
+            short.to_string()
         }
     }
 
@@ -112,6 +129,7 @@ impl Environment {
             gpu_driver: device.and_then(|d| d.driver),
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             git_commit: git_commit(repo),
+            git_dirty: git_dirty(repo),
             date_utc: rfc3339_utc(SystemTime::now()),
         }
     }
@@ -191,6 +209,18 @@ pub fn git_commit(repo: &Path) -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
+/// Whether tracked files in `repo` differ from `HEAD`; `None` where git cannot tell.
+pub fn git_dirty(repo: &Path) -> Option<bool> {
+    Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| !o.stdout.is_empty())
+}
+
 /// `(year, month, day, hour, minute, second)` in UTC of a time after the epoch.
 fn civil_utc(t: SystemTime) -> (i64, u32, u32, u32, u32, u32) {
     let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
@@ -265,6 +295,31 @@ mod tests {
         }
         assert_eq!(cpu_caches(dir.path()).as_deref(), Some("L1d 48K, L1i 32K, L2 2048K, L3 307200K (shared by 0-1)"));
         assert_eq!(cpu_caches(&dir.path().join("missing")), None);
+    }
+
+    #[test]
+    fn git_dirty_sees_a_changed_tracked_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok =
+                Command::new("git").arg("-C").arg(dir.path()).args(args).output().is_ok_and(|o| o.status.success());
+            assert!(ok, "git {args:?}");
+        };
+        assert_eq!(git_dirty(dir.path()), None, "not a repository");
+        git(&["init", "-q"]);
+        std::fs::write(dir.path().join("a.txt"), "one").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one"]);
+        assert_eq!(git_dirty(dir.path()), Some(false));
+        std::fs::write(dir.path().join("new.json"), "{}").unwrap();
+        assert_eq!(git_dirty(dir.path()), Some(false), "an untracked result file is not a change to the code");
+        std::fs::write(dir.path().join("a.txt"), "two").unwrap();
+        assert_eq!(git_dirty(dir.path()), Some(true));
+        let mut env = Environment::capture_in(None, dir.path());
+        assert_eq!(env.git_dirty, Some(true));
+        assert!(env.commit_label().ends_with("+changes"));
+        env.git_dirty = Some(false);
+        assert_eq!(env.commit_label(), &env.git_commit[..12]);
     }
 
     #[test]

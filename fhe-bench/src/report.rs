@@ -242,6 +242,8 @@ enum Kind {
     NonEmptyStr,
     OptStr,
     Bool,
+    /// A boolean, null, or absent.
+    OptBool,
     PosInt,
     UInt,
     NonNegNum,
@@ -251,7 +253,7 @@ enum Kind {
 fn check(obj: &serde_json::Map<String, Value>, at: &str, field: &str, kind: Kind, problems: &mut Vec<String>) {
     let v = match obj.get(field) {
         Some(v) => v,
-        None if matches!(kind, Kind::OptStr) => return,
+        None if matches!(kind, Kind::OptStr | Kind::OptBool) => return,
         None => {
             problems.push(format!("{at}.{field}: missing"));
             return;
@@ -261,6 +263,7 @@ fn check(obj: &serde_json::Map<String, Value>, at: &str, field: &str, kind: Kind
         Kind::NonEmptyStr => v.as_str().is_some_and(|s| !s.is_empty()),
         Kind::OptStr => v.is_null() || v.is_string(),
         Kind::Bool => v.is_boolean(),
+        Kind::OptBool => v.is_null() || v.is_boolean(),
         Kind::PosInt => v.as_u64().is_some_and(|n| n >= 1),
         Kind::UInt => v.as_u64().is_some(),
         Kind::NonNegNum => v.as_f64().is_some_and(|x| x.is_finite() && x >= 0.0),
@@ -271,6 +274,7 @@ fn check(obj: &serde_json::Map<String, Value>, at: &str, field: &str, kind: Kind
             Kind::NonEmptyStr => "a non-empty string",
             Kind::OptStr => "a string or null",
             Kind::Bool => "a boolean",
+            Kind::OptBool => "a boolean or null",
             Kind::PosInt => "an integer >= 1",
             Kind::UInt => "an integer >= 0",
             Kind::NonNegNum => "a finite number >= 0",
@@ -310,6 +314,7 @@ pub fn validate(json: &Value) -> Result<()> {
             for f in ["cpu_id", "cpu_caches"] {
                 check(env, "$.environment", f, Kind::OptStr, &mut problems);
             }
+            check(env, "$.environment", "git_dirty", Kind::OptBool, &mut problems);
             for f in ["gpu_name", "gpu_driver"] {
                 if !env.contains_key(f) {
                     problems.push(format!("$.environment.{f}: missing (null when there is no GPU)"));

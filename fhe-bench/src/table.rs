@@ -89,7 +89,7 @@ pub fn format_table(report: &Report) -> String {
         env.machine(),
         env.cores,
         env.rustc_version,
-        &env.git_commit[..env.git_commit.len().min(12)],
+        env.commit_label(),
         env.date_utc,
         report.equivalence_gate.status,
     );

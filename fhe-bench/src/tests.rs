@@ -109,6 +109,8 @@ fn wrong_types_and_broken_rules_are_rejected() {
         ("median above max", Box::new(|d| d["rows"][0]["median_ns"] = 1e12.into())),
         ("failed gate with rows", Box::new(|d| d["equivalence_gate"]["status"] = "failed".into())),
         ("future schema", Box::new(|d| d["schema_version"] = 99.into())),
+        ("cpu id as number", Box::new(|d| d["environment"]["cpu_id"] = 207.into())),
+        ("git dirty as string", Box::new(|d| d["environment"]["git_dirty"] = "yes".into())),
     ];
     for (what, mutate) in cases {
         let mut doc = good.clone();
@@ -116,6 +118,14 @@ fn wrong_types_and_broken_rules_are_rejected() {
         assert!(matches!(validate(&doc), Err(Error::Schema(_))), "{what}: accepted");
     }
     assert!(validate(&Value::Array(vec![])).is_err());
+    // The optional identity fields may be null or absent (older files).
+    for f in ["cpu_id", "cpu_caches", "git_dirty", "bootstrap_threads"] {
+        let mut doc = good.clone();
+        doc["environment"][f] = Value::Null;
+        validate(&doc).unwrap_or_else(|e| panic!("{f} null: {e}"));
+        doc["environment"].as_object_mut().unwrap().remove(f);
+        validate(&doc).unwrap_or_else(|e| panic!("{f} absent: {e}"));
+    }
 }
 
 #[test]

@@ -418,7 +418,7 @@ pub fn format_recommendation(rec: &Recommendation) -> String {
         rec.params,
         env.machine(),
         env.cores,
-        &env.git_commit[..env.git_commit.len().min(12)],
+        env.commit_label(),
         env.date_utc,
         rec.reps,
         rec.iterations,
