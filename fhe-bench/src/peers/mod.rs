@@ -136,9 +136,36 @@ impl NttCase {
         (0..(self.batch * n) as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q).collect()
     }
 
+    /// [`NttCase::input`] on 32-bit words (rings with `Q < 2^32`).
+    fn input32(&self) -> Vec<u32> {
+        self.input().into_iter().map(|x| x as u32).collect()
+    }
+
     fn row(&self, backend: &str, variant: &str, plan: Plan, stats: Stats) -> Row {
         Row::new(self.op.name(), self.set.name(), backend, variant, self.batch, plan, stats)
     }
+}
+
+/// A call that transforms each polynomial of `data` in place, one after another, with
+/// `fwd` (a forward case) or `inv`.
+fn per_poly<'a, T: 'a>(
+    mut data: Vec<T>,
+    case: NttCase,
+    fwd: impl Fn(&mut [T]) + 'a,
+    inv: impl Fn(&mut [T]) + 'a,
+) -> Call<'a> {
+    let (n, _) = case.ring();
+    let forward = case.forward();
+    Box::new(move || {
+        for poly in data.chunks_exact_mut(n) {
+            if forward {
+                fwd(poly);
+            } else {
+                inv(poly);
+            }
+        }
+        ok(&data)
+    })
 }
 
 /// Our `engine` on `case`, as tfhe-ntt is called: in place, one polynomial after another,
@@ -146,68 +173,20 @@ impl NttCase {
 /// words for the 54-bit ring), without the `NttOps` input validation. The second value
 /// names the word type.
 fn own_ntt_call(engine: &dyn NttEngine, case: NttCase) -> (Call<'_>, &'static str) {
-    let (n, q) = case.ring();
-    let forward = case.forward();
-    if q < 1 << 32 {
-        let mut data: Vec<u32> = case.input().iter().map(|&x| x as u32).collect();
-        let call: Call = Box::new(move || {
-            for poly in data.chunks_exact_mut(n) {
-                if forward {
-                    engine.forward32(poly, &mut Ahead::none());
-                } else {
-                    engine.inverse32(poly, &mut Ahead::none());
-                }
-            }
-            ok(&data)
-        });
-        (call, "u32")
+    if case.ring().1 < 1 << 32 {
+        let fwd = |p: &mut [u32]| engine.forward32(p, &mut Ahead::none());
+        let inv = |p: &mut [u32]| engine.inverse32(p, &mut Ahead::none());
+        (per_poly(case.input32(), case, fwd, inv), "u32")
     } else {
-        let mut data = case.input();
-        let call: Call = Box::new(move || {
-            for poly in data.chunks_exact_mut(n) {
-                if forward {
-                    engine.forward(poly);
-                } else {
-                    engine.inverse(poly);
-                }
-            }
-            ok(&data)
-        });
-        (call, "u64")
+        (per_poly(case.input(), case, |p| engine.forward(p), |p| engine.inverse(p)), "u64")
     }
 }
 
 /// tfhe-ntt's `plan` on `case`: forward, or inverse without its separate normalization pass.
 fn tfhe_ntt_call(plan: &NttPlan, case: NttCase) -> Call<'_> {
-    let (n, _) = case.ring();
-    let forward = case.forward();
     match plan {
-        NttPlan::P32(pl) => {
-            let mut data: Vec<u32> = case.input().iter().map(|&x| x as u32).collect();
-            Box::new(move || {
-                for poly in data.chunks_exact_mut(n) {
-                    if forward {
-                        pl.fwd(poly);
-                    } else {
-                        pl.inv(poly);
-                    }
-                }
-                ok(&data)
-            })
-        }
-        NttPlan::P64(pl) => {
-            let mut data = case.input();
-            Box::new(move || {
-                for poly in data.chunks_exact_mut(n) {
-                    if forward {
-                        pl.fwd(poly);
-                    } else {
-                        pl.inv(poly);
-                    }
-                }
-                ok(&data)
-            })
-        }
+        NttPlan::P32(pl) => per_poly(case.input32(), case, |p| pl.fwd(p), |p| pl.inv(p)),
+        NttPlan::P64(pl) => per_poly(case.input(), case, |p| pl.fwd(p), |p| pl.inv(p)),
     }
 }
 
