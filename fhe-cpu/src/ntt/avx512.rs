@@ -7,8 +7,13 @@
 //!   IFMA (`vpmadd52*`) multiplies 52-bit limbs and a 54-bit `Q` does not fit one, so the
 //!   quotient estimate is built from three `vpmuludq`, dropping the low-by-low product
 //!   (estimate low by at most 2 instead of 1, see `k64::mul_shoup_raw`), and the low products
-//!   use `vpmullq` (AVX-512DQ).
+//!   use `vpmullq` (AVX-512DQ). Lazy forward outputs are finished by the plan's
+//!   `PowerFold` where `Q` allows it (the 54-bit set), else by a Shoup product with one.
 //! - otherwise the portable `harvey` code.
+//!
+//! IFMA is not used: its 52-bit limbs cannot hold the 54-bit `Q`, and for `Q < 2^30` an
+//! IFMA kernel would hold eight coefficients a register against these sixteen, for the
+//! same three multiplies a product (reasoned from the instruction counts, not measured).
 //!
 //! Layers closer than one register run on register pairs through the `lanes` schedule.
 //! Every butterfly is exact modulo `Q` and the output is reduced to `[0, Q)`, so the bytes
