@@ -459,16 +459,23 @@ pub struct Ratio {
 /// round (`fhe_bench::peers`, feature `peers`); their runs are the rounds.
 pub const INTERLEAVED: &str = "/interleaved";
 
+/// Ours' round median over theirs', round by round, sorted: `ours[i] / theirs[i]` for
+/// two rows' `run_medians_ns` taken in alternation. Empty where the rounds do not pair
+/// (different counts, none, or a round of theirs that is not positive).
+pub(crate) fn per_round_ratios(ours: &[f64], theirs: &[f64]) -> Vec<f64> {
+    if ours.len() != theirs.len() || theirs.iter().any(|&x| x <= 0.0) {
+        return Vec::new();
+    }
+    let mut r: Vec<f64> = ours.iter().zip(theirs).map(|(o, t)| o / t).collect();
+    r.sort_by(f64::total_cmp);
+    r
+}
+
 /// The median over rounds of `ours`' round median over `theirs'` (see [`Ratio::per_round`]).
 fn per_round_ratio(ours: &Row, theirs: &Row) -> Option<f64> {
-    let (o, t) = (&ours.stats.run_medians_ns, &theirs.stats.run_medians_ns);
     let paired = ours.backend.ends_with(INTERLEAVED) && theirs.backend.ends_with(INTERLEAVED);
-    if !paired || o.len() != t.len() || o.is_empty() || t.iter().any(|&x| x <= 0.0) {
-        return None;
-    }
-    let mut r: Vec<f64> = o.iter().zip(t).map(|(o, t)| o / t).collect();
-    r.sort_by(f64::total_cmp);
-    Some(crate::stats::median_sorted(&r))
+    let r = per_round_ratios(&ours.stats.run_medians_ns, &theirs.stats.run_medians_ns);
+    (paired && !r.is_empty()).then(|| crate::stats::median_sorted(&r))
 }
 
 /// For every row of `ours` with a row of `theirs` on the same operation, parameter set

@@ -23,8 +23,8 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::ops::{Fixture, Operation, SuiteConfig};
-use crate::report::Row;
 pub use crate::report::INTERLEAVED;
+use crate::report::{per_round_ratios, Row};
 use crate::stats::{median_sorted, sample_with, Plan, Stats};
 
 /// How one kind of interleaved case is timed and named.
@@ -76,27 +76,28 @@ impl Pairing<'_> {
                 ours_runs.push(time(ours)?);
             }
         }
-        let mut per_round: Vec<f64> = ours_runs.iter().zip(&theirs_runs).map(|(o, t)| median(o) / median(t)).collect();
-        per_round.sort_by(f64::total_cmp);
-        let (lo, hi) = (per_round[0], per_round[per_round.len() - 1]);
         let (rounds, calls) = (self.rounds, self.calls);
-        tracing::info!(op = %operation, params = %set, batch, rounds, calls, lo, hi, "interleaved rounds");
         let row_plan = Plan { iterations: calls, warmup: 1, runs: rounds };
         let ((ours_name, ours_variant), (theirs_name, theirs_variant, theirs_note)) = (self.ours, self.theirs);
+        let row = |name: &str, variant: &str, runs: &[Vec<f64>]| -> Result<Row> {
+            Ok(Row::new(operation.name(), set.name(), name, variant, batch, row_plan, Stats::from_runs(runs)?))
+        };
+        let (ours_row, theirs_row) =
+            (row(ours_name, ours_variant, &ours_runs)?, row(theirs_name, theirs_variant, &theirs_runs)?);
+        // One run per round on each side, so the rows' run medians pair round by round.
+        let per_round = per_round_ratios(&ours_row.stats.run_medians_ns, &theirs_row.stats.run_medians_ns);
+        let (Some(&lo), Some(&hi)) = (per_round.first(), per_round.last()) else {
+            // Same round counts on both sides: only a round of theirs timed at 0 ns is left unpaired.
+            return Err(Error::InvalidSample(0.0));
+        };
+        tracing::info!(op = %operation, params = %set, batch, rounds, calls, lo, hi, "interleaved rounds");
         let note = format!(
             "interleaved with {theirs_name}: {rounds} rounds of {calls} calls per side, first side alternating; \
              {}; per-round ratio of medians {lo:.3}..{hi:.3} (median {:.3})",
             self.threads,
             median_sorted(&per_round)
         );
-        let row = |name: &str, variant: &str, runs: &[Vec<f64>]| -> Result<Row> {
-            Ok(Row::new(operation.name(), set.name(), name, variant, batch, row_plan, Stats::from_runs(runs)?))
-        };
-        Ok((
-            row(ours_name, ours_variant, &ours_runs)?.with_note(note),
-            row(theirs_name, theirs_variant, &theirs_runs)?
-                .with_note(format!("{theirs_note}; interleaved with {ours_name}")),
-        ))
+        Ok((ours_row.with_note(note), theirs_row.with_note(format!("{theirs_note}; interleaved with {ours_name}"))))
     }
 }
 
@@ -223,13 +224,6 @@ fn check_rounds(rounds: usize, calls: usize) -> Result<()> {
     Ok(())
 }
 
-/// Median of unsorted samples.
-fn median(samples: &[f64]) -> f64 {
-    let mut s = samples.to_vec();
-    s.sort_by(f64::total_cmp);
-    median_sorted(&s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,7 +274,12 @@ mod tests {
         }
         let words = |set: &str| ours.iter().find(|r| r.param_set == set).and_then(|r| r.note.clone()).unwrap();
         assert!(words("PN10QP27").contains("u32 words") && words("PN11QP54").contains("u64 words"));
-        assert_eq!(crate::ratios(&ours, &theirs).len(), ours.len());
+        let ratios = crate::ratios(&ours, &theirs);
+        assert_eq!(ratios.len(), ours.len());
+        for (o, r) in ours.iter().zip(&ratios) {
+            let median = format!("(median {:.3})", r.per_round.expect("interleaved rows pair round by round"));
+            assert!(o.note.as_deref().is_some_and(|n| n.ends_with(&median)), "the note's median is the table's");
+        }
         assert!(run_interleaved_ntt(&sets, &config, "no-such-variant", 2, 1).is_err());
         assert!(matches!(run_interleaved_ntt(&sets, &config, "reference", 2, 0), Err(Error::InvalidPlan(_))));
     }
