@@ -73,6 +73,27 @@ pub enum Error {
     /// Bytes that are not a valid object.
     #[error("decode error: {0}")]
     Decode(#[from] DecodeError),
+    /// A ring that no NTT exists for (`N` not a power of two in range, `q` not a prime
+    /// `= 1 mod 2N`, a modulus too wide), or an RNS basis that is not one.
+    #[error("invalid ring: {0}")]
+    InvalidRing(String),
+    /// A configuration whose modulus exceeds the HE standard's 128-bit bound.
+    #[error("insecure parameters: log2(QP) = {log_qp} bits exceeds the 128-bit bound of {bound} bits for N = {n} ({secret} secret)")]
+    SecurityBound { log_qp: u32, bound: u32, n: usize, secret: &'static str },
+    /// CKKS operands at different levels (or an operation that needs a level the
+    /// ciphertext no longer has).
+    #[error("level mismatch: {0}")]
+    Level(String),
+    /// CKKS operands whose scales differ (add/sub need equal scales).
+    #[error("scale mismatch: {left} vs {right} (rescale or match scales first)")]
+    ScaleMismatch { left: f64, right: f64 },
+    /// An evaluation key that was not generated (a rotation index without a Galois key,
+    /// no relinearization key).
+    #[error("missing key: {0}")]
+    MissingKey(String),
+    /// A scheme this backend does not implement.
+    #[error("backend {backend} does not implement {scheme}")]
+    Unsupported { backend: String, scheme: &'static str },
     /// A structurally invalid argument (wrong length, mismatched batch sizes, ...).
     #[error("invalid input: {0}")]
     InvalidInput(String),

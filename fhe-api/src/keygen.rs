@@ -15,8 +15,8 @@ use zeroize::Zeroizing;
 
 use crate::entities::{expand_bsk_a, expand_ksk_a, expand_pk_a};
 use crate::error::Result;
-use crate::math::pow_mod;
-use crate::modulus::Modulus;
+use crate::ring::math::pow_mod;
+use crate::ring::modulus::Modulus;
 use crate::rng::{label, public_seed, stream, Seed};
 use crate::{EvaluationKey, KeySet, ParamSet, PublicKey, SecretKey};
 

@@ -2,11 +2,13 @@
 //!
 //! Parameter sets ([`params`]), keys and ciphertexts ([`entities`]) and their binary
 //! format ([`mod@format`]), the randomness contract ([`rng`]), the operation traits every
-//! backend implements ([`ops`]), gates written once over any backend ([`gates`]), the
+//! backend implements ([`ops`]), the shared ring ([`ring`]: modular arithmetic, NTT
+//! tables, RNS bases, automorphisms), gates written once over any backend ([`gates`]), the
 //! noise model ([`noise`]), one [`Error`], and the backend [`registry`]. Key generation
 //! ([`keygen`]) and encryption ([`encrypt`]) are written once here, on the host, over a
-//! backend's own NTT; [`modulus`] is the host's modular arithmetic.
+//! backend's own NTT.
 
+pub mod ckks;
 pub mod decrypt;
 pub mod encrypt;
 pub mod entities;
@@ -14,16 +16,14 @@ pub mod error;
 pub mod format;
 pub mod gates;
 pub mod keygen;
-pub mod math;
-pub mod modulus;
 pub mod noise;
 pub mod ops;
 pub mod params;
 pub mod registry;
+pub mod ring;
 pub mod rng;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod twiddles;
 
 pub use entities::{EvaluationKey, ExtractedLwe, KeySet, LweCiphertext, PublicKey, SecretKey};
 pub use error::{DecodeError, Error, Result, Unavailable};

@@ -243,7 +243,7 @@ pub static PN10QP25Q: Params = Params {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::{is_prime, pow_mod};
+    use crate::ring::math::{is_prime, pow_mod};
 
     #[test]
     fn every_set_is_well_formed() {

@@ -86,7 +86,7 @@ fn interleaved_pairs<W: Copy + Default + Send>(
 /// in place of the top digit's NTT (module docs): `K_l <- K_l - B^(l-top) K_top` for
 /// `l < top`, `K_top <- B^-top K_top`.
 fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
-    use fhe_api::math::{inv_mod, mul_mod, pow_mod};
+    use fhe_api::ring::math::{inv_mod, mul_mod, pow_mod};
     let (n, q, levels) = (ring.n(), ring.modulus.q, ring.params.bsk_levels.0);
     let top = levels - 1;
     let b_inv = inv_mod(ring.params.bsk_base() % q, q);
@@ -839,7 +839,7 @@ mod tests {
     /// kernels and `NTT(ACC)`'s upkeep together.
     #[test]
     fn wide_step_matches_the_textbook_step() {
-        use fhe_api::math::mul_mod;
+        use fhe_api::ring::math::mul_mod;
         use rand_chacha::rand_core::{RngCore, SeedableRng};
         let set = ParamSet::PN11QP54;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);

@@ -21,7 +21,7 @@ pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> crate::kernels::Aligned<u
     ksk
 }
 
-/// `round(x q / Q) mod q`, exactly as `fhe_api::math::mod_switch`.
+/// `round(x q / Q) mod q`, exactly as `fhe_api::ring::math::mod_switch`.
 #[inline]
 fn ms_to_q(x: u64, q_ring: u64, logq: u32) -> u32 {
     let num = ((x as u128) << logq) + (q_ring / 2) as u128;
@@ -76,7 +76,7 @@ pub fn key_switch_batch(ring: &Ring, key: &CpuPrepared, inputs: &[ExtractedLwe])
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fhe_api::math::mod_switch;
+    use fhe_api::ring::math::mod_switch;
 
     #[test]
     fn fast_mod_switch_matches_the_definition() {

@@ -14,7 +14,7 @@ pub mod ring;
 pub mod wide;
 
 /// Host modular arithmetic, shared with key generation (its home is `fhe-api`).
-pub use fhe_api::modulus;
+pub use fhe_api::ring::modulus;
 use std::sync::{Arc, OnceLock};
 
 use fhe_api::ops::{check_ntt_input, check_params};

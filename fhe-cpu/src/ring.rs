@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use fhe_api::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::params::Params;
+use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::{Error, ParamSet, Result};
 
 use crate::kernels::{Isa, SmallBarrett};
@@ -34,7 +34,7 @@ impl Ring {
     pub fn new(set: ParamSet, variant: &str) -> Result<Ring> {
         let params = set.params();
         let v = find_variant(variant)?;
-        let tables = Arc::new(NttTables::new(params));
+        let tables = Arc::new(NttTables::for_params(params));
         let q = params.q_ring();
         let two_n = 2 * params.big_n();
         let psi_pow: Vec<u64> = (0..two_n as u64).map(|e| pow_mod(tables.psi, e, q)).collect();
@@ -197,7 +197,7 @@ mod tests {
                 let mut acc = 0u64;
                 for (lev, d) in out.iter().enumerate() {
                     let g = pow_mod(ring.params.bsk_base(), lev as u64, q);
-                    acc = (acc + fhe_api::math::mul_mod(d[c], g, q)) % q;
+                    acc = (acc + fhe_api::ring::math::mul_mod(d[c], g, q)) % q;
                 }
                 assert_eq!(acc, x, "{set} coefficient {c}");
             }

@@ -429,7 +429,7 @@ pub fn add_mod(q: u64, x: &mut [u64], y: &[u64]) {
 mod tests {
     use super::*;
     use crate::ring::Ring;
-    use fhe_api::math::mul_mod;
+    use fhe_api::ring::math::mul_mod;
     use fhe_api::ParamSet;
     use rand_chacha::rand_core::{RngCore, SeedableRng};
 

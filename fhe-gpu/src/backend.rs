@@ -5,9 +5,9 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use fhe_api::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::ops::{check_ntt_input, check_params};
-use fhe_api::twiddles::NttTables;
+use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
+use fhe_api::ring::ntt::NttTables;
 use fhe_api::{
     Backend, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe, KeyOps,
     LweCiphertext, NttOps, ParamSet, PreparedKey, Result,
@@ -127,7 +127,7 @@ impl<D: GpuDriver> GpuBackend<D> {
 
     fn build_ring(&self, set: ParamSet) -> Result<RingState<D>> {
         let p = set.params();
-        let t = NttTables::new(p);
+        let t = NttTables::for_params(p);
         let q = p.q_ring();
         let two_n = 2 * p.big_n() as u64;
         let psi_pow: Vec<u64> = (0..two_n).map(|e| pow_mod(t.psi, e, q)).collect();

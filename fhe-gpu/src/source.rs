@@ -3,8 +3,8 @@
 //! Each parameter set gets its own compilation with its constants as `#define`s, so the
 //! device code sees `N`, `Q` and the Barrett constants as literals.
 
-use fhe_api::math::inv_mod;
-use fhe_api::modulus::shoup;
+use fhe_api::ring::math::inv_mod;
+use fhe_api::ring::modulus::shoup;
 use fhe_api::ParamSet;
 
 const COMPAT: &str = include_str!("../kernels/compat.h");

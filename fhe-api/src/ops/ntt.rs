@@ -3,7 +3,7 @@
 //! Conventions, shared by every backend and by the key format:
 //! - input of `forward`: coefficients in natural order, each in `[0, Q)`;
 //! - output of `forward`: slot `k` holds `A(psi^(2 bitrev(k) + 1))`, fully reduced to
-//!   `[0, Q)`, with `psi` from [`crate::math::negacyclic_root`];
+//!   `[0, Q)`, with `psi` from [`crate::ring::math::negacyclic_root`];
 //! - `inverse` takes that order back to natural order and includes the `1/N` scaling,
 //!   so `inverse(forward(a)) == a`.
 //!

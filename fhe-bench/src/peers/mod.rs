@@ -193,7 +193,7 @@ fn tfhe_ntt_call(plan: &NttPlan, case: NttCase) -> Call<'_> {
 /// The `variant` engine of fhe-cpu for `set`'s ring.
 fn own_engine(set: ParamSet, variant: &str) -> Result<Box<dyn NttEngine>> {
     let v = find_variant(variant).map_err(|e| Error::Peer { peer: TFHE_NTT_BACKEND, message: e.to_string() })?;
-    Ok((v.build)(Arc::new(NttTables::new(set.params()))))
+    Ok((v.build)(Arc::new(NttTables::for_params(set.params()))))
 }
 
 /// Our CPU NTT kernel timed with exactly the loop of [`run_tfhe_ntt`] ([`own_ntt_call`]).

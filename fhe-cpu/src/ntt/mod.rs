@@ -21,7 +21,7 @@ pub use reference::Reference;
 
 /// The twiddle tables every variant reads (their home is `fhe-api`, shared with the GPU
 /// backends' table uploads).
-pub use fhe_api::twiddles::NttTables;
+pub use fhe_api::ring::ntt::NttTables;
 
 /// One NTT implementation for one ring.
 pub trait NttEngine: Send + Sync {
@@ -123,7 +123,7 @@ pub fn find_variant(name: &str) -> Result<&'static NttVariant> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fhe_api::math::{mul_mod, ntt_slot_exponent, pow_mod};
+    use fhe_api::ring::math::{mul_mod, ntt_slot_exponent, pow_mod};
     use fhe_api::ParamSet;
     use rand_chacha::rand_core::{RngCore, SeedableRng};
 
@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn reference_matches_the_definition() {
         for set in ParamSet::ALL {
-            let t = Arc::new(NttTables::new(set.params()));
+            let t = Arc::new(NttTables::for_params(set.params()));
             let q = t.modulus.q;
             let a = random_poly(q, t.n, 1);
             let mut f = a.clone();
@@ -155,7 +155,7 @@ mod tests {
     /// Pointwise product in the evaluation domain is the negacyclic product.
     #[test]
     fn reference_multiplies_negacyclically() {
-        let t = Arc::new(NttTables::new(ParamSet::PN10QP27.params()));
+        let t = Arc::new(NttTables::for_params(ParamSet::PN10QP27.params()));
         let (q, n) = (t.modulus.q, t.n);
         let a = random_poly(q, n, 2);
         let b = random_poly(q, n, 3);
@@ -197,7 +197,7 @@ mod tests {
             ParamSet::ALL
                 .iter()
                 .map(|&set| {
-                    let t = Arc::new(NttTables::new(set.params()));
+                    let t = Arc::new(NttTables::for_params(set.params()));
                     let others = variants()
                         .iter()
                         .filter(|v| (v.supported)() && v.name != "reference")
@@ -347,13 +347,8 @@ mod tests {
                 } else {
                     Box::new((1u64..).map(|k| (1 << (bits - 1)) + 1 + k * step))
                 };
-                let q = candidates.take(100_000).find(|&q| fhe_api::math::is_prime(q)).expect("a prime");
-                let params = fhe_api::Params {
-                    ring_degree: PolynomialSize(n),
-                    ring_modulus: RingModulus(q),
-                    ..*ParamSet::PN10QP27.params()
-                };
-                let t = Arc::new(NttTables::new(&params));
+                let q = candidates.take(100_000).find(|&q| fhe_api::ring::math::is_prime(q)).expect("a prime");
+                let t = Arc::new(NttTables::new(PolynomialSize(n), RingModulus(q)).expect("an NTT ring"));
                 let reference = Reference::new(t.clone());
                 let a = random_poly(q, n, q ^ n as u64);
                 let ring = format!("N={n} Q={q}");
@@ -370,7 +365,7 @@ mod tests {
     #[ignore = "timing, not a check"]
     fn bench_forward() {
         for set in [ParamSet::PN10QP27, ParamSet::PN11QP54, ParamSet::PN10QP25Q] {
-            let t = Arc::new(NttTables::new(set.params()));
+            let t = Arc::new(NttTables::for_params(set.params()));
             for v in variants().iter().filter(|v| (v.supported)()) {
                 let e = (v.build)(t.clone());
                 let mut a = random_poly(t.modulus.q, t.n, 9);

@@ -89,7 +89,7 @@ pub fn mul_shoup_lazy(x: u64, w: u64, ws: u64, q: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::mul_mod;
+    use crate::ring::math::mul_mod;
     use proptest::prelude::*;
 
     proptest! {

@@ -1,0 +1,1 @@
+//! CKKS encoding (being written).

@@ -1,0 +1,1 @@
+//! CKKS parameters (being written).

@@ -1,0 +1,1 @@
+//! Galois automorphisms (being written).

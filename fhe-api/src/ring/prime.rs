@@ -1,0 +1,110 @@
+//! NTT-prime generation: primes `q = 1 mod 2N`, so `Z_q[X]/(X^N + 1)` has a negacyclic
+//! NTT. A CKKS chain takes its scale primes close to `2^scale_bits`, alternating above
+//! and below it so that the scale after each rescale stays near `2^scale_bits` (the
+//! product of deviations does not drift one way), and its first and special primes as
+//! the largest of their size. The search is deterministic: the same arguments give the
+//! same primes on every platform.
+
+use crate::error::{Error, Result};
+use crate::params::PolynomialSize;
+use crate::ring::math::is_prime;
+use crate::ring::ntt::MAX_MODULUS_BITS;
+
+/// Whether `q` is a prime `= 1 mod 2N` below `2^62`.
+pub fn is_ntt_prime(q: u64, n: PolynomialSize) -> bool {
+    let two_n = 2 * n.0 as u64;
+    q < 1 << MAX_MODULUS_BITS && q % two_n == 1 && is_prime(q)
+}
+
+fn check_bits(bits: u32, n: PolynomialSize) -> Result<u64> {
+    let two_n = 2 * n.0 as u64;
+    if !n.0.is_power_of_two() || bits > MAX_MODULUS_BITS || (1u64 << bits) <= 2 * two_n {
+        return Err(Error::InvalidRing(format!(
+            "no NTT primes of {bits} bits for N = {}: need 2^bits > 4N and bits <= {MAX_MODULUS_BITS}",
+            n.0
+        )));
+    }
+    Ok(two_n)
+}
+
+/// The `count` largest primes `q < 2^bits` with `q = 1 mod 2N`, in decreasing order,
+/// skipping those in `used`. All have exactly `bits` bits, else `Error::InvalidRing`.
+pub fn primes_below(bits: u32, n: PolynomialSize, count: usize, used: &[u64]) -> Result<Vec<u64>> {
+    let two_n = check_bits(bits, n)?;
+    let mut out = Vec::with_capacity(count);
+    let mut q = (1u64 << bits) + 1 - two_n;
+    while out.len() < count {
+        if q < 1 << (bits - 1) {
+            return Err(Error::InvalidRing(format!("fewer than {count} NTT primes of {bits} bits for N = {}", n.0)));
+        }
+        if !used.contains(&q) && is_prime(q) {
+            out.push(q);
+        }
+        q -= two_n;
+    }
+    Ok(out)
+}
+
+/// `count` primes `q = 1 mod 2N` nearest `2^bits`, taken alternately from above and below
+/// (the first from below), skipping those in `used`; each within a factor `1 +- 2^-8` of
+/// `2^bits` (else `Error::InvalidRing`).
+pub fn primes_near(bits: u32, n: PolynomialSize, count: usize, used: &[u64]) -> Result<Vec<u64>> {
+    let two_n = check_bits(bits + 1, n)?;
+    let centre = 1u64 << bits;
+    let window = centre >> 8;
+    let (mut below, mut above) = (centre + 1 - two_n, centre + 1 + two_n);
+    let mut out = Vec::with_capacity(count);
+    let mut from_below = true;
+    while out.len() < count {
+        let q = loop {
+            let cand = if from_below { below } else { above };
+            if cand.abs_diff(centre) > window {
+                return Err(Error::InvalidRing(format!("fewer than {count} NTT primes near 2^{bits} for N = {}", n.0)));
+            }
+            if from_below {
+                below -= two_n;
+            } else {
+                above += two_n;
+            }
+            if !used.contains(&cand) && !out.contains(&cand) && is_prime(cand) {
+                break cand;
+            }
+        };
+        out.push(q);
+        from_below = !from_below;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn primes_are_ntt_primes_of_the_stated_size() {
+        for log_n in [10u32, 13, 16, 17] {
+            let n = PolynomialSize(1 << log_n);
+            let big = primes_below(60, n, 6, &[]).unwrap();
+            assert!(big.windows(2).all(|w| w[0] > w[1]));
+            for &q in &big {
+                assert!(is_ntt_prime(q, n) && q >> 59 == 1, "{q}");
+            }
+            let near = primes_near(40, n, 20, &big).unwrap();
+            for &q in &near {
+                assert!(is_ntt_prime(q, n));
+                assert!(q.abs_diff(1 << 40) < (1 << 32));
+            }
+            // Alternating: the product stays within a few ulps of 2^(40 k).
+            let drift: f64 = near.iter().map(|&q| (q as f64 / (1u64 << 40) as f64).ln()).sum();
+            assert!(drift.abs() < 1e-4, "{drift}");
+        }
+    }
+
+    #[test]
+    fn impossible_requests_are_errors() {
+        let n = PolynomialSize(1 << 16);
+        assert!(primes_below(17, n, 1, &[]).is_err());
+        assert!(primes_below(63, n, 1, &[]).is_err());
+        assert!(primes_below(20, PolynomialSize(1 << 10), 10_000, &[]).is_err());
+    }
+}
