@@ -19,6 +19,7 @@ pub mod keygen;
 pub mod noise;
 pub mod ops;
 pub mod params;
+pub mod per_set;
 pub mod registry;
 pub mod ring;
 pub mod rng;

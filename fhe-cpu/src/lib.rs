@@ -7,6 +7,7 @@
 //! Batches run on all cores through rayon.
 
 pub mod bootstrap;
+pub mod ckks;
 pub mod kernels;
 pub mod keyswitch;
 pub mod ntt;
@@ -17,7 +18,10 @@ pub mod wide;
 pub use fhe_api::ring::modulus;
 use std::sync::{Arc, OnceLock};
 
-use fhe_api::ops::{check_ntt_input, check_params};
+use fhe_api::ops::{check_ntt_input, check_params, check_ring_input, CkksOps, RingOps};
+use fhe_api::params::{PolynomialSize, RingModulus};
+use fhe_api::per_set::KeyedCache;
+use fhe_api::ring::ntt::NttTables;
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, EvaluationKey, ExtractedLwe, KeyOps,
     LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
@@ -44,6 +48,10 @@ pub struct CpuBackend {
     variant: &'static str,
     threads: BootstrapThreads,
     rings: [OnceLock<Ring>; 3],
+    /// One NTT engine per ring `(N, q)` (CKKS primes, [`RingOps`]).
+    engines: KeyedCache<(usize, u64), Box<dyn ntt::NttEngine>>,
+    /// One plan per CKKS parameter set (keyed by `N`, `dnum` and every prime).
+    ckks_plans: KeyedCache<Vec<u64>, ckks::CkksPlan>,
 }
 
 impl CpuBackend {
@@ -54,7 +62,13 @@ impl CpuBackend {
             Some(v) => ntt::find_variant(v)?.name,
             None => ntt::default_variant(),
         };
-        Ok(CpuBackend { variant, threads: BootstrapThreads::from_env()?, rings: Default::default() })
+        Ok(CpuBackend {
+            variant,
+            threads: BootstrapThreads::from_env()?,
+            rings: Default::default(),
+            engines: KeyedCache::new(),
+            ckks_plans: KeyedCache::new(),
+        })
     }
 
     /// This backend with a lone ciphertext's blind rotation on `threads`, whatever
@@ -74,7 +88,21 @@ impl CpuBackend {
     pub fn oracle() -> CpuBackend {
         let variant = ntt::find_variant("reference").expect("reference is always supported").name;
         let threads = BootstrapThreads::from_env().unwrap_or(BootstrapThreads::Two);
-        CpuBackend { variant, threads, rings: Default::default() }
+        CpuBackend {
+            variant,
+            threads,
+            rings: Default::default(),
+            engines: KeyedCache::new(),
+            ckks_plans: KeyedCache::new(),
+        }
+    }
+
+    /// This backend's NTT engine for the ring `(N, q)`, built on first use.
+    pub fn engine(&self, n: PolynomialSize, q: RingModulus) -> Result<Arc<Box<dyn ntt::NttEngine>>> {
+        self.engines.get_or_try_init(&(n.0, q.0), || {
+            let v = ntt::find_variant(self.variant)?;
+            Ok((v.build)(Arc::new(NttTables::new(n, q)?)))
+        })
     }
 
     /// The ring of a parameter set, built on first use.
@@ -153,6 +181,22 @@ impl NttOps for CpuBackend {
     }
 }
 
+impl RingOps for CpuBackend {
+    fn ring_forward(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        let e = self.engine(n, q)?;
+        check_ring_input(n, q, data)?;
+        data.chunks_mut(n.0).for_each(|p| e.forward(p));
+        Ok(())
+    }
+
+    fn ring_inverse(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        let e = self.engine(n, q)?;
+        check_ring_input(n, q, data)?;
+        data.chunks_mut(n.0).for_each(|p| e.inverse(p));
+        Ok(())
+    }
+}
+
 impl BootstrapOps for CpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let prepared = bootstrap::prepare(self.ring(ek.params()), ek);
@@ -183,6 +227,10 @@ impl Backend for CpuBackend {
 
     fn device_info(&self) -> DeviceInfo {
         DeviceInfo { name: cpu_model(), driver: None, software: false }
+    }
+
+    fn ckks(&self) -> Option<&dyn CkksOps> {
+        Some(self)
     }
 }
 

@@ -92,6 +92,12 @@ fhe_api::conformance_tests!(
     gates_per_set = 1000
 );
 
+fhe_api::ckks_conformance_tests!(
+    std::sync::Arc::new(CpuBackend::new(None).expect("default variant")),
+    std::sync::Arc::new(CpuBackend::oracle()),
+    preset = fhe_api::ckks::params::CkksPreset::Slots4096Scale40Depth2
+);
+
 /// Where one gate bootstrap's time goes on `PN10QP27` and `PN11QP54` with the default
 /// variant, as a gate sees it: each call on a fresh ciphertext, the key-switching rows
 /// read after a blind rotation has streamed the bootstrapping key through the caches.

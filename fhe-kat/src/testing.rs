@@ -49,6 +49,25 @@ impl KeyOps for Perturbed {
     }
 }
 
+impl fhe_api::ops::RingOps for Perturbed {
+    fn ring_forward(
+        &self,
+        n: fhe_api::params::PolynomialSize,
+        q: fhe_api::params::RingModulus,
+        data: &mut [u64],
+    ) -> fhe_api::Result<()> {
+        self.inner.ring_forward(n, q, data)
+    }
+    fn ring_inverse(
+        &self,
+        n: fhe_api::params::PolynomialSize,
+        q: fhe_api::params::RingModulus,
+        data: &mut [u64],
+    ) -> fhe_api::Result<()> {
+        self.inner.ring_inverse(n, q, data)
+    }
+}
+
 impl NttOps for Perturbed {
     fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> fhe_api::Result<()> {
         self.inner.ntt_forward(params, data)

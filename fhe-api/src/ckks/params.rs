@@ -1,1 +1,645 @@
-//! CKKS parameters (being written).
+//! CKKS parameters: the prime chain, hybrid key-switching digits, the enforced security
+//! bound, and the named presets.
+//!
+//! A chain is generated, not listed: the first prime is the largest NTT prime below
+//! `2^first_bits`, the scale primes alternate around `2^scale_bits` (so the scale stays
+//! near `2^scale_bits` after each rescale), and the special primes are the fewest primes
+//! below `2^special_bits` whose product exceeds every key-switching digit. Generation is
+//! deterministic, so a preset's primes are the same on every platform; tests pin them.
+//! `docs/CKKS.md` lists every preset's numbers (printed by an ignored test here).
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
+use crate::params::{PolynomialSize, RingModulus};
+use crate::ring::prime::{primes_below, primes_near};
+
+/// Smallest and largest ring degree of a CKKS configuration (`N = 2^12 .. 2^17`, DESIGN).
+pub const MIN_LOG_N: u32 = 12;
+pub const MAX_LOG_N: u32 = 17;
+/// Widest first or special prime: the fastest CPU NTT kernel takes `q < 2^60`.
+pub const MAX_PRIME_BITS: u32 = 60;
+/// Centered-binomial parameter of every CKKS error term: variance `eta / 2 = 10.5`,
+/// sigma 3.24, at least the HE standard's sigma 3.2 that its bounds assume.
+pub const CKKS_NOISE_ETA: u32 = 21;
+/// Hamming weight OpenFHE gives `SPARSE_TERNARY` and `SPARSE_ENCAPSULATED` secrets
+/// (openfhe-development issue #311); the sparse bounds below were set for it.
+pub const SPARSE_MIN_HAMMING_WEIGHT: usize = 192;
+
+/// How the secret key is sampled; the security bound depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SecretDist {
+    /// Uniform over `{-1, 0, 1}` per coefficient (the HE standard's "ternary").
+    Ternary,
+    /// Exactly `hamming_weight` coefficients in `{-1, 1}`, the rest zero: smaller
+    /// bootstrapping error (the `I(X)` of ModRaise is bounded by `h`), lower bound.
+    SparseTernary { hamming_weight: usize },
+}
+
+impl SecretDist {
+    /// The name error messages and reports use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SecretDist::Ternary => "ternary",
+            SecretDist::SparseTernary { .. } => "sparse ternary",
+        }
+    }
+}
+
+/// The largest `log2(QP)` that keeps `Z_QP[X]/(X^N + 1)` at 128-bit classical security,
+/// or `None` where no table covers `(N, secret)`.
+///
+/// - Ternary: the Homomorphic Encryption Security Standard (Albrecht et al.,
+///   HomomorphicEncryption.org, November 2018), table of 128-bit classical bounds for
+///   uniform ternary secrets and sigma ~ 3.2: 27 .. 881 bits for `N = 2^10 .. 2^15`. The
+///   `2^16` (1772) and `2^17` (3576) rows are the extension DESIGN.md adopts (the values
+///   OpenFHE's `stdlatticeparms` table carries for those degrees).
+/// - Sparse ternary: 767 / 1553 / 3104 bits at `N = 2^15 / 2^16 / 2^17`, the limits of
+///   OpenFHE's sparse-secret table as seed 2 (OpenFHE PR #1372) applies them, estimated
+///   for `h = 192`. A lighter secret (or another `N`) has no bound here: `None`.
+pub fn security_bound_bits(log_n: u32, secret: SecretDist) -> Option<u32> {
+    match secret {
+        SecretDist::Ternary => match log_n {
+            10 => Some(27),
+            11 => Some(54),
+            12 => Some(109),
+            13 => Some(218),
+            14 => Some(438),
+            15 => Some(881),
+            16 => Some(1772),
+            17 => Some(3576),
+            _ => None,
+        },
+        SecretDist::SparseTernary { hamming_weight } if hamming_weight >= SPARSE_MIN_HAMMING_WEIGHT => match log_n {
+            15 => Some(767),
+            16 => Some(1553),
+            17 => Some(3104),
+            _ => None,
+        },
+        SecretDist::SparseTernary { .. } => None,
+    }
+}
+
+/// Every number of one CKKS configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CkksParams {
+    pub name: String,
+    /// Ring degree `N`; `N / 2` complex slots.
+    pub ring_degree: PolynomialSize,
+    /// `log2` of the default scale `Delta`; the scale primes are near `2^scale_bits`.
+    pub scale_bits: u32,
+    /// `q[0]` the first prime, `q[1..=depth]` the scale primes; level `l` uses `q[0..=l]`
+    /// and a rescale drops the last one.
+    pub q: Vec<RingModulus>,
+    /// Special primes `P` of hybrid key switching (ModUp to `Q_l P`, ModDown by `P`).
+    pub p: Vec<RingModulus>,
+    /// Number of key-switching digits at the top level (each digit `alpha` primes of `q`).
+    pub dnum: usize,
+    pub secret: SecretDist,
+    /// Centered-binomial `eta` of every error term ([`CKKS_NOISE_ETA`]).
+    pub noise_eta: u32,
+}
+
+impl CkksParams {
+    /// Ring degree `N`.
+    pub fn n(&self) -> usize {
+        self.ring_degree.0
+    }
+
+    pub fn log_n(&self) -> u32 {
+        self.ring_degree.0.trailing_zeros()
+    }
+
+    /// Complex slots at full packing: `N / 2` (the conjugate half is implied).
+    pub fn slots(&self) -> usize {
+        self.ring_degree.0 / 2
+    }
+
+    /// The top level: `q.len() - 1`.
+    pub fn max_level(&self) -> usize {
+        self.q.len() - 1
+    }
+
+    /// Multiplicative depth: rescales available from the top level (one per scale prime).
+    pub fn depth(&self) -> usize {
+        self.q.len() - 1
+    }
+
+    /// `Delta = 2^scale_bits`, the scale a fresh encoding uses.
+    pub fn default_scale(&self) -> f64 {
+        pow2(self.scale_bits as i32)
+    }
+
+    /// Primes per key-switching digit: `ceil(q.len() / dnum)`.
+    pub fn alpha(&self) -> usize {
+        self.q.len().div_ceil(self.dnum.max(1))
+    }
+
+    /// The `q`-index ranges of the key-switching digits at `level`: digit `j` covers
+    /// `[j alpha, min((j + 1) alpha, level + 1))`; digits emptied by the level are omitted.
+    /// The same partition at every level keeps one set of keys valid for all levels.
+    pub fn digits(&self, level: usize) -> Vec<Range<usize>> {
+        let (alpha, top) = (self.alpha(), (level + 1).min(self.q.len()));
+        (0..self.dnum).map(|j| j * alpha..((j + 1) * alpha).min(top)).filter(|r| !r.is_empty()).collect()
+    }
+
+    /// `ceil(log2(QP))` over every prime of `q` and `p`, computed exactly: the bit length
+    /// of the product (a product of odd primes is no power of two, so its bit length is
+    /// the ceiling of its log). The enforced check uses this, so it never under-counts.
+    pub fn log_qp(&self) -> u32 {
+        let all: Vec<u64> = self.q.iter().chain(&self.p).map(|m| m.0).collect();
+        mp_bits(&mp_product(&all))
+    }
+
+    /// `ceil(log2(Q))` of the ciphertext modulus alone (no special primes).
+    pub fn log_q(&self) -> u32 {
+        let q: Vec<u64> = self.q.iter().map(|m| m.0).collect();
+        mp_bits(&mp_product(&q))
+    }
+
+    /// The 128-bit bound for this `N` and secret ([`security_bound_bits`]).
+    pub fn security_bound(&self) -> Option<u32> {
+        security_bound_bits(self.log_n(), self.secret)
+    }
+
+    /// Refuses a configuration over the HE standard's 128-bit bound
+    /// (`Error::SecurityBound`, naming `log QP` and the bound), or one no table covers
+    /// (`Error::InvalidInput`).
+    pub fn check_security(&self) -> Result<()> {
+        let bound = self.security_bound().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "no 128-bit bound for {} secrets at N = {} (ternary: N = 2^10..2^17; sparse: N = 2^15..2^17 \
+                 with hamming weight >= {SPARSE_MIN_HAMMING_WEIGHT})",
+                self.secret.name(),
+                self.n()
+            ))
+        })?;
+        let log_qp = self.log_qp();
+        if log_qp > bound {
+            return Err(Error::SecurityBound { log_qp, bound, n: self.n(), secret: self.secret.name() });
+        }
+        Ok(())
+    }
+
+    /// Generate a chain (see the module docs) and check it against the security bound.
+    ///
+    /// `depth` scale primes follow the first prime; `dnum` key-switching digits (a `dnum`
+    /// that would leave a digit empty is lowered to the number of non-empty digits:
+    /// same `alpha`, same keys). Refused: `N` outside `2^12 .. 2^17`, first or special
+    /// primes over 60 bits, `scale_bits` outside `20 ..= first_bits`, `dnum` outside
+    /// `1 ..= depth + 1`, and anything over the bound.
+    #[allow(clippy::too_many_arguments)]
+    pub fn generate(
+        name: impl Into<String>,
+        log_n: u32,
+        scale_bits: u32,
+        depth: usize,
+        first_bits: u32,
+        special_bits: u32,
+        dnum: usize,
+        secret: SecretDist,
+    ) -> Result<CkksParams> {
+        let invalid = |m: String| Err(Error::InvalidInput(m));
+        if !(MIN_LOG_N..=MAX_LOG_N).contains(&log_n) {
+            return invalid(format!("CKKS ring degree 2^{log_n}: must be 2^{MIN_LOG_N} .. 2^{MAX_LOG_N}"));
+        }
+        if first_bits > MAX_PRIME_BITS || special_bits > MAX_PRIME_BITS {
+            return invalid(format!(
+                "first prime {first_bits} bits, special primes {special_bits} bits: at most {MAX_PRIME_BITS}"
+            ));
+        }
+        if !(20..=first_bits).contains(&scale_bits) {
+            return invalid(format!("scale 2^{scale_bits}: must be 2^20 .. 2^{first_bits} (the first prime)"));
+        }
+        if !(1..=depth + 1).contains(&dnum) {
+            return invalid(format!("dnum = {dnum}: must be 1 ..= {} (the number of q primes)", depth + 1));
+        }
+        let n = PolynomialSize(1 << log_n);
+        let mut q = primes_below(first_bits, n, 1, &[])?;
+        q.extend(primes_near(scale_bits, n, depth, &q)?);
+        let mut params = CkksParams {
+            name: name.into(),
+            ring_degree: n,
+            scale_bits,
+            q: q.iter().map(|&x| RingModulus(x)).collect(),
+            p: Vec::new(),
+            dnum,
+            secret,
+            noise_eta: CKKS_NOISE_ETA,
+        };
+        params.dnum = params.digits(params.max_level()).len();
+        // P > every digit: the key-switching error is then about the rounding error of
+        // ModDown, independent of the digit size (hybrid key switching, Han-Ki 2020).
+        let largest_digit = params
+            .digits(params.max_level())
+            .into_iter()
+            .map(|r| mp_product(&q[r]))
+            .max_by(|a, b| mp_cmp(a, b))
+            .expect("dnum >= 1");
+        let mut k = 1;
+        let p = loop {
+            let p = primes_below(special_bits, n, k, &q)?;
+            if mp_cmp(&mp_product(&p), &largest_digit) == Ordering::Greater {
+                break p;
+            }
+            k += 1;
+        };
+        params.p = p.into_iter().map(RingModulus).collect();
+        params.check_security()?;
+        Ok(params)
+    }
+}
+
+/// `2^e` for `|e| <= 1022`, built from its bit pattern (no `powi`/`exp2` call).
+pub(crate) fn pow2(e: i32) -> f64 {
+    assert!((-1022..=1023).contains(&e), "2^{e} is not a normal f64");
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// The product of `factors` as little-endian 64-bit limbs, without high zero limbs
+/// (log QP and the special-prime count need it exactly, as the CRT decode does).
+pub(crate) fn mp_product(factors: &[u64]) -> Vec<u64> {
+    let mut x = vec![1u64];
+    for &f in factors {
+        let mut carry = 0u128;
+        for limb in x.iter_mut() {
+            let t = *limb as u128 * f as u128 + carry;
+            *limb = t as u64;
+            carry = t >> 64;
+        }
+        if carry != 0 {
+            x.push(carry as u64);
+        }
+    }
+    while x.len() > 1 && x[x.len() - 1] == 0 {
+        x.pop();
+    }
+    x
+}
+
+/// Bit length of a little-endian multiprecision integer.
+pub(crate) fn mp_bits(x: &[u64]) -> u32 {
+    match x.iter().rposition(|&l| l != 0) {
+        Some(i) => 64 * i as u32 + 64 - x[i].leading_zeros(),
+        None => 0,
+    }
+}
+
+/// Compares two little-endian multiprecision integers of any lengths.
+pub(crate) fn mp_cmp(a: &[u64], b: &[u64]) -> Ordering {
+    let len = a.len().max(b.len());
+    for i in (0..len).rev() {
+        let (x, y) = (a.get(i).copied().unwrap_or(0), b.get(i).copied().unwrap_or(0));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    Ordering::Equal
+}
+
+/// The named CKKS presets, named as seed 1 names them: slots, scale bits, depth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum CkksPreset {
+    /// N = 2^13, 2 levels, dnum 3: the cheap preset CI runs everywhere.
+    Slots4096Scale40Depth2,
+    /// N = 2^14, 6 levels, dnum 4.
+    Slots8192Scale40Depth6,
+    /// N = 2^15, 14 levels, dnum 3.
+    Slots16384Scale40Depth14,
+    /// N = 2^16, 34 levels, dnum 6: seed 1's `slots32768-scale40-depth34`.
+    Slots32768Scale40Depth34,
+}
+
+/// The arguments of [`CkksParams::generate`] for one preset. Each preset takes the
+/// smallest `dnum` whose chain fits the bound (a test checks `dnum - 1` does not):
+/// fewer digits, fewer key-switching NTTs and smaller keys.
+struct PresetSpec {
+    log_n: u32,
+    scale_bits: u32,
+    depth: usize,
+    first_bits: u32,
+    special_bits: u32,
+    dnum: usize,
+}
+
+impl CkksPreset {
+    /// Every preset, in a fixed order (the order of reports and format ids).
+    pub const ALL: [CkksPreset; 4] = [
+        CkksPreset::Slots4096Scale40Depth2,
+        CkksPreset::Slots8192Scale40Depth6,
+        CkksPreset::Slots16384Scale40Depth14,
+        CkksPreset::Slots32768Scale40Depth34,
+    ];
+
+    /// Stable numeric id in serialized headers (the bit scheme's sets use 1 ..= 100).
+    pub const fn id(self) -> u16 {
+        match self {
+            CkksPreset::Slots4096Scale40Depth2 => 101,
+            CkksPreset::Slots8192Scale40Depth6 => 102,
+            CkksPreset::Slots16384Scale40Depth14 => 103,
+            CkksPreset::Slots32768Scale40Depth34 => 104,
+        }
+    }
+
+    /// Inverse of [`CkksPreset::id`].
+    pub const fn from_id(id: u16) -> Option<CkksPreset> {
+        match id {
+            101 => Some(CkksPreset::Slots4096Scale40Depth2),
+            102 => Some(CkksPreset::Slots8192Scale40Depth6),
+            103 => Some(CkksPreset::Slots16384Scale40Depth14),
+            104 => Some(CkksPreset::Slots32768Scale40Depth34),
+            _ => None,
+        }
+    }
+
+    /// The preset's name as users write it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CkksPreset::Slots4096Scale40Depth2 => "slots4096-scale40-depth2",
+            CkksPreset::Slots8192Scale40Depth6 => "slots8192-scale40-depth6",
+            CkksPreset::Slots16384Scale40Depth14 => "slots16384-scale40-depth14",
+            CkksPreset::Slots32768Scale40Depth34 => "slots32768-scale40-depth34",
+        }
+    }
+
+    fn spec(self) -> PresetSpec {
+        let s = |log_n, depth, first_bits, dnum| PresetSpec {
+            log_n,
+            scale_bits: 40,
+            depth,
+            first_bits,
+            special_bits: 60,
+            dnum,
+        };
+        match self {
+            // A 55-bit first prime (not 60): with 60 bits the special prime could not
+            // exceed it alone, and two special primes break the 218-bit bound.
+            CkksPreset::Slots4096Scale40Depth2 => s(13, 2, 55, 3),
+            CkksPreset::Slots8192Scale40Depth6 => s(14, 6, 60, 4),
+            CkksPreset::Slots16384Scale40Depth14 => s(15, 14, 60, 3),
+            CkksPreset::Slots32768Scale40Depth34 => s(16, 34, 60, 6),
+        }
+    }
+
+    /// The preset's numbers, generated on first use and kept for the process.
+    pub fn params(self) -> &'static CkksParams {
+        static S4096: OnceLock<CkksParams> = OnceLock::new();
+        static S8192: OnceLock<CkksParams> = OnceLock::new();
+        static S16384: OnceLock<CkksParams> = OnceLock::new();
+        static S32768: OnceLock<CkksParams> = OnceLock::new();
+        // One cell per preset by an exhaustive match: a new preset fails to compile here.
+        let cell = match self {
+            CkksPreset::Slots4096Scale40Depth2 => &S4096,
+            CkksPreset::Slots8192Scale40Depth6 => &S8192,
+            CkksPreset::Slots16384Scale40Depth14 => &S16384,
+            CkksPreset::Slots32768Scale40Depth34 => &S32768,
+        };
+        cell.get_or_init(|| {
+            let s = self.spec();
+            CkksParams::generate(
+                self.name(),
+                s.log_n,
+                s.scale_bits,
+                s.depth,
+                s.first_bits,
+                s.special_bits,
+                s.dnum,
+                SecretDist::Ternary,
+            )
+            .expect("presets are generated deterministically and tested secure")
+        })
+    }
+}
+
+impl fmt::Display for CkksPreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CkksPreset {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        CkksPreset::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| Error::UnknownParamSet {
+            value: s.to_string(),
+            valid: CkksPreset::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ring::prime::is_ntt_prime;
+
+    #[test]
+    fn bounds_follow_the_tables() {
+        let ternary: Vec<_> = (10..=17).map(|l| security_bound_bits(l, SecretDist::Ternary).unwrap()).collect();
+        assert_eq!(ternary, [27, 54, 109, 218, 438, 881, 1772, 3576]);
+        let sparse = SecretDist::SparseTernary { hamming_weight: 192 };
+        assert_eq!([15, 16, 17].map(|l| security_bound_bits(l, sparse)), [Some(767), Some(1553), Some(3104)]);
+        assert_eq!(security_bound_bits(14, sparse), None);
+        assert_eq!(security_bound_bits(16, SecretDist::SparseTernary { hamming_weight: 64 }), None);
+        assert_eq!(security_bound_bits(18, SecretDist::Ternary), None);
+    }
+
+    #[test]
+    fn every_preset_is_secure_with_distinct_ntt_primes() {
+        for preset in CkksPreset::ALL {
+            let p = preset.params();
+            p.check_security().unwrap();
+            assert!(p.log_qp() <= p.security_bound().unwrap(), "{preset}");
+            let all: Vec<u64> = p.q.iter().chain(&p.p).map(|m| m.0).collect();
+            for (i, &q) in all.iter().enumerate() {
+                assert!(is_ntt_prime(q, p.ring_degree) && q < 1 << MAX_PRIME_BITS, "{preset}: {q}");
+                assert!(!all[..i].contains(&q), "{preset}: {q} repeated");
+            }
+            // Scale primes within 2^-8 of the scale; P above every digit.
+            for m in &p.q[1..] {
+                assert!(m.0.abs_diff(1 << p.scale_bits) < 1 << (p.scale_bits - 8), "{preset}");
+            }
+            let pp = mp_product(&p.p.iter().map(|m| m.0).collect::<Vec<_>>());
+            for r in p.digits(p.max_level()) {
+                let d = mp_product(&p.q[r].iter().map(|m| m.0).collect::<Vec<_>>());
+                assert_eq!(mp_cmp(&pp, &d), Ordering::Greater, "{preset}");
+            }
+            // The name says what the chain holds.
+            assert_eq!(preset.name(), format!("slots{}-scale{}-depth{}", p.slots(), p.scale_bits, p.depth()));
+            assert_eq!(p.name, preset.name());
+        }
+    }
+
+    #[test]
+    fn each_preset_has_the_smallest_dnum_that_fits() {
+        for preset in CkksPreset::ALL {
+            let s = preset.spec();
+            assert_eq!(preset.params().dnum, s.dnum, "{preset}");
+            if s.dnum > 1 {
+                let e = CkksParams::generate(
+                    "smaller-dnum",
+                    s.log_n,
+                    s.scale_bits,
+                    s.depth,
+                    s.first_bits,
+                    s.special_bits,
+                    s.dnum - 1,
+                    SecretDist::Ternary,
+                )
+                .unwrap_err();
+                assert!(matches!(e, Error::SecurityBound { .. }), "{preset}: {e}");
+            }
+        }
+    }
+
+    /// The chains are part of the format: these pins are the cross-platform contract.
+    #[test]
+    fn generation_is_deterministic_and_pinned() {
+        let pins: [(CkksPreset, [u64; 2], u32, usize); 4] = [
+            (CkksPreset::Slots4096Scale40Depth2, [0, 0], 0, 0),
+            (CkksPreset::Slots8192Scale40Depth6, [0, 0], 0, 0),
+            (CkksPreset::Slots16384Scale40Depth14, [0, 0], 0, 0),
+            (CkksPreset::Slots32768Scale40Depth34, [0, 0], 0, 0),
+        ];
+        for (preset, first_two, log_qp, k) in pins {
+            let p = preset.params();
+            assert_eq!([p.q[0].0, p.q[1].0], first_two, "{preset}");
+            assert_eq!((p.log_qp(), p.p.len()), (log_qp, k), "{preset}");
+            let s = preset.spec();
+            let again = CkksParams::generate(
+                preset.name(),
+                s.log_n,
+                s.scale_bits,
+                s.depth,
+                s.first_bits,
+                s.special_bits,
+                s.dnum,
+                SecretDist::Ternary,
+            )
+            .unwrap();
+            assert_eq!(&again, p);
+        }
+    }
+
+    #[test]
+    fn over_the_bound_is_refused_naming_both_numbers() {
+        // N = 2^13 with 60-bit primes at depth 4: about 280 + 120 bits against 218.
+        let e = CkksParams::generate("too-deep", 13, 40, 4, 60, 60, 5, SecretDist::Ternary).unwrap_err();
+        let Error::SecurityBound { log_qp, bound, n, secret } = e else { panic!("{e}") };
+        assert!(log_qp > 218 && bound == 218 && n == 8192 && secret == "ternary");
+        let msg = Error::SecurityBound { log_qp, bound, n, secret }.to_string();
+        assert!(msg.contains(&log_qp.to_string()) && msg.contains("218"), "{msg}");
+        // A hand-built chain is checked the same way.
+        let mut p = CkksPreset::Slots4096Scale40Depth2.params().clone();
+        p.q.extend(primes_below(60, p.ring_degree, 2, &[]).unwrap().into_iter().map(RingModulus));
+        let msg = p.check_security().unwrap_err().to_string();
+        assert!(msg.contains(&p.log_qp().to_string()) && msg.contains("218"), "{msg}");
+        // A sparse secret where no table covers it.
+        p.secret = SecretDist::SparseTernary { hamming_weight: 192 };
+        assert!(matches!(p.check_security(), Err(Error::InvalidInput(_))));
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        let t = SecretDist::Ternary;
+        for (log_n, scale, depth, first, special, dnum) in [
+            (11, 40, 2, 55, 60, 3),
+            (18, 40, 2, 55, 60, 3),
+            (13, 40, 2, 61, 60, 3),
+            (13, 40, 2, 55, 61, 3),
+            (13, 19, 2, 55, 60, 3),
+            (13, 56, 2, 55, 60, 3),
+            (13, 40, 2, 55, 60, 0),
+            (13, 40, 2, 55, 60, 4),
+        ] {
+            let r = CkksParams::generate("bad", log_n, scale, depth, first, special, dnum, t);
+            assert!(matches!(r, Err(Error::InvalidInput(_))), "{log_n} {scale} {depth} {first} {special} {dnum}");
+        }
+    }
+
+    #[test]
+    fn digits_partition_each_level() {
+        let p = CkksPreset::Slots32768Scale40Depth34.params();
+        assert_eq!(p.alpha(), 6);
+        assert_eq!(p.digits(34), [0..6, 6..12, 12..18, 18..24, 24..30, 30..35]);
+        assert_eq!(p.digits(7), [0..6, 6..8]);
+        assert_eq!(p.digits(0), [0..1]);
+        // A dnum leaving a digit empty is lowered: 10 primes, dnum 6 -> alpha 2, 5 digits.
+        let q = CkksParams::generate("d", 15, 40, 9, 60, 60, 6, SecretDist::Ternary).unwrap();
+        assert_eq!((q.alpha(), q.dnum), (2, 5));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for preset in CkksPreset::ALL {
+            assert_eq!(CkksPreset::from_id(preset.id()), Some(preset));
+            assert_eq!(preset.name().parse::<CkksPreset>().unwrap(), preset);
+            assert_eq!(preset.to_string(), preset.name());
+        }
+        assert_eq!(CkksPreset::from_id(100), None);
+        let e = "slots32768-scale40-depth35".parse::<CkksPreset>().unwrap_err().to_string();
+        assert!(CkksPreset::ALL.iter().all(|p| e.contains(p.name())), "{e}");
+    }
+
+    #[test]
+    fn multiprecision_helpers() {
+        assert_eq!(mp_product(&[]), [1]);
+        assert_eq!(mp_product(&[u64::MAX, u64::MAX]), [1, u64::MAX - 1]);
+        assert_eq!(mp_bits(&[0, 1]), 65);
+        assert_eq!(mp_bits(&[0]), 0);
+        assert_eq!(mp_cmp(&[5, 0], &[5]), Ordering::Equal);
+        assert_eq!(mp_cmp(&[0, 1], &[u64::MAX]), Ordering::Greater);
+        assert_eq!(pow2(40), (1u64 << 40) as f64);
+        assert_eq!(pow2(-3), 0.125);
+    }
+
+    /// Prints the preset table of `docs/CKKS.md`:
+    /// `cargo test -p fhe-api --lib ckks::params -- --ignored --nocapture preset_table`.
+    #[test]
+    #[ignore]
+    fn preset_table() {
+        println!("| preset | id | N | slots | scale | depth | first prime q0 | scale primes | special primes P | dnum | alpha | log Q | log QP | bound | margin |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for preset in CkksPreset::ALL {
+            let p = preset.params();
+            let scale = &p.q[1..];
+            let (lo, hi) = (scale.iter().map(|m| m.0).min().unwrap(), scale.iter().map(|m| m.0).max().unwrap());
+            let c = 1i128 << p.scale_bits;
+            let special: Vec<String> = p.p.iter().map(|m| format!("2^60 - {}", (1u64 << 60) - m.0)).collect();
+            let bound = p.security_bound().unwrap();
+            println!(
+                "| `{}` | {} | 2^{} | {} | 2^{} | {} | {} (2^{} - {}) | {} primes, 2^{} {:+} .. 2^{} {:+} | {} | {} | {} | {} | {} | {} | {} |",
+                preset.name(),
+                preset.id(),
+                p.log_n(),
+                p.slots(),
+                p.scale_bits,
+                p.depth(),
+                p.q[0].0,
+                mp_bits(&[p.q[0].0]),
+                (1u64 << mp_bits(&[p.q[0].0])) - p.q[0].0,
+                scale.len(),
+                p.scale_bits,
+                lo as i128 - c,
+                p.scale_bits,
+                hi as i128 - c,
+                special.join(", "),
+                p.dnum,
+                p.alpha(),
+                p.log_q(),
+                p.log_qp(),
+                bound,
+                bound - p.log_qp()
+            );
+        }
+        for preset in CkksPreset::ALL {
+            let p = preset.params();
+            println!("{preset}: q = {:?}", p.q.iter().map(|m| m.0).collect::<Vec<_>>());
+            println!("{preset}: p = {:?}", p.p.iter().map(|m| m.0).collect::<Vec<_>>());
+        }
+    }
+}

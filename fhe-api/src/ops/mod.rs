@@ -4,12 +4,16 @@
 //! the device for GPU backends).
 
 mod bootstrap;
+pub mod ckks;
 mod keys;
 mod ntt;
+mod ring;
 
 pub use bootstrap::{check_params, BootstrapOps, PreparedKey};
+pub use ckks::{CkksHandle, CkksOps, PlainHandle, PreparedSwitchKey};
 pub use keys::KeyOps;
 pub use ntt::{check_ntt_input, NttOps};
+pub use ring::{check_ring_input, RingOps};
 
 use crate::registry::BackendKind;
 
@@ -24,10 +28,16 @@ pub struct DeviceInfo {
     pub software: bool,
 }
 
-/// A complete backend: every op family, plus its identity.
-pub trait Backend: KeyOps + NttOps + BootstrapOps + Send + Sync + 'static {
+/// A complete backend: the ring ops, the bit scheme's op families, its identity, and the
+/// schemes it declares beyond the bit scheme.
+pub trait Backend: RingOps + KeyOps + NttOps + BootstrapOps + Send + Sync + 'static {
     fn kind(&self) -> BackendKind;
     /// Stable name including the NTT variant, e.g. `cpu:reference`.
     fn name(&self) -> String;
     fn device_info(&self) -> DeviceInfo;
+    /// The CKKS capability, where this backend implements it (conformance tests and the
+    /// facade report the rest as unsupported, never as a pass).
+    fn ckks(&self) -> Option<&dyn CkksOps> {
+        None
+    }
 }

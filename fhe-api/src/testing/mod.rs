@@ -5,6 +5,8 @@
 //! Every check compares raw words with the CPU oracle where it can (decoding hides
 //! races), and otherwise decrypts and compares with the plaintext circuit.
 
+pub mod ckks;
+
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 

@@ -1,0 +1,106 @@
+//! CKKS encryption and decryption on the host, written once over a backend's
+//! [`RingOps`] NTT.
+//!
+//! Public-key encryption of a plaintext `m` at level `l` (streams of the encryption seed):
+//! `v` ternary from `(seed, "ckks-encrypt-v", 0)`, `e0`, `e1` centered binomial from
+//! `(seed, "ckks-encrypt-e0", 0)` and `(seed, "ckks-encrypt-e1", 0)`; then, prime by prime,
+//! `c0 = NTT(e0 + m) + NTT(v) b`, `c1 = NTT(e1) + NTT(v) a`. Secret-key encryption draws
+//! `a` uniform in evaluation form from `(seed, "ckks-sk-encrypt-a", 0)` and `e` from
+//! `(seed, "ckks-sk-encrypt-e", 0)`: `c0 = NTT(e + m) - a s`, `c1 = a`.
+//! Decryption computes `c0 + c1 s` prime by prime and takes it to coefficient form.
+
+use zeroize::Zeroizing;
+
+use crate::ckks::entities::{expand_uniform, CkksCiphertext, CkksPlaintext, CkksPublicKey, CkksSecretKey};
+use crate::ckks::keygen::{qp_moduli, sample_error, small_to_eval};
+use crate::error::{Error, Result};
+use crate::ops::RingOps;
+use crate::params::RingModulus;
+use crate::rng::{stream, Seed};
+
+fn same_params(a: &crate::ckks::params::CkksParams, b: &crate::ckks::params::CkksParams) -> Result<()> {
+    if a != b {
+        return Err(Error::InvalidInput(format!("CKKS parameter mismatch: {} vs {}", a.name, b.name)));
+    }
+    Ok(())
+}
+
+/// `NTT(e + m)` prime by prime over `q_0 .. q_level`.
+fn error_plus_message(ring: &dyn RingOps, pt: &CkksPlaintext, e: &[i64]) -> Result<Vec<u64>> {
+    let params = &pt.params;
+    let n = params.n();
+    let moduli = qp_moduli(params);
+    let mut out = pt.coeffs.clone();
+    for (limb, m) in out.chunks_mut(n).zip(&moduli) {
+        limb.iter_mut().zip(e).for_each(|(x, &e)| *x = m.add(*x, m.from_i64(e)));
+        ring.ring_forward(params.ring_degree, RingModulus(m.q), limb)?;
+    }
+    Ok(out)
+}
+
+/// Public-key encryption of `pt` with the randomness of `seed`.
+pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksCiphertext> {
+    same_params(&pk.params, &pt.params)?;
+    let params = &pt.params;
+    let (n, limbs) = (params.n(), pt.level + 1);
+    let moduli = &qp_moduli(params)[..limbs];
+    let mut r = stream(&seed.0, "ckks-encrypt-v", 0);
+    let v = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
+    let v_eval = Zeroizing::new(small_to_eval(ring, params, moduli, &v)?);
+    let e0 = sample_error(params, &seed.0, "ckks-encrypt-e0", 0);
+    let e1 = sample_error(params, &seed.0, "ckks-encrypt-e1", 0);
+    let mut c0 = error_plus_message(ring, pt, &e0)?;
+    let mut c1 = small_to_eval(ring, params, moduli, &e1)?;
+    let a = pk.a();
+    for (i, m) in moduli.iter().enumerate() {
+        let r = i * n..(i + 1) * n;
+        let (v, b, a) = (&v_eval[r.clone()], &pk.b[r.clone()], &a[r.clone()]);
+        c0[r.clone()].iter_mut().zip(v.iter().zip(b)).for_each(|(c, (&v, &b))| *c = m.add(*c, m.mul(v, b)));
+        c1[r].iter_mut().zip(v.iter().zip(a)).for_each(|(c, (&v, &a))| *c = m.add(*c, m.mul(v, a)));
+    }
+    CkksCiphertext::from_raw(params.clone(), pt.level, pt.scale, c0, c1)
+}
+
+/// `s` in evaluation form over `q_0 .. q_level`.
+fn secret_eval(ring: &dyn RingOps, sk: &CkksSecretKey, level: usize) -> Result<Zeroizing<Vec<u64>>> {
+    let moduli = qp_moduli(&sk.params);
+    Ok(Zeroizing::new(small_to_eval(ring, &sk.params, &moduli[..level + 1], &sk.s)?))
+}
+
+/// Secret-key encryption of `pt` with the randomness of `seed`.
+pub fn encrypt_sk(ring: &dyn RingOps, sk: &CkksSecretKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksCiphertext> {
+    same_params(&sk.params, &pt.params)?;
+    let params = &pt.params;
+    let (n, limbs) = (params.n(), pt.level + 1);
+    let moduli = &qp_moduli(params)[..limbs];
+    let s = secret_eval(ring, sk, pt.level)?;
+    let mut a = vec![0u64; limbs * n];
+    expand_uniform(params, &seed.0, "ckks-sk-encrypt-a", 0, &mut a);
+    let e = sample_error(params, &seed.0, "ckks-sk-encrypt-e", 0);
+    let mut c0 = error_plus_message(ring, pt, &e)?;
+    for (i, m) in moduli.iter().enumerate() {
+        let r = i * n..(i + 1) * n;
+        c0[r.clone()]
+            .iter_mut()
+            .zip(a[r.clone()].iter().zip(&s[r]))
+            .for_each(|(c, (&a, &s))| *c = m.sub(*c, m.mul(a, s)));
+    }
+    CkksCiphertext::from_raw(params.clone(), pt.level, pt.scale, c0, a)
+}
+
+/// `c0 + c1 s` in coefficient form: the plaintext the ciphertext holds (with its noise).
+pub fn decrypt(ring: &dyn RingOps, sk: &CkksSecretKey, ct: &CkksCiphertext) -> Result<CkksPlaintext> {
+    same_params(&sk.params, &ct.params)?;
+    let params = &ct.params;
+    let n = params.n();
+    let moduli = qp_moduli(params);
+    let s = secret_eval(ring, sk, ct.level)?;
+    let mut m = ct.c0.clone();
+    for (i, md) in moduli[..ct.level + 1].iter().enumerate() {
+        let r = i * n..(i + 1) * n;
+        let limb = &mut m[r.clone()];
+        limb.iter_mut().zip(ct.c1[r.clone()].iter().zip(&s[r])).for_each(|(x, (&c, &s))| *x = md.add(*x, md.mul(c, s)));
+        ring.ring_inverse(params.ring_degree, RingModulus(md.q), limb)?;
+    }
+    CkksPlaintext::from_raw(params.clone(), ct.level, ct.scale, m)
+}

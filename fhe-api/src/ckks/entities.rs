@@ -1,0 +1,275 @@
+//! CKKS keys, plaintexts and ciphertexts in their host (serializable) form.
+//!
+//! Layout, shared by every backend and by the binary format: a polynomial over primes
+//! `r_0 .. r_k` is limb-major (`k + 1` limbs of `N` words, limb `i` reduced below `r_i`).
+//! Ciphertexts and keys are in evaluation (NTT) form; plaintexts and the secret key in
+//! coefficient form. Levels count down: a ciphertext at level `l` lives over `q_0 .. q_l`.
+//! Switching keys live over `q_0 .. q_L, p_0 .. p_{K-1}` (QP, all levels) and keep only
+//! their `b` halves: the `a` halves are expanded from a public seed ([`expand_key_a`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use zeroize::Zeroizing;
+
+use crate::ckks::params::CkksParams;
+use crate::error::{Error, Result};
+use crate::rng::stream;
+
+/// Which secret a switching key moves a ciphertext from: `s^2` (relinearization) or
+/// `sigma_g(s)` (the Galois automorphism `X -> X^g`, a rotation or conjugation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SwitchKind {
+    Relin,
+    Galois(u64),
+}
+
+impl SwitchKind {
+    /// The stream label of the key's seeded `a` halves (and its error).
+    pub fn label(self) -> String {
+        match self {
+            SwitchKind::Relin => "ckks-rlk".into(),
+            SwitchKind::Galois(g) => format!("ckks-gk-{g}"),
+        }
+    }
+}
+
+/// The secret key: `N` ternary coefficients. Zeroized on drop.
+pub struct CkksSecretKey {
+    pub(crate) params: Arc<CkksParams>,
+    pub(crate) s: Zeroizing<Vec<i8>>,
+}
+
+impl std::fmt::Debug for CkksSecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CkksSecretKey({}, ..)", self.params.name)
+    }
+}
+
+impl CkksSecretKey {
+    pub fn from_raw(params: Arc<CkksParams>, s: Vec<i8>) -> Result<Self> {
+        if s.len() != params.n() || s.iter().any(|&x| !(-1..=1).contains(&x)) {
+            return Err(Error::InvalidInput(format!("a CKKS secret key has {} ternary coefficients", params.n())));
+        }
+        if s.iter().all(|&x| x == 0) {
+            return Err(Error::InvalidInput("an all-zero CKKS secret key".into()));
+        }
+        Ok(CkksSecretKey { params, s: Zeroizing::new(s) })
+    }
+    pub fn params(&self) -> &Arc<CkksParams> {
+        &self.params
+    }
+    /// The ternary coefficients (secret: handle with care).
+    pub fn coefficients(&self) -> &[i8] {
+        &self.s
+    }
+}
+
+/// The public key `(b, a) = (-a s + e, a)` over `q_0 .. q_L`, evaluation form; `a` from
+/// the public seed (stream `ckks-pk-a`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CkksPublicKey {
+    pub(crate) params: Arc<CkksParams>,
+    pub(crate) seed: [u8; 32],
+    pub(crate) b: Vec<u64>,
+}
+
+impl CkksPublicKey {
+    pub fn from_raw(params: Arc<CkksParams>, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
+        check_limbs(&params, &b, params.q.len(), "public key")?;
+        Ok(CkksPublicKey { params, seed, b })
+    }
+    pub fn params(&self) -> &Arc<CkksParams> {
+        &self.params
+    }
+    pub fn seed(&self) -> &[u8; 32] {
+        &self.seed
+    }
+    pub fn b(&self) -> &[u64] {
+        &self.b
+    }
+    /// The `a` half, expanded from the seed.
+    pub fn a(&self) -> Vec<u64> {
+        let mut a = vec![0u64; self.b.len()];
+        expand_uniform(&self.params, &self.seed, "ckks-pk-a", 0, &mut a);
+        a
+    }
+}
+
+/// A hybrid key-switching key: for each of `dnum` digits `j`, `b_j = -a_j s + e_j +
+/// [i in digit j] P s'` modulo every prime `r_i` of QP (evaluation form). Limb-major
+/// `dnum x (L + 1 + K) x N` words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchingKey {
+    pub(crate) params: Arc<CkksParams>,
+    pub(crate) kind: SwitchKind,
+    pub(crate) seed: [u8; 32],
+    pub(crate) b: Vec<u64>,
+}
+
+impl SwitchingKey {
+    pub fn from_raw(params: Arc<CkksParams>, kind: SwitchKind, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
+        if let SwitchKind::Galois(g) = kind {
+            if g.is_multiple_of(2) || g >= 2 * params.n() as u64 {
+                return Err(Error::InvalidInput(format!("Galois element {g} is not odd and below 2N")));
+            }
+        }
+        let digits = params.digits(params.max_level()).len();
+        check_limbs(&params, &b, digits * (params.q.len() + params.p.len()), "switching key")?;
+        Ok(SwitchingKey { params, kind, seed, b })
+    }
+    pub fn params(&self) -> &Arc<CkksParams> {
+        &self.params
+    }
+    pub fn kind(&self) -> SwitchKind {
+        self.kind
+    }
+    pub fn seed(&self) -> &[u8; 32] {
+        &self.seed
+    }
+    /// The `b` halves: digit `j`, prime `i` at `((j * (L+1+K)) + i) * N`.
+    pub fn b(&self) -> &[u64] {
+        &self.b
+    }
+    /// The `a` halves, expanded from the seed (same layout as [`SwitchingKey::b`]).
+    pub fn a(&self) -> Vec<u64> {
+        let mut a = vec![0u64; self.b.len()];
+        expand_key_a(&self.params, &self.seed, self.kind, &mut a);
+        a
+    }
+}
+
+/// The `a` halves of a switching key: digit `j` from stream `(seed, "<label>-a", j)`, its
+/// limbs in QP order, each limb's `N` words by [`crate::rng::Sampler::uniform_mod`].
+pub fn expand_key_a(params: &CkksParams, seed: &[u8; 32], kind: SwitchKind, out: &mut [u64]) {
+    let per_digit = (params.q.len() + params.p.len()) * params.n();
+    let label = format!("{}-a", kind.label());
+    for (j, digit) in out.chunks_mut(per_digit).enumerate() {
+        expand_uniform(params, seed, &label, j as u64, digit);
+    }
+}
+
+/// Uniform words over QP's primes in order (q_0.. then p_0..), as many limbs as `out` holds.
+pub(crate) fn expand_uniform(params: &CkksParams, seed: &[u8; 32], label: &str, index: u64, out: &mut [u64]) {
+    let mut r = stream(seed, label, index);
+    let primes = params.q.iter().chain(params.p.iter());
+    for (limb, q) in out.chunks_mut(params.n()).zip(primes) {
+        limb.iter_mut().for_each(|x| *x = r.uniform_mod(q.0));
+    }
+}
+
+/// The evaluation keys a server needs: relinearization and the Galois keys the caller
+/// asked for, by Galois element. Each can be serialized and loaded on its own.
+#[derive(Clone, Debug, Default)]
+pub struct CkksEvalKeys {
+    pub relin: Option<SwitchingKey>,
+    pub galois: BTreeMap<u64, SwitchingKey>,
+}
+
+/// Every key of one secret.
+pub struct CkksKeySet {
+    pub sk: CkksSecretKey,
+    pub pk: CkksPublicKey,
+    pub eval: CkksEvalKeys,
+}
+
+/// A ciphertext on the host: `(c0, c1)` over `q_0 .. q_level`, evaluation form, with the
+/// scale its message is multiplied by. Decrypts to `c0 + c1 s`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CkksCiphertext {
+    pub(crate) params: Arc<CkksParams>,
+    pub(crate) level: usize,
+    pub(crate) scale: f64,
+    pub(crate) c0: Vec<u64>,
+    pub(crate) c1: Vec<u64>,
+}
+
+impl CkksCiphertext {
+    pub fn from_raw(params: Arc<CkksParams>, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> Result<Self> {
+        check_level(&params, level)?;
+        check_scale(scale)?;
+        check_limbs(&params, &c0, level + 1, "ciphertext c0")?;
+        check_limbs(&params, &c1, level + 1, "ciphertext c1")?;
+        Ok(CkksCiphertext { params, level, scale, c0, c1 })
+    }
+    pub fn params(&self) -> &Arc<CkksParams> {
+        &self.params
+    }
+    pub fn level(&self) -> usize {
+        self.level
+    }
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+    pub fn c0(&self) -> &[u64] {
+        &self.c0
+    }
+    pub fn c1(&self) -> &[u64] {
+        &self.c1
+    }
+    /// `(c0, c1)`, consuming the ciphertext.
+    pub fn into_parts(self) -> (Vec<u64>, Vec<u64>) {
+        (self.c0, self.c1)
+    }
+}
+
+/// An encoded message: coefficient form over `q_0 .. q_level`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CkksPlaintext {
+    pub(crate) params: Arc<CkksParams>,
+    pub(crate) level: usize,
+    pub(crate) scale: f64,
+    pub(crate) coeffs: Vec<u64>,
+}
+
+impl CkksPlaintext {
+    pub fn from_raw(params: Arc<CkksParams>, level: usize, scale: f64, coeffs: Vec<u64>) -> Result<Self> {
+        check_level(&params, level)?;
+        check_scale(scale)?;
+        check_limbs(&params, &coeffs, level + 1, "plaintext")?;
+        Ok(CkksPlaintext { params, level, scale, coeffs })
+    }
+    pub fn params(&self) -> &Arc<CkksParams> {
+        &self.params
+    }
+    pub fn level(&self) -> usize {
+        self.level
+    }
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+    pub fn coeffs(&self) -> &[u64] {
+        &self.coeffs
+    }
+}
+
+pub(crate) fn check_level(params: &CkksParams, level: usize) -> Result<()> {
+    if level > params.max_level() {
+        return Err(Error::Level(format!("level {level} is above {}'s top level {}", params.name, params.max_level())));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_scale(scale: f64) -> Result<()> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(Error::InvalidInput(format!("a CKKS scale must be finite and positive, not {scale}")));
+    }
+    Ok(())
+}
+
+/// `words` holds `limbs` limbs of `N` words over the primes of QP in order (repeated every
+/// `L + 1 + K` limbs, for switching keys), each word below its prime.
+fn check_limbs(params: &CkksParams, words: &[u64], limbs: usize, what: &str) -> Result<()> {
+    let n = params.n();
+    if words.len() != limbs * n {
+        return Err(Error::InvalidInput(format!("{what}: {} words, expected {limbs} limbs of {n}", words.len())));
+    }
+    let primes: Vec<u64> = params.q.iter().chain(params.p.iter()).map(|q| q.0).collect();
+    for (i, limb) in words.chunks(n).enumerate() {
+        let q = primes[i % primes.len()];
+        if let Some(k) = limb.iter().position(|&x| x >= q) {
+            return Err(Error::InvalidInput(format!("{what}: word {} is not below its prime {q}", i * n + k)));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! What the CPU builds once per CKKS parameter set and level: the NTT engine and fast
+//! modulus of every prime of QP, and per level the base converters of hybrid key
+//! switching (ModUp per digit, ModDown) and the rescale constants.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use fhe_api::ckks::params::CkksParams;
+use fhe_api::per_set::KeyedCache;
+use fhe_api::ring::math::inv_mod;
+use fhe_api::ring::modulus::{shoup, Modulus};
+use fhe_api::ring::rns::{BaseConverter, RnsBasis};
+use fhe_api::{params::RingModulus, Result};
+
+use crate::ntt::NttEngine;
+
+/// One prime of QP with its transform.
+pub struct Prime {
+    pub m: Modulus,
+    pub ntt: Arc<Box<dyn NttEngine>>,
+}
+
+/// Everything per parameter set.
+pub struct CkksPlan {
+    pub params: Arc<CkksParams>,
+    /// `q_0 .. q_L, p_0 .. p_{K-1}`.
+    pub primes: Vec<Prime>,
+    levels: KeyedCache<usize, LevelPlan>,
+}
+
+/// One digit's ModUp at a level: its primes (indices into `q`) and the converter to the
+/// others (`q_0..q_l` without the digit, then `P`).
+pub struct DigitPlan {
+    pub range: Range<usize>,
+    pub conv: BaseConverter,
+    /// QP indices of the converter's output limbs, in order.
+    pub targets: Vec<usize>,
+}
+
+/// Everything per level `l`.
+pub struct LevelPlan {
+    pub level: usize,
+    pub digits: Vec<DigitPlan>,
+    /// `P -> q_0 .. q_l`.
+    pub down: BaseConverter,
+    /// `P^-1 mod q_i` and Shoup companions.
+    pub p_inv: Vec<(u64, u64)>,
+    /// `q_l^-1 mod q_i` for `i < l` (rescale), with Shoup companions.
+    pub ql_inv: Vec<(u64, u64)>,
+}
+
+impl CkksPlan {
+    pub fn new(params: Arc<CkksParams>, engine: &dyn Fn(u64) -> Result<Arc<Box<dyn NttEngine>>>) -> Result<Self> {
+        let primes = params
+            .q
+            .iter()
+            .chain(params.p.iter())
+            .map(|q| Ok(Prime { m: Modulus::new(q.0), ntt: engine(q.0)? }))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CkksPlan { params, primes, levels: KeyedCache::new() })
+    }
+
+    /// Number of primes of `q` (`L + 1`).
+    pub fn q_len(&self) -> usize {
+        self.params.q.len()
+    }
+
+    /// QP index of special prime `k`.
+    pub fn p_index(&self, k: usize) -> usize {
+        self.q_len() + k
+    }
+
+    pub fn level(&self, level: usize) -> Result<Arc<LevelPlan>> {
+        self.levels.get_or_try_init(&level, || self.build_level(level))
+    }
+
+    fn basis(&self, idx: &[usize]) -> Result<RnsBasis> {
+        let all: Vec<RingModulus> = self.params.q.iter().chain(self.params.p.iter()).copied().collect();
+        RnsBasis::new(&idx.iter().map(|&i| all[i]).collect::<Vec<_>>())
+    }
+
+    fn build_level(&self, level: usize) -> Result<LevelPlan> {
+        let p_idx: Vec<usize> = (0..self.params.p.len()).map(|k| self.p_index(k)).collect();
+        let q_idx: Vec<usize> = (0..=level).collect();
+        let mut digits = Vec::new();
+        for range in self.params.digits(level) {
+            let from: Vec<usize> = range.clone().collect();
+            let targets: Vec<usize> =
+                q_idx.iter().filter(|i| !range.contains(i)).chain(p_idx.iter()).copied().collect();
+            let conv = BaseConverter::new(&self.basis(&from)?, &self.basis(&targets)?);
+            digits.push(DigitPlan { range, conv, targets });
+        }
+        let down = BaseConverter::new(&self.basis(&p_idx)?, &self.basis(&q_idx)?);
+        let p_inv = (0..=level)
+            .map(|i| {
+                let m = &self.primes[i].m;
+                let p = self.params.p.iter().fold(1u64, |acc, p| m.mul(acc, m.reduce(p.0)));
+                let inv = inv_mod(p, m.q);
+                (inv, shoup(inv, m.q))
+            })
+            .collect();
+        let ql = self.primes[level].m.q;
+        let ql_inv = (0..level)
+            .map(|i| {
+                let m = &self.primes[i].m;
+                let inv = inv_mod(m.reduce(ql), m.q);
+                (inv, shoup(inv, m.q))
+            })
+            .collect();
+        Ok(LevelPlan { level, digits, down, p_inv, ql_inv })
+    }
+}

@@ -1,0 +1,33 @@
+//! Rescale by the last prime, in evaluation form. Pinned: limb `l` to coefficient form;
+//! `d` its centered remainder (`r = (x_l + h) mod q_l`, `d = r - h`, `h = floor(q_l / 2)`),
+//! taken modulo each `q_i` and to evaluation form; then `y_i = (x_i - d_i) q_l^-1 mod q_i`.
+//! So `y = round(x / q_l)`, halves rounding up.
+
+use rayon::prelude::*;
+
+use fhe_api::ring::modulus::mul_shoup_lazy;
+use fhe_api::ring::rns::centered_remainder_to;
+
+use super::plan::{CkksPlan, LevelPlan};
+
+/// `l + 1` limbs in, `l` limbs out.
+pub fn rescale(plan: &CkksPlan, lp: &LevelPlan, x: &[u64]) -> Vec<u64> {
+    let n = plan.params.n();
+    let l = lp.level;
+    let mut top = x[l * n..(l + 1) * n].to_vec();
+    plan.primes[l].ntt.inverse(&mut top);
+    let mut out = x[..l * n].to_vec();
+    out.par_chunks_mut(n).enumerate().for_each(|(i, limb)| {
+        let pr = &plan.primes[i];
+        let mut d = vec![0u64; n];
+        centered_remainder_to(&plan.primes[l].m, &pr.m, &top, &mut d);
+        pr.ntt.forward(&mut d);
+        let q = pr.m.q;
+        let (inv, inv_s) = lp.ql_inv[i];
+        for (y, &d) in limb.iter_mut().zip(&d) {
+            let r = mul_shoup_lazy(*y + q - d, inv, inv_s, q);
+            *y = if r >= q { r - q } else { r };
+        }
+    });
+    out
+}
