@@ -571,7 +571,7 @@ mod tests {
                     // Exact: (x - conv(x)) is divisible by P; y = (x - conv(x)) / P mod Q.
                     let s = conv_integer(&x.rem_euclid(&pi_big), &p);
                     let diff = x - &s;
-                    assert!((&diff).rem_euclid(&pi_big).is_zero());
+                    assert!(diff.rem_euclid(&pi_big).is_zero());
                     let want = diff / &pi_big;
                     for (i, &qi) in q.iter().enumerate() {
                         assert_eq!(ql[i * N + c], residue(&want, qi), "lq={lq} lp={lp} c={c} i={i}");
