@@ -116,6 +116,18 @@ impl Engine {
         self.backend.decrypt_bit(sk, ct)
     }
 
+    /// CKKS with a named preset on this engine's backend; `Error::Unsupported` when the
+    /// backend has no CKKS (see [`ckks::context::CkksContext`]).
+    pub fn ckks(&self, preset: ckks::params::CkksPreset) -> Result<ckks::context::CkksContext> {
+        ckks::context::CkksContext::from_preset(self.backend.clone(), preset)
+    }
+
+    /// CKKS with custom parameters ([`ckks::params::CkksParams::generate`]), refused when
+    /// they exceed the 128-bit bound.
+    pub fn ckks_with_params(&self, params: ckks::params::CkksParams) -> Result<ckks::context::CkksContext> {
+        ckks::context::CkksContext::new(self.backend.clone(), Arc::new(params))
+    }
+
     /// Prepares the evaluation key on the backend (uploads it, for a GPU) once.
     pub fn server_key(&self, ek: &EvaluationKey) -> Result<ServerKey> {
         Ok(ServerKey { backend: self.backend.clone(), key: Arc::new(self.backend.prepare(ek)?) })

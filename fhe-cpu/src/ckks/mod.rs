@@ -260,3 +260,56 @@ fn check_residues(a: &CkksHandle, residues: &[u64]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_api::ckks::params::CkksPreset;
+    use fhe_api::testing::ckks::setup;
+
+    /// Where one multiplication's time goes at the big preset, one thread:
+    /// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture ckks_profile`.
+    #[test]
+    #[ignore = "timing, not a check"]
+    fn ckks_profile() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        pool.install(|| {
+            let preset = std::env::var("LUX_CKKS_PRESET")
+                .ok()
+                .map(|s| s.parse().unwrap())
+                .unwrap_or(CkksPreset::Slots32768Scale40Depth34);
+            let backend = Arc::new(CpuBackend::new(None).unwrap());
+            let (ctx, keys, ev) = setup(backend.clone(), preset, 1);
+            let x = fhe_api::testing::ckks::random_values(ctx.params().slots(), 1);
+            let pt = ctx.encode(&x).unwrap();
+            let ct = ctx.encrypt_seeded(&keys.pk, &pt, &fhe_api::Seed::derive("p", 1)).unwrap();
+            let plan = backend.ckks_plan(ctx.params()).unwrap();
+            let lp = plan.level(ct.level()).unwrap();
+            let c = backend.ct(&ct).unwrap();
+            let t = std::time::Instant::now();
+            for _ in 0..10 {
+                let mut v = c.c0[..plan.params.n()].to_vec();
+                plan.primes[0].ntt.forward(&mut v);
+            }
+            eprintln!("one NTT: {:?}", t.elapsed() / 10);
+            let t = std::time::Instant::now();
+            let ext = mod_up(&plan, &lp, &c.c1);
+            eprintln!("mod_up: {:?}", t.elapsed());
+            let key = ev_key(&backend, &keys);
+            let t = std::time::Instant::now();
+            let _ = switch(&plan, &lp, &ext, &key, None);
+            eprintln!("inner product + mod_down: {:?}", t.elapsed());
+            for _ in 0..3 {
+                let t = std::time::Instant::now();
+                let _ = ev.mul(&ct, &ct).unwrap();
+                eprintln!("mul_relin: {:?}", t.elapsed());
+            }
+        });
+    }
+
+    fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::CkksKeySet) -> CpuSwitchKey {
+        let k = keys.eval.relin.as_ref().unwrap();
+        let _ = backend;
+        CpuSwitchKey { b: k.b().to_vec(), a: k.a() }
+    }
+}
