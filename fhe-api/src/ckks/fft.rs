@@ -151,8 +151,7 @@ fn build_roots(log_m: u32) -> Vec<Complex> {
 /// The table `exp(2 pi i t / M)`, `t = 0 .. M`, `M = 2^log_m` (`3 <= log_m <= 18`),
 /// built once per `M` for the process.
 pub fn roots(log_m: u32) -> &'static [Complex] {
-    const NONE: OnceLock<Vec<Complex>> = OnceLock::new();
-    static TABLES: [OnceLock<Vec<Complex>>; 19] = [NONE; 19];
+    static TABLES: [OnceLock<Vec<Complex>>; 19] = [const { OnceLock::new() }; 19];
     assert!((3..=18).contains(&log_m), "root table for M = 2^{log_m}: M must be 2^3 .. 2^18");
     TABLES[log_m as usize].get_or_init(|| build_roots(log_m))
 }

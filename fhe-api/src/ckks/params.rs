@@ -203,6 +203,19 @@ impl CkksParams {
         dnum: usize,
         secret: SecretDist,
     ) -> Result<CkksParams> {
+        let spec = ChainSpec { log_n, scale_bits, depth, first_bits, special_bits, dnum };
+        CkksParams::from_spec(name.into(), &spec, secret)
+    }
+
+    fn from_spec(name: String, spec: &ChainSpec, secret: SecretDist) -> Result<CkksParams> {
+        let params = CkksParams::build_chain(name, spec, secret)?;
+        params.check_security()?;
+        Ok(params)
+    }
+
+    /// The chain of `spec`, before the security check.
+    fn build_chain(name: String, spec: &ChainSpec, secret: SecretDist) -> Result<CkksParams> {
+        let ChainSpec { log_n, scale_bits, depth, first_bits, special_bits, dnum } = *spec;
         let invalid = |m: String| Err(Error::InvalidInput(m));
         if !(MIN_LOG_N..=MAX_LOG_N).contains(&log_n) {
             return invalid(format!("CKKS ring degree 2^{log_n}: must be 2^{MIN_LOG_N} .. 2^{MAX_LOG_N}"));
@@ -222,7 +235,7 @@ impl CkksParams {
         let mut q = primes_below(first_bits, n, 1, &[])?;
         q.extend(primes_near(scale_bits, n, depth, &q)?);
         let mut params = CkksParams {
-            name: name.into(),
+            name,
             ring_degree: n,
             scale_bits,
             q: q.iter().map(|&x| RingModulus(x)).collect(),
@@ -249,7 +262,6 @@ impl CkksParams {
             k += 1;
         };
         params.p = p.into_iter().map(RingModulus).collect();
-        params.check_security()?;
         Ok(params)
     }
 }
@@ -315,10 +327,11 @@ pub enum CkksPreset {
     Slots32768Scale40Depth34,
 }
 
-/// The arguments of [`CkksParams::generate`] for one preset. Each preset takes the
-/// smallest `dnum` whose chain fits the bound (a test checks `dnum - 1` does not):
-/// fewer digits, fewer key-switching NTTs and smaller keys.
-struct PresetSpec {
+/// The numeric arguments of [`CkksParams::generate`]. Each preset takes the smallest
+/// `dnum` whose chain fits the bound (a test checks `dnum - 1` does not): fewer digits,
+/// fewer key-switching NTTs and smaller keys.
+#[derive(Clone, Copy, Debug)]
+struct ChainSpec {
     log_n: u32,
     scale_bits: u32,
     depth: usize,
@@ -367,8 +380,8 @@ impl CkksPreset {
         }
     }
 
-    fn spec(self) -> PresetSpec {
-        let s = |log_n, depth, first_bits, dnum| PresetSpec {
+    fn spec(self) -> ChainSpec {
+        let s = |log_n, depth, first_bits, dnum| ChainSpec {
             log_n,
             scale_bits: 40,
             depth,
@@ -400,18 +413,8 @@ impl CkksPreset {
             CkksPreset::Slots32768Scale40Depth34 => &S32768,
         };
         cell.get_or_init(|| {
-            let s = self.spec();
-            CkksParams::generate(
-                self.name(),
-                s.log_n,
-                s.scale_bits,
-                s.depth,
-                s.first_bits,
-                s.special_bits,
-                s.dnum,
-                SecretDist::Ternary,
-            )
-            .expect("presets are generated deterministically and tested secure")
+            CkksParams::from_spec(self.name().to_string(), &self.spec(), SecretDist::Ternary)
+                .expect("presets are generated deterministically and tested secure")
         })
     }
 }
@@ -480,17 +483,9 @@ mod tests {
             let s = preset.spec();
             assert_eq!(preset.params().dnum, s.dnum, "{preset}");
             if s.dnum > 1 {
-                let e = CkksParams::generate(
-                    "smaller-dnum",
-                    s.log_n,
-                    s.scale_bits,
-                    s.depth,
-                    s.first_bits,
-                    s.special_bits,
-                    s.dnum - 1,
-                    SecretDist::Ternary,
-                )
-                .unwrap_err();
+                let e =
+                    CkksParams::from_spec("smaller".into(), &ChainSpec { dnum: s.dnum - 1, ..s }, SecretDist::Ternary)
+                        .unwrap_err();
                 assert!(matches!(e, Error::SecurityBound { .. }), "{preset}: {e}");
             }
         }
@@ -500,27 +495,20 @@ mod tests {
     #[test]
     fn generation_is_deterministic_and_pinned() {
         let pins: [(CkksPreset, [u64; 2], u32, usize); 4] = [
-            (CkksPreset::Slots4096Scale40Depth2, [0, 0], 0, 0),
-            (CkksPreset::Slots8192Scale40Depth6, [0, 0], 0, 0),
-            (CkksPreset::Slots16384Scale40Depth14, [0, 0], 0, 0),
-            (CkksPreset::Slots32768Scale40Depth34, [0, 0], 0, 0),
+            (CkksPreset::Slots4096Scale40Depth2, [36028797018652673, 1099511480321], 196, 1),
+            (CkksPreset::Slots8192Scale40Depth6, [1152921504606748673, 1099510054913], 420, 2),
+            (CkksPreset::Slots16384Scale40Depth14, [1152921504606584833, 1099510054913], 860, 4),
+            (CkksPreset::Slots32768Scale40Depth34, [1152921504606584833, 1099510054913], 1721, 5),
         ];
         for (preset, first_two, log_qp, k) in pins {
             let p = preset.params();
             assert_eq!([p.q[0].0, p.q[1].0], first_two, "{preset}");
             assert_eq!((p.log_qp(), p.p.len()), (log_qp, k), "{preset}");
             let s = preset.spec();
-            let again = CkksParams::generate(
-                preset.name(),
-                s.log_n,
-                s.scale_bits,
-                s.depth,
-                s.first_bits,
-                s.special_bits,
-                s.dnum,
-                SecretDist::Ternary,
-            )
-            .unwrap();
+            let (t, secret) = ((s.log_n, s.scale_bits, s.depth), SecretDist::Ternary);
+            let again =
+                CkksParams::generate(preset.name(), t.0, t.1, t.2, s.first_bits, s.special_bits, s.dnum, secret)
+                    .unwrap();
             assert_eq!(&again, p);
         }
     }
@@ -567,7 +555,8 @@ mod tests {
         assert_eq!(p.alpha(), 6);
         assert_eq!(p.digits(34), [0..6, 6..12, 12..18, 18..24, 24..30, 30..35]);
         assert_eq!(p.digits(7), [0..6, 6..8]);
-        assert_eq!(p.digits(0), [0..1]);
+        assert_eq!(p.digits(0).first(), Some(&(0..1)));
+        assert_eq!(p.digits(0).len(), 1);
         // A dnum leaving a digit empty is lowered: 10 primes, dnum 6 -> alpha 2, 5 digits.
         let q = CkksParams::generate("d", 15, 40, 9, 60, 60, 6, SecretDist::Ternary).unwrap();
         assert_eq!((q.alpha(), q.dnum), (2, 5));
@@ -597,49 +586,72 @@ mod tests {
         assert_eq!(pow2(-3), 0.125);
     }
 
-    /// Prints the preset table of `docs/CKKS.md`:
+    /// Prints the preset tables of `docs/CKKS.md`:
     /// `cargo test -p fhe-api --lib ckks::params -- --ignored --nocapture preset_table`.
     #[test]
     #[ignore]
     fn preset_table() {
-        println!("| preset | id | N | slots | scale | depth | first prime q0 | scale primes | special primes P | dnum | alpha | log Q | log QP | bound | margin |");
-        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        let rel = |x: u64, bits: u32| {
+            let c = 1i128 << bits;
+            let d = x as i128 - c;
+            format!("2^{bits} {} {}", if d < 0 { '-' } else { '+' }, d.abs())
+        };
+        println!("| preset | id | N | slots | scale | depth | first prime q0 | scale primes q1.. | special primes P |");
+        println!("|---|---|---|---|---|---|---|---|---|");
         for preset in CkksPreset::ALL {
             let p = preset.params();
-            let scale = &p.q[1..];
-            let (lo, hi) = (scale.iter().map(|m| m.0).min().unwrap(), scale.iter().map(|m| m.0).max().unwrap());
-            let c = 1i128 << p.scale_bits;
-            let special: Vec<String> = p.p.iter().map(|m| format!("2^60 - {}", (1u64 << 60) - m.0)).collect();
-            let bound = p.security_bound().unwrap();
+            let scale: Vec<u64> = p.q[1..].iter().map(|m| m.0).collect();
+            let (lo, hi) = (*scale.iter().min().unwrap(), *scale.iter().max().unwrap());
+            let special: Vec<String> = p.p.iter().map(|m| rel(m.0, mp_bits(&[m.0]))).collect();
             println!(
-                "| `{}` | {} | 2^{} | {} | 2^{} | {} | {} (2^{} - {}) | {} primes, 2^{} {:+} .. 2^{} {:+} | {} | {} | {} | {} | {} | {} | {} |",
-                preset.name(),
+                "| `{preset}` | {} | 2^{} | {} | 2^{} | {} | {} | {} primes in [{}, {}] | {} |",
                 preset.id(),
                 p.log_n(),
                 p.slots(),
                 p.scale_bits,
                 p.depth(),
-                p.q[0].0,
-                mp_bits(&[p.q[0].0]),
-                (1u64 << mp_bits(&[p.q[0].0])) - p.q[0].0,
+                rel(p.q[0].0, mp_bits(&[p.q[0].0])),
                 scale.len(),
-                p.scale_bits,
-                lo as i128 - c,
-                p.scale_bits,
-                hi as i128 - c,
-                special.join(", "),
+                rel(lo, p.scale_bits),
+                rel(hi, p.scale_bits),
+                special.join(", ")
+            );
+        }
+        println!();
+        println!("| preset | dnum | alpha | K (special primes) | log Q | log QP | bound (ternary) | margin |");
+        println!("|---|---|---|---|---|---|---|---|");
+        for preset in CkksPreset::ALL {
+            let p = preset.params();
+            let bound = p.security_bound().unwrap();
+            println!(
+                "| `{preset}` | {} | {} | {} | {} | {} | {bound} | {} |",
                 p.dnum,
                 p.alpha(),
+                p.p.len(),
                 p.log_q(),
                 p.log_qp(),
-                bound,
                 bound - p.log_qp()
             );
         }
+        println!();
+        println!("| preset | alternative | K | log QP | bound |");
+        println!("|---|---|---|---|---|");
+        for preset in CkksPreset::ALL {
+            let s = preset.spec();
+            let mut alternatives = vec![("dnum - 1", ChainSpec { dnum: s.dnum - 1, ..s })];
+            if s.first_bits < 60 {
+                alternatives.push(("60-bit first prime", ChainSpec { first_bits: 60, ..s }));
+            }
+            for (what, alt) in alternatives {
+                let p = CkksParams::build_chain(String::new(), &alt, SecretDist::Ternary).unwrap();
+                let bound = p.security_bound().unwrap();
+                println!("| `{preset}` | {what} (dnum {}) | {} | {} | {bound} |", p.dnum, p.p.len(), p.log_qp());
+            }
+        }
         for preset in CkksPreset::ALL {
             let p = preset.params();
-            println!("{preset}: q = {:?}", p.q.iter().map(|m| m.0).collect::<Vec<_>>());
-            println!("{preset}: p = {:?}", p.p.iter().map(|m| m.0).collect::<Vec<_>>());
+            println!("\n{preset}:\n  q = {:?}", p.q.iter().map(|m| m.0).collect::<Vec<_>>());
+            println!("  p = {:?}", p.p.iter().map(|m| m.0).collect::<Vec<_>>());
         }
     }
 }
