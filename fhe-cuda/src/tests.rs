@@ -67,3 +67,7 @@ fhe_api::conformance_tests!(
     std::sync::Arc::new(fhe_cpu::CpuBackend::oracle()),
     gates_per_set = 1000
 );
+
+// CKKS is not on the device yet (`Backend::ckks` is `None`): its suite is stamped as
+// ignored with the reason, so a run lists it as skipped, never as passed.
+fhe_api::ckks_conformance_tests!(unsupported = "the CUDA backend does not implement CKKS yet");

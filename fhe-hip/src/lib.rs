@@ -338,4 +338,7 @@ mod tests {
         Arc::new(fhe_cpu::CpuBackend::oracle()),
         gates_per_set = 1000
     );
+
+    // CKKS is not on the device yet: listed as skipped, never as passed.
+    fhe_api::ckks_conformance_tests!(unsupported = "the HIP backend does not implement CKKS yet");
 }

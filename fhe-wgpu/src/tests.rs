@@ -190,3 +190,6 @@ fn blind_rotation_of_simple_ciphertexts() {
         assert_eq!(first_diff(x.as_words(), y.as_words()), None, "ciphertext {i}");
     }
 }
+
+// CKKS is not in WGSL yet (`Backend::ckks` is `None`): listed as skipped, never as passed.
+fhe_api::ckks_conformance_tests!(unsupported = "the wgpu backend does not implement CKKS yet");
