@@ -18,8 +18,8 @@ use std::cmp::Ordering;
 use super::fft::{special_fft, special_ifft};
 use super::params::{mp_bits, mp_cmp, mp_product, pow2, CkksParams};
 use crate::error::{Error, Result};
-use crate::ring::math::{inv_mod, mul_mod};
-use crate::ring::modulus::{csub, mul_shoup_lazy, shoup, Modulus};
+use crate::ring::modulus::{csub, mul_shoup_lazy};
+use crate::ring::rns::RnsBasis;
 
 /// A complex number: the value of one slot.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -67,25 +67,19 @@ const MAX_COEFF_LOG2: i32 = 126;
 #[derive(Clone, Debug)]
 pub struct Encoder {
     n: usize,
-    /// `q[0..=max_level]`, each below `2^62`.
-    q: Vec<u64>,
+    /// The whole chain `q[0..=max_level]`; level `l` uses its first `l + 1` primes.
+    basis: RnsBasis,
 }
 
 impl Encoder {
-    /// An encoder for `params` (any `N = 2^2 .. 2^17` and primes below `2^62`; a security
-    /// check is not its business, so tests may build tiny rings).
+    /// An encoder for `params`: any `N = 2^2 .. 2^17` and any RNS basis (distinct primes
+    /// below `2^62`). A security check is not its business, so tests may build tiny rings.
     pub fn new(params: &CkksParams) -> Result<Encoder> {
         let n = params.n();
         if !n.is_power_of_two() || !(4..=1 << 17).contains(&n) {
             return Err(Error::InvalidRing(format!("CKKS encoding needs N a power of two in 2^2 .. 2^17, not {n}")));
         }
-        let q: Vec<u64> = params.q.iter().map(|m| m.0).collect();
-        // The CRT needs pairwise coprime moduli; distinct primes are.
-        let repeated = q.iter().enumerate().any(|(i, x)| q[..i].contains(x));
-        if q.is_empty() || repeated || q.iter().any(|&x| !(3..1 << 62).contains(&x)) {
-            return Err(Error::InvalidRing(format!("CKKS primes must be distinct and in 3 .. 2^62: {q:?}")));
-        }
-        Ok(Encoder { n, q })
+        Ok(Encoder { n, basis: RnsBasis::new(&params.q)? })
     }
 
     /// Slots at full packing, `N / 2`.
@@ -117,7 +111,7 @@ impl Encoder {
         w.resize(slots, Complex::default());
         special_ifft(&mut w, self.n);
         let (n, gap) = (self.n, self.n / (2 * slots));
-        let moduli: Vec<Modulus> = self.q[..=level].iter().map(|&q| Modulus::new(q)).collect();
+        let moduli = &self.basis.moduli()[..=level];
         let mut out = vec![0u64; (level + 1) * n];
         let bound = pow2(MAX_COEFF_LOG2);
         for (i, wi) in w.iter().enumerate() {
@@ -129,7 +123,7 @@ impl Encoder {
                     )));
                 }
                 let (neg, mag) = (c < 0.0, c.abs() as u128); // exact: an integer below 2^126
-                for (limb, m) in out.chunks_exact_mut(n).zip(&moduli) {
+                for (limb, m) in out.chunks_exact_mut(n).zip(moduli) {
                     let r = if mag >> 64 == 0 { m.reduce(mag as u64) } else { (mag % m.q as u128) as u64 };
                     limb[idx] = if neg && r != 0 { m.q - r } else { r };
                 }
@@ -153,12 +147,13 @@ impl Encoder {
                 level + 1
             )));
         }
-        for (i, (limb, &q)) in coeffs.chunks_exact(n).zip(&self.q).enumerate() {
+        for (i, (limb, m)) in coeffs.chunks_exact(n).zip(self.basis.moduli()).enumerate() {
+            let q = m.q;
             if let Some(j) = limb.iter().position(|&c| c >= q) {
                 return Err(Error::InvalidInput(format!("word {} of limb {i} is {} >= q_{i} = {q}", j, limb[j])));
             }
         }
-        let crt = Crt::new(&self.q[..=level]);
+        let crt = Crt::new(self.basis.prefix(level + 1));
         let gap = n / (2 * slots);
         let mut scratch = crt.scratch();
         let mut residues = vec![0u64; level + 1];
@@ -185,8 +180,11 @@ impl Encoder {
                 self.n / 2
             )));
         }
-        if level >= self.q.len() {
-            return Err(Error::InvalidInput(format!("level {level}: the chain's top level is {}", self.q.len() - 1)));
+        if level >= self.basis.len() {
+            return Err(Error::InvalidInput(format!(
+                "level {level}: the chain's top level is {}",
+                self.basis.len() - 1
+            )));
         }
         if !(scale.is_finite() && scale > 0.0) {
             return Err(Error::InvalidInput(format!("scale {scale}: must be positive and finite")));
@@ -199,14 +197,13 @@ impl Encoder {
 /// in 64-bit limbs. The sum is below `(l + 1) Q`, so a quotient estimate from the top
 /// 128 bits (low by at most one or two) and a final comparison reduce it exactly.
 struct Crt {
-    q: Vec<u64>,
+    /// The primes with `(Q / q_i)^-1 mod q_i`.
+    basis: RnsBasis,
     big_q: Vec<u64>,
     /// `floor(Q / 2)`: residues above it are negative.
     half_q: Vec<u64>,
     /// `Q / q_i`, each padded to `big_q.len()` limbs.
     q_hat: Vec<Vec<u64>>,
-    q_hat_inv: Vec<u64>,
-    q_hat_inv_shoup: Vec<u64>,
     /// Bit offset of the top 64 bits of `Q`, and those bits plus one (the divisor of the
     /// quotient estimate, rounded up so the estimate never exceeds the quotient).
     shift: u32,
@@ -214,25 +211,23 @@ struct Crt {
 }
 
 impl Crt {
-    fn new(q: &[u64]) -> Crt {
-        let big_q = mp_product(q);
+    fn new(basis: RnsBasis) -> Crt {
+        let q = basis.primes();
+        let big_q = mp_product(&q);
         let len = big_q.len();
         let mut half_q = big_q.clone();
         shr1(&mut half_q);
-        let mut q_hat = Vec::with_capacity(q.len());
-        let mut q_hat_inv = Vec::with_capacity(q.len());
-        for (i, &qi) in q.iter().enumerate() {
-            let others: Vec<u64> = q.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &x)| x).collect();
-            let mut h = mp_product(&others);
-            h.resize(len, 0);
-            q_hat.push(h);
-            let h_mod = others.iter().fold(1 % qi, |acc, &x| mul_mod(acc, x % qi, qi));
-            q_hat_inv.push(inv_mod(h_mod, qi));
-        }
-        let q_hat_inv_shoup = q_hat_inv.iter().zip(q).map(|(&w, &qi)| shoup(w, qi)).collect();
+        let q_hat = (0..q.len())
+            .map(|i| {
+                let others: Vec<u64> = q.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &x)| x).collect();
+                let mut h = mp_product(&others);
+                h.resize(len, 0);
+                h
+            })
+            .collect();
         let shift = mp_bits(&big_q).saturating_sub(64);
         let q_top = extract_u128(&big_q, shift) + 1;
-        Crt { q: q.to_vec(), big_q, half_q, q_hat, q_hat_inv, q_hat_inv_shoup, shift, q_top }
+        Crt { basis, big_q, half_q, q_hat, shift, q_top }
     }
 
     /// A buffer for [`Crt::to_f64`]: `Q`'s limbs plus one for the sum's carry.
@@ -243,8 +238,9 @@ impl Crt {
     /// The centered integer with residues `c_i`, rounded to the nearest `f64`.
     fn to_f64(&self, c: &[u64], acc: &mut [u64]) -> f64 {
         acc.fill(0);
-        for (i, (&ci, &qi)) in c.iter().zip(&self.q).enumerate() {
-            let y = csub(mul_shoup_lazy(ci, self.q_hat_inv[i], self.q_hat_inv_shoup[i], qi), qi);
+        for (i, (&ci, &(w, ws))) in c.iter().zip(self.basis.q_hat_inv()).enumerate() {
+            let qi = self.basis.modulus(i).q;
+            let y = csub(mul_shoup_lazy(ci, w, ws, qi), qi);
             add_mul_small(acc, &self.q_hat[i], y);
         }
         // acc < (l + 1) Q: subtract floor-estimate * Q, then at most a few Q.
@@ -350,6 +346,7 @@ mod tests {
     use crate::ckks::fft::roots;
     use crate::ckks::params::{CkksPreset, SecretDist, CKKS_NOISE_ETA};
     use crate::params::{PolynomialSize, RingModulus};
+    use crate::ring::math::{inv_mod, mul_mod};
     use crate::ring::prime::primes_below;
     use num_bigint::BigInt;
     use rand_chacha::rand_core::{RngCore, SeedableRng};
@@ -490,6 +487,9 @@ mod tests {
     fn products_and_automorphisms_act_on_slots() {
         let p = tiny();
         let enc = Encoder::new(&p).unwrap();
+        let mut repeated = p.clone();
+        repeated.q[1] = repeated.q[0];
+        assert!(matches!(Encoder::new(&repeated), Err(Error::InvalidRing(_))));
         let (n, scale) = (p.n(), p.default_scale());
         let (a, b) = (random_values(1, 8), random_values(2, 8));
         let (pa, pb) = (enc.encode(&a, scale, 1).unwrap(), enc.encode(&b, scale, 1).unwrap());
@@ -540,7 +540,7 @@ mod tests {
     fn crt_is_exact_and_rounds_to_nearest() {
         let p = CkksPreset::Slots32768Scale40Depth34.params();
         let q: Vec<u64> = p.q.iter().map(|m| m.0).collect();
-        let crt = Crt::new(&q);
+        let crt = Crt::new(RnsBasis::new(&p.q).unwrap());
         let mut scratch = crt.scratch();
         let big_q: BigInt = q.iter().map(|&x| BigInt::from(x)).product();
         let residues = |x: &BigInt| -> Vec<u64> {
