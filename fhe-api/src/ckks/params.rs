@@ -56,8 +56,8 @@ impl SecretDist {
 /// - Ternary: the Homomorphic Encryption Security Standard (Albrecht et al.,
 ///   HomomorphicEncryption.org, November 2018), table of 128-bit classical bounds for
 ///   uniform ternary secrets and sigma ~ 3.2: 27 .. 881 bits for `N = 2^10 .. 2^15`. The
-///   `2^16` (1772) and `2^17` (3576) rows are the extension DESIGN.md adopts (the values
-///   OpenFHE's `stdlatticeparms` table carries for those degrees).
+///   `2^16` (1772) and `2^17` (3576) rows go beyond that table: they are the values
+///   DESIGN.md adopts, as libraries extend the table (provenance not re-checked here).
 /// - Sparse ternary: 767 / 1553 / 3104 bits at `N = 2^15 / 2^16 / 2^17`, the limits of
 ///   OpenFHE's sparse-secret table as seed 2 (OpenFHE PR #1372) applies them, estimated
 ///   for `h = 192`. A lighter secret (or another `N`) has no bound here: `None`.
