@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`params`] | prime chains, presets, the security bound |
 //! | [`encoding`] | canonical-embedding encode and decode, deterministic on every platform |
+//! | [`fft`] | libm-free roots of unity and the special FFT |
 //! | [`entities`] | keys, plaintexts, ciphertexts (host form) |
 //! | [`keygen`] | secret, public, relinearization and Galois keys from a seed |
 //! | [`encrypt`] | public- and secret-key encryption, decryption |

@@ -35,7 +35,7 @@ impl NttTables {
     /// a prime below `2^62` with `q = 1 mod 2N`; anything else is `Error::InvalidRing`.
     pub fn new(n: PolynomialSize, q: RingModulus) -> Result<NttTables> {
         let (n, q) = (n.0, q.0);
-        if !n.is_power_of_two() || n < 2 || n > 1 << MAX_LOG_N {
+        if !n.is_power_of_two() || !(2..=1 << MAX_LOG_N).contains(&n) {
             return Err(Error::InvalidRing(format!("N = {n} is not a power of two in [2, 2^{MAX_LOG_N}]")));
         }
         if q >= 1 << MAX_MODULUS_BITS {
