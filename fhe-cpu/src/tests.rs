@@ -48,7 +48,7 @@ fn two_thread_blind_rotation_gives_the_same_words() {
             let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-duo", set.id() as u64)).unwrap();
             let key = cpu.prepare(&keys.ek).unwrap();
             let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
-            let ring = cpu.ring(set);
+            let ring = &*cpu.ring(set).unwrap();
             for i in 0..3u64 {
                 let ct = cpu.encrypt_bit_seeded(&keys.pk, i == 1, &Seed::derive("duo", i)).unwrap();
                 let mut words = ct.into_words();
@@ -81,8 +81,52 @@ fn bootstrap_threads_setting() {
     assert_eq!(BootstrapThreads::parse(Some("2")).unwrap(), BootstrapThreads::Two);
     assert_eq!(BootstrapThreads::parse(Some(" 1 ")).unwrap(), BootstrapThreads::One);
     for bad in ["0", "3", "two", "-1"] {
-        let err = BootstrapThreads::parse(Some(bad)).unwrap_err().to_string();
+        let err = BootstrapThreads::parse(Some(bad)).unwrap_err();
+        assert!(matches!(err, fhe_api::Error::Environment { variable: BootstrapThreads::VAR, .. }), "{bad}: {err:?}");
+        let err = err.to_string();
         assert!(err.contains(BootstrapThreads::VAR) && err.contains(bad), "{bad}: {err}");
+    }
+}
+
+/// Per-set caches are keyed, so a parameter set beyond today's three is one more key,
+/// never an index past a fixed array. `ParamSet` is a closed enum (a real fourth set
+/// would be a new variant, i.e. a new key), so the fourth set here is a synthetic key, a
+/// ring no preset uses (N = 4096, a 50-bit NTT prime), beside the three real ones, in
+/// the cache type the backend keeps its rings in; its engine must round-trip like theirs.
+#[test]
+fn a_fourth_parameter_set_is_one_more_cache_key() {
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+    enum Set {
+        Real(ParamSet),
+        Fourth,
+    }
+    let ring_of = |s: Set| match s {
+        Set::Real(p) => Ok((PolynomialSize(p.params().big_n()), RingModulus(p.params().q_ring()))),
+        Set::Fourth => {
+            let n = PolynomialSize(4096);
+            fhe_api::ring::prime::primes_below(50, n, 1, &[]).map(|q| (n, RingModulus(q[0])))
+        }
+    };
+    let cpu = CpuBackend::new(None).unwrap();
+    let cache: KeyedCache<Set, Box<dyn ntt::NttEngine>> = KeyedCache::new();
+    let keys: Vec<Set> = ParamSet::ALL.into_iter().map(Set::Real).chain([Set::Fourth]).collect();
+    for &key in &keys {
+        let (n, q) = ring_of(key).unwrap();
+        let build = || Ok((ntt::find_variant(cpu.ntt_variant())?.build)(Arc::new(NttTables::new(n, q)?)));
+        let engine = cache.get_or_try_init(&key, build).unwrap();
+        assert!(Arc::ptr_eq(&engine, &cache.get_or_init(&key, || unreachable!("{key:?} is cached"))));
+        let data: Vec<u64> = (0..n.0 as u64).map(|i| (i * 0x9e37_79b9_7f4a_7c15) % q.0).collect();
+        let mut x = data.clone();
+        engine.forward(&mut x);
+        engine.inverse(&mut x);
+        assert_eq!(x, data, "{key:?}: inverse(forward(x)) != x");
+    }
+    assert_eq!(cache.len(), 4);
+    // The backend's own ring cache: one ring per real set, built once and shared.
+    for set in ParamSet::ALL {
+        let ring = cpu.ring(set).unwrap();
+        assert!(Arc::ptr_eq(&ring, &cpu.ring(set).unwrap()), "{set}: ring rebuilt");
+        assert_eq!(ring.set, set);
     }
 }
 
@@ -112,7 +156,7 @@ fn time_bootstrap_phases() {
         let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-timing", 0)).unwrap();
         let key = cpu.prepare(&keys.ek).unwrap();
         let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
-        let ring = cpu.ring(set);
+        let ring = &*cpu.ring(set).unwrap();
         let (mut br, mut duo, mut ks) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..=calls {
             let ct = cpu.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("timing", i)).unwrap();
@@ -176,4 +220,15 @@ fn ntt_batches_match_and_a_bad_word_leaves_the_batch_untouched() {
             }
         }
     }
+}
+
+/// The depth-exhausting chain at the big preset (N = 2^16, 34 levels): every
+/// level's precision, on all cores. Minutes, so not in CI:
+/// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture ckks_depth_chain_big_preset`.
+#[test]
+#[ignore = "the big preset: minutes; run by hand and in benches"]
+fn ckks_depth_chain_big_preset() {
+    let preset = fhe_api::ckks::params::CkksPreset::Slots32768Scale40Depth34;
+    let bits = fhe_api::testing::ckks::depth_chain(std::sync::Arc::new(CpuBackend::new(None).unwrap()), preset, 10.0);
+    eprintln!("{preset}: {bits:.1} bits after 34 multiplications");
 }
