@@ -1,0 +1,251 @@
+//! The bit scheme's bodies: LWE ciphertexts, extracted LWE samples, secret, public and
+//! evaluation keys (`docs/FORMAT.md`, "Bodies" 1 to 5), and their serde glue.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::ser::{Serialize, Serializer};
+use zeroize::Zeroizing;
+
+use super::header::{open, write_header, ObjectKind, HEADER_LEN, SEED_LEN};
+use super::{
+    byte_to_ternary, get_u32s, get_u64s, invalid, put_u32s, put_u64s, seed_of, ternary_to_byte, Decode, Encode,
+};
+use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
+use crate::error::{DecodeError, Result};
+use crate::params::{ParamSet, Params};
+
+/// Bytes per LWE word (`a_i`, `b`, public- and key-switching-key `b` halves): 2 when
+/// `q <= 2^16` (every production set: `q = 2^15`), else 4.
+pub const fn lwe_word_bytes(p: &Params) -> usize {
+    if p.lwe_modulus_log.0 <= 16 {
+        2
+    } else {
+        4
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Bodies. `write_body` gets exactly `body_len` bytes; `read_body` gets exactly `body_len`
+// bytes (checked by `open`).
+
+trait Body: Sized {
+    const KIND: ObjectKind;
+    fn param_set(&self) -> ParamSet;
+    fn write_body(&self, out: &mut [u8]);
+    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError>;
+}
+
+impl Body for LweCiphertext {
+    const KIND: ObjectKind = ObjectKind::LweCiphertext;
+    fn param_set(&self) -> ParamSet {
+        self.params()
+    }
+    fn write_body(&self, out: &mut [u8]) {
+        put_u32s(out, self.as_words(), lwe_word_bytes(self.params().params()));
+    }
+    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+        let p = params.params();
+        let words = get_u32s(body, lwe_word_bytes(p), p.q_lwe(), 0)?;
+        LweCiphertext::from_raw(params, words).map_err(invalid)
+    }
+}
+
+impl Body for ExtractedLwe {
+    const KIND: ObjectKind = ObjectKind::ExtractedLwe;
+    fn param_set(&self) -> ParamSet {
+        self.params()
+    }
+    fn write_body(&self, out: &mut [u8]) {
+        put_u64s(out, self.as_words(), self.params().params().ring_coeff_bytes());
+    }
+    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+        let p = params.params();
+        let words = get_u64s(body, p.ring_coeff_bytes(), p.q_ring(), 0)?;
+        ExtractedLwe::from_raw(params, words).map_err(invalid)
+    }
+}
+
+impl Body for SecretKey {
+    const KIND: ObjectKind = ObjectKind::SecretKey;
+    fn param_set(&self) -> ParamSet {
+        self.params()
+    }
+    fn write_body(&self, out: &mut [u8]) {
+        let n = self.lwe().len();
+        out[..n].iter_mut().zip(self.lwe()).for_each(|(o, &x)| *o = ternary_to_byte(x));
+        out[n..].iter_mut().zip(self.ring()).for_each(|(o, &x)| *o = ternary_to_byte(x));
+    }
+    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+        let p = params.params();
+        // Exact-size buffers, zeroized on every early return; never reallocated.
+        let mut lwe = Zeroizing::new(vec![0i8; p.n()]);
+        let mut ring = Zeroizing::new(vec![0i8; p.big_n()]);
+        let (lb, rb) = body.split_at(p.n());
+        for (i, (d, &b)) in lwe.iter_mut().zip(lb).enumerate() {
+            *d = byte_to_ternary(b, i)?;
+        }
+        for (i, (d, &b)) in ring.iter_mut().zip(rb).enumerate() {
+            *d = byte_to_ternary(b, p.n() + i)?;
+        }
+        // Every coefficient is ternary and every length is right, so this cannot fail;
+        // the buffers move into the key, which zeroizes them on drop.
+        SecretKey::from_raw(params, std::mem::take(&mut *lwe), std::mem::take(&mut *ring)).map_err(invalid)
+    }
+}
+
+impl Body for PublicKey {
+    const KIND: ObjectKind = ObjectKind::PublicKey;
+    fn param_set(&self) -> ParamSet {
+        self.params()
+    }
+    fn write_body(&self, out: &mut [u8]) {
+        out[..SEED_LEN].copy_from_slice(self.public_seed());
+        put_u32s(&mut out[SEED_LEN..], self.b(), lwe_word_bytes(self.params().params()));
+    }
+    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+        let p = params.params();
+        let b = get_u32s(&body[SEED_LEN..], lwe_word_bytes(p), p.q_lwe(), 0)?;
+        PublicKey::from_raw(params, seed_of(body), b).map_err(invalid)
+    }
+}
+
+impl Body for EvaluationKey {
+    const KIND: ObjectKind = ObjectKind::EvaluationKey;
+    fn param_set(&self) -> ParamSet {
+        self.params()
+    }
+    fn write_body(&self, out: &mut [u8]) {
+        let p = self.params().params();
+        let (seed, rest) = out.split_at_mut(SEED_LEN);
+        seed.copy_from_slice(self.public_seed());
+        let (bsk, ksk) = rest.split_at_mut(p.bsk_b_len() * p.ring_coeff_bytes());
+        put_u64s(bsk, self.bsk_b(), p.ring_coeff_bytes());
+        put_u32s(ksk, self.ksk_b(), lwe_word_bytes(p));
+    }
+    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+        let p = params.params();
+        let (bsk, ksk) = body[SEED_LEN..].split_at(p.bsk_b_len() * p.ring_coeff_bytes());
+        let bsk_b = get_u64s(bsk, p.ring_coeff_bytes(), p.q_ring(), 0)?;
+        let ksk_b = get_u32s(ksk, lwe_word_bytes(p), p.q_lwe(), p.bsk_b_len())?;
+        EvaluationKey::from_raw(params, seed_of(body), bsk_b, ksk_b).map_err(invalid)
+    }
+}
+
+fn encoded_len_of<T: Body>(x: &T) -> usize {
+    // Bounded by the size of a value that already exists in memory.
+    T::KIND.encoded_len(x.param_set()) as usize
+}
+
+fn encode_to_of<T: Body>(x: &T, out: &mut Vec<u8>) {
+    let start = out.len();
+    let len = encoded_len_of(x);
+    out.reserve_exact(len);
+    out.resize(start + len, 0);
+    let dst = &mut out[start..];
+    write_header(dst, T::KIND, x.param_set());
+    x.write_body(&mut dst[HEADER_LEN..]);
+}
+
+fn decode_of<T: Body>(bytes: &[u8]) -> Result<T> {
+    let (params, body) = open(bytes, T::KIND)?;
+    Ok(T::read_body(params, body)?)
+}
+
+/// The largest encoding of `kind` over every production set: the cap a serde sequence
+/// may grow to before it is rejected.
+fn max_encoded_len(kind: ObjectKind) -> usize {
+    ParamSet::ALL.iter().map(|&p| kind.encoded_len(p)).max().unwrap_or(0).try_into().unwrap_or(usize::MAX)
+}
+
+pub(super) struct BytesVisitor<T>(pub(super) std::marker::PhantomData<T>);
+
+impl<'de, T: Body> Visitor<'de> for BytesVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the Lux FHE binary encoding of a {} (bytes)", T::KIND)
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<T, E> {
+        decode_of(v).map_err(E::custom)
+    }
+
+    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<T, E> {
+        // The buffer may hold a secret key: wipe it once decoded.
+        let v = Zeroizing::new(v);
+        decode_of(&v).map_err(E::custom)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+        let cap = max_encoded_len(T::KIND);
+        // Secret keys are small: take the whole cap up front so the buffer never
+        // reallocates (which would leave unwiped copies). Otherwise trust the hint only
+        // up to the cap.
+        let initial = if T::KIND == ObjectKind::SecretKey { cap } else { seq.size_hint().unwrap_or(0).min(cap) };
+        let mut buf = Zeroizing::new(Vec::with_capacity(initial));
+        while let Some(b) = seq.next_element::<u8>()? {
+            if buf.len() == cap {
+                return Err(de::Error::custom(DecodeError::Invalid(format!(
+                    "byte sequence longer than any {} encoding ({cap} bytes)",
+                    T::KIND
+                ))));
+            }
+            buf.push(b);
+        }
+        decode_of(&buf).map_err(de::Error::custom)
+    }
+}
+
+macro_rules! impl_format {
+    ($($t:ty),*) => {$(
+        impl Encode for $t {
+            const KIND: ObjectKind = <$t as Body>::KIND;
+            fn encoded_len(&self) -> usize {
+                encoded_len_of(self)
+            }
+            fn encode_to(&self, out: &mut Vec<u8>) {
+                encode_to_of(self, out)
+            }
+        }
+
+        impl Decode for $t {
+            fn decode(bytes: &[u8]) -> Result<Self> {
+                decode_of(bytes)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                deserializer.deserialize_bytes(BytesVisitor::<$t>(std::marker::PhantomData))
+            }
+        }
+    )*};
+}
+
+impl_format!(LweCiphertext, ExtractedLwe, SecretKey, PublicKey, EvaluationKey);
+
+macro_rules! impl_serialize_public {
+    ($($t:ty),*) => {$(
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_bytes(&self.encode())
+            }
+        }
+    )*};
+}
+
+impl_serialize_public!(LweCiphertext, ExtractedLwe, PublicKey, EvaluationKey);
+
+impl Serialize for SecretKey {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.encode_zeroizing())
+    }
+}
+
+impl SecretKey {
+    /// The encoding in a buffer that is wiped when dropped.
+    pub fn encode_zeroizing(&self) -> Zeroizing<Vec<u8>> {
+        Zeroizing::new(self.encode())
+    }
+}
