@@ -22,7 +22,7 @@ use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, DeviceInfo, Error, ParamSet, Probe, Result, Unavailable,
 };
-use fhe_gpu::{Dialect, GpuBackend, GpuDriver, LaunchArgs, LaunchShape};
+use fhe_gpu::{Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape};
 
 /// The registry entry of the CUDA backend.
 pub const ENTRY: BackendEntry = BackendEntry { kind: BackendKind::Cuda, probe, create };
@@ -291,14 +291,17 @@ unsafe impl GpuDriver for CudaDriver {
         unsafe { cu::memcpy_dtoh_sync(dst, src) }.map_err(device_error)
     }
 
-    unsafe fn launch(&self, module: &CudaModule, kernel: &str, shape: LaunchShape, args: &LaunchArgs) -> Result<()> {
+    unsafe fn launch<A: KernelArgs>(&self, module: &CudaModule, shape: LaunchShape, args: &A) -> Result<()> {
+        let kernel = A::KERNEL;
         self.bind()?;
         let f = *module.functions.get(kernel).ok_or_else(|| device_error(format!("no kernel {kernel}")))?;
+        // The driver reads the kernel's one parameter, sizeof(A::C_NAME) bytes, through
+        // this pointer during the call; the copy is ours, so the `*mut` it wants is honest.
         let mut a = *args;
-        let mut params = [(&mut a as *mut LaunchArgs).cast::<c_void>()];
-        // SAFETY: `f` belongs to a loaded module; the one parameter is a `LuxArgs` by
-        // value, read by the driver during this call; the caller guarantees the pointers
-        // inside are live and sized for the kernel.
+        let mut params = [(&mut a as *mut A).cast::<c_void>()];
+        // SAFETY: `f` is `A::KERNEL` of a loaded module, whose one parameter is the C
+        // struct `A` mirrors (the layout checks compiled into the module assert it), by
+        // value; the caller guarantees the device pointers inside are live and sized.
         unsafe {
             cu::launch_kernel(
                 f,

@@ -1,22 +1,21 @@
 // Runs one launch: blocks one after another, each as blockDim.x threads that share a
 // barrier (__syncthreads) and the `static` stand-ins for shared memory.
 // LUX_EMU_LAUNCH is this unit's exported name.
-typedef void (*LuxKernelFn)(LuxArgs);
 
-extern "C" int LUX_EMU_LAUNCH(const char* name, unsigned grid, unsigned block, unsigned shared_bytes,
-                              const LuxArgs* args) {
-    LuxKernelFn f = nullptr;
-#define LUX_FIND(k) \
-    if (std::strcmp(name, #k) == 0) f = k;
-    LUX_KERNEL_LIST(LUX_FIND)
-#undef LUX_FIND
-    if (f == nullptr) return 1;
+// Kernel `f` with its argument struct `A`, copied from the host's bytes (as a driver
+// copies a by-value parameter); `args_bytes` must be sizeof(A), a last check that the
+// host passed the struct this kernel takes.
+template <typename A>
+static int lux_emu_run(void (*f)(A), const void* args, unsigned args_bytes, unsigned grid, unsigned block,
+                       unsigned shared_bytes) {
+    if (args_bytes != sizeof(A)) return 3;
     if (block == 0 || grid == 0) return 2;
+    A a;
+    std::memcpy(&a, args, sizeof(A));
     std::vector<unsigned long long> smem(shared_bytes / 8 + 1);
     lux_emu_dyn_smem = reinterpret_cast<unsigned char*>(smem.data());
     gridDim = {grid, 1, 1};
     blockDim = {block, 1, 1};
-    const LuxArgs a = *args;
     for (unsigned b = 0; b < grid; ++b) {
         std::barrier<> bar(block);
         std::vector<std::thread> threads;
@@ -32,4 +31,14 @@ extern "C" int LUX_EMU_LAUNCH(const char* name, unsigned grid, unsigned block, u
         for (auto& th : threads) th.join();
     }
     return 0;
+}
+
+// 0 ok, 1 no such kernel, 2 empty grid or block, 3 argument size differs.
+extern "C" int LUX_EMU_LAUNCH(const char* name, unsigned grid, unsigned block, unsigned shared_bytes,
+                              const void* args, unsigned args_bytes) {
+#define LUX_FIND(k, A) \
+    if (std::strcmp(name, #k) == 0) return lux_emu_run<A>(k, args, args_bytes, grid, block, shared_bytes);
+    LUX_KERNEL_LIST(LUX_FIND)
+#undef LUX_FIND
+    return 1;
 }

@@ -8,35 +8,28 @@
 //! warp scheduling, driver and compiler bugs). Those need the device checks.
 
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_uint, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::sync::Mutex;
 
 use fhe_api::{BackendKind, BackendOptions, DeviceInfo, Error, ParamSet, Result};
-use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, LaunchArgs, LaunchShape};
+use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape};
 
-type LaunchFn = unsafe extern "C" fn(*const c_char, c_uint, c_uint, c_uint, *const LaunchArgs) -> c_int;
+/// A unit's launcher: kernel name, grid, block, dynamic shared bytes, then the argument
+/// struct's bytes and their count (`cpp/launcher.hpp`).
+type LaunchFn = unsafe extern "C" fn(*const c_char, c_uint, c_uint, c_uint, *const c_void, c_uint) -> c_int;
 
 extern "C" {
-    fn lux_emu_pn10qp27_launch(
-        name: *const c_char,
-        grid: c_uint,
-        block: c_uint,
-        smem: c_uint,
-        a: *const LaunchArgs,
-    ) -> c_int;
-    fn lux_emu_pn11qp54_launch(
-        name: *const c_char,
-        grid: c_uint,
-        block: c_uint,
-        smem: c_uint,
-        a: *const LaunchArgs,
-    ) -> c_int;
+    fn lux_emu_pn10qp27_launch(n: *const c_char, g: c_uint, b: c_uint, s: c_uint, a: *const c_void, l: c_uint)
+        -> c_int;
+    fn lux_emu_pn11qp54_launch(n: *const c_char, g: c_uint, b: c_uint, s: c_uint, a: *const c_void, l: c_uint)
+        -> c_int;
     fn lux_emu_pn10qp25q_launch(
-        name: *const c_char,
-        grid: c_uint,
-        block: c_uint,
-        smem: c_uint,
-        a: *const LaunchArgs,
+        n: *const c_char,
+        g: c_uint,
+        b: c_uint,
+        s: c_uint,
+        a: *const c_void,
+        l: c_uint,
     ) -> c_int;
 }
 
@@ -119,7 +112,8 @@ unsafe impl GpuDriver for EmuDriver {
         Ok(())
     }
 
-    unsafe fn launch(&self, module: &EmuModule, kernel: &str, shape: LaunchShape, args: &LaunchArgs) -> Result<()> {
+    unsafe fn launch<A: KernelArgs>(&self, module: &EmuModule, shape: LaunchShape, args: &A) -> Result<()> {
+        let kernel = A::KERNEL;
         let f: LaunchFn = match module.0 {
             ParamSet::PN10QP27 => lux_emu_pn10qp27_launch,
             ParamSet::PN11QP54 => lux_emu_pn11qp54_launch,
@@ -135,14 +129,20 @@ unsafe impl GpuDriver for EmuDriver {
         // The emulated built-ins and shared memory are process-wide: one launch at a time.
         static LAUNCH: Mutex<()> = Mutex::new(());
         let _one_at_a_time = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = args.as_bytes();
         // SAFETY: the caller guarantees the pointers in `args` are live and sized for
-        // the kernel; `name` and `args` outlive the synchronous call.
-        let rc = unsafe { f(name.as_ptr(), shape.grid, shape.block, shape.shared_bytes, args) };
-        match rc {
-            0 => Ok(()),
-            1 => Err(Error::Device { backend: BackendKind::Cuda, detail: format!("no kernel named {kernel}") }),
-            _ => Err(Error::Device { backend: BackendKind::Cuda, detail: format!("bad launch shape {shape:?}") }),
-        }
+        // the kernel; `name` and `bytes` outlive the synchronous call, and the launcher
+        // reads exactly `bytes.len()` bytes (after checking that is its struct's size).
+        let rc = unsafe {
+            f(name.as_ptr(), shape.grid, shape.block, shape.shared_bytes, bytes.as_ptr().cast(), bytes.len() as c_uint)
+        };
+        let detail = match rc {
+            0 => return Ok(()),
+            1 => format!("no kernel named {kernel}"),
+            2 => format!("bad launch shape {shape:?}"),
+            _ => format!("{kernel} takes a struct of another size than {} ({} bytes)", A::RUST_NAME, bytes.len()),
+        };
+        Err(Error::Device { backend: BackendKind::Cuda, detail })
     }
 
     fn synchronize(&self) -> Result<()> {

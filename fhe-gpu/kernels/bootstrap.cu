@@ -25,33 +25,30 @@ LUX_DEVICE lux_w lux_monomial_minus_one(const lux_w* psi_pow, u32 k, u32 e) {
     return p == 0 ? (lux_w)(LUX_Q - 1) : p - 1;
 }
 
-// w[0] inputs (u32, batch x (n+1)), w[1] bootstrap key (lux_w, [key][row][half][slot]),
-// w[2..6] psi, psi_shoup, ipsi, ipsi_shoup (lux_w), w[6] psi_pow (lux_w, 2N), w[7]
-// slot_exp (u32, N), w[8] workspace (lux_w, batch x 2N, or x (2 + 2L) N without
-// LUX_DIGITS_IN_SMEM), w[9] output (u64,
-// batch x (N+1)), w[10] batch. Dynamic shared memory: 2N words, or (2 + 2L) N words
-// with LUX_DIGITS_IN_SMEM (the digits then never touch global memory).
-LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
+// LuxBlindRotateArgs. Dynamic shared memory: 2N words, or (2 + 2L) N words with
+// LUX_DIGITS_IN_SMEM (the digits then never touch global memory, and the workspace holds
+// only the 2N accumulator words per ciphertext).
+LUX_KERNEL(lux_blind_rotate)(LuxBlindRotateArgs args) {
     LUX_DYNAMIC_SHARED(lux_w, smem);
     const int ROWS = 2 * LUX_L;
     const u64 blk = blockIdx.x;
-    if (blk >= args.w[10]) return;
-    const u32* ct = (const u32*)args.w[0] + blk * (LUX_LWE_N + 1);
-    const lux_w* bsk = (const lux_w*)args.w[1];
-    const lux_w* psi = (const lux_w*)args.w[2];
-    const lux_w* psi_s = (const lux_w*)args.w[3];
-    const lux_w* ipsi = (const lux_w*)args.w[4];
-    const lux_w* ipsi_s = (const lux_w*)args.w[5];
-    const lux_w* psi_pow = (const lux_w*)args.w[6];
-    const u32* slot_exp = (const u32*)args.w[7];
+    if (blk >= args.count) return;
+    const u32* ct = args.input + blk * (LUX_LWE_N + 1);
+    const lux_w* bsk = args.bsk;
+    const lux_w* psi = args.psi;
+    const lux_w* psi_s = args.psi_shoup;
+    const lux_w* ipsi = args.ipsi;
+    const lux_w* ipsi_s = args.ipsi_shoup;
+    const lux_w* psi_pow = args.psi_pow;
+    const u32* slot_exp = args.slot_exp;
 #if LUX_DIGITS_IN_SMEM
-    lux_w* acc = (lux_w*)args.w[8] + blk * (u64)(2 * LUX_N);
+    lux_w* acc = args.workspace + blk * (u64)(2 * LUX_N);
     lux_w* digits = smem + 2 * LUX_N;  // shared memory holds (2 + 2L) N words
 #else
-    lux_w* acc = (lux_w*)args.w[8] + blk * (u64)(2 + ROWS) * LUX_N;
+    lux_w* acc = args.workspace + blk * (u64)(2 + ROWS) * LUX_N;
     lux_w* digits = acc + 2 * LUX_N;
 #endif
-    u64* out = (u64*)args.w[9] + blk * (u64)(LUX_N + 1);
+    u64* out = args.output + blk * (u64)(LUX_N + 1);
 
     // ACC = (0, X^-b TV), TV = round(Q/8) in every coefficient.
     {
@@ -137,16 +134,15 @@ LUX_KERNEL(lux_blind_rotate)(LuxArgs args) {
 // secret (dimension n): unsigned base-2^LUX_KS_BASE_LOG digits, most significant first,
 // one key sample per non-zero digit value at index (j*levels + l)*(B-1) + (v-1); 16-bit
 // wrapping arithmetic, then mod q; `add` is added to b (q/8 for a sign bootstrap).
-// w[0] input (u64, batch x (N+1)), w[1] key (u16, [sample][n+1]), w[2] output (u32,
-// batch x (n+1)), w[3] batch, w[4] add.
-LUX_KERNEL(lux_key_switch)(LuxArgs args) {
+// LuxKeySwitchArgs.
+LUX_KERNEL(lux_key_switch)(LuxKeySwitchArgs args) {
     LUX_SHARED u32 sa[LUX_N + 1];
     const u64 blk = blockIdx.x;
-    if (blk >= args.w[3]) return;
-    const u64* in = (const u64*)args.w[0] + blk * (u64)(LUX_N + 1);
-    const u16* ksk = (const u16*)args.w[1];
-    u32* out = (u32*)args.w[2] + blk * (u64)(LUX_LWE_N + 1);
-    const u32 add = (u32)args.w[4];
+    if (blk >= args.count) return;
+    const u64* in = args.input + blk * (u64)(LUX_N + 1);
+    const u16* ksk = args.ksk;
+    u32* out = args.output + blk * (u64)(LUX_LWE_N + 1);
+    const u32 add = args.add;
     const u32 bm1 = (1u << LUX_KS_BASE_LOG) - 1;
     for (int t = threadIdx.x; t <= LUX_N; t += blockDim.x) sa[t] = lux_ms_to_q(in[t]);
     __syncthreads();
@@ -166,5 +162,6 @@ LUX_KERNEL(lux_key_switch)(LuxArgs args) {
     }
 }
 
-// Every kernel of this source, for the emulator's launcher and the compile checks.
-#define LUX_KERNEL_LIST(X) X(lux_ntt) X(lux_blind_rotate) X(lux_key_switch)
+// Every kernel of this source and the argument struct it takes, for the emulator's
+// launcher and the compile checks (fhe_gpu::args::layouts lists the same, in this order).
+#define LUX_KERNEL_LIST(X) X(lux_ntt, LuxNttArgs) X(lux_blind_rotate, LuxBlindRotateArgs) X(lux_key_switch, LuxKeySwitchArgs)

@@ -21,6 +21,7 @@ static inline unsigned long long lux_mulhi(unsigned long long a, unsigned long l
 static inline unsigned int lux_mulhi32(unsigned int a, unsigned int b) {
     return (unsigned int)(((unsigned long long)a * b) >> 32);
 }
+#define LUX_OFFSETOF(type, member) __builtin_offsetof(type, member)
 #else
 // ---- CUDA (NVRTC) and HIP (hiprtc).
 #define LUX_DEVICE __device__ __forceinline__
@@ -29,15 +30,16 @@ static inline unsigned int lux_mulhi32(unsigned int a, unsigned int b) {
 #define LUX_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 #define lux_mulhi(a, b) __umul64hi((a), (b))
 #define lux_mulhi32(a, b) __umulhi((a), (b))
+// A member's offset as a constant, for the layout checks (no <cstddef> under either
+// runtime compiler): hiprtc is clang; NVRTC's EDG front end has no __builtin_offsetof
+// but makes an address computation from a null base constant with __INTADDR__.
+#if defined(LUX_HIP)
+#define LUX_OFFSETOF(type, member) __builtin_offsetof(type, member)
+#else
+#define LUX_OFFSETOF(type, member) ((unsigned long long)__INTADDR__(&(((type*)0)->member)))
+#endif
 #endif
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef unsigned short u16;
-
-// Every kernel takes this one struct by value: device pointers and scalars as 64-bit
-// words. The host fills it (`fhe_gpu::LaunchArgs`, same layout) and passes one pointer,
-// so launching is the same call on every driver.
-struct LuxArgs {
-    u64 w[12];
-};

@@ -45,19 +45,18 @@ LUX_DEVICE void lux_ntt_inverse_smem(lux_w* a, int count, const lux_w* ipsi, con
     __syncthreads();
 }
 
-// Batched NTT: one block per polynomial. w[0] data (lux_w, count * N), w[1] twiddles
-// (psi or psi^-1 in bit-reversed order, lux_w), w[2] their Shoup companions, w[3]
-// count, w[4] 0 forward, 1 inverse. Dynamic shared memory: N words.
-LUX_KERNEL(lux_ntt)(LuxArgs args) {
+// Batched NTT: one block per polynomial, in place (LuxNttArgs). Dynamic shared memory:
+// N words.
+LUX_KERNEL(lux_ntt)(LuxNttArgs args) {
     LUX_DYNAMIC_SHARED(lux_w, smem);
-    if (blockIdx.x >= args.w[3]) return;
-    lux_w* data = (lux_w*)args.w[0] + (u64)blockIdx.x * LUX_N;
+    if (blockIdx.x >= args.count) return;
+    lux_w* data = args.data + (u64)blockIdx.x * LUX_N;
     for (int t = threadIdx.x; t < LUX_N; t += blockDim.x) smem[t] = data[t];
     __syncthreads();
-    if (args.w[4] == 0) {
-        lux_ntt_forward_smem(smem, 1, (const lux_w*)args.w[1], (const lux_w*)args.w[2]);
+    if (args.inverse == 0) {
+        lux_ntt_forward_smem(smem, 1, args.twiddles, args.twiddles_shoup);
     } else {
-        lux_ntt_inverse_smem(smem, 1, (const lux_w*)args.w[1], (const lux_w*)args.w[2]);
+        lux_ntt_inverse_smem(smem, 1, args.twiddles, args.twiddles_shoup);
     }
     for (int t = threadIdx.x; t < LUX_N; t += blockDim.x) data[t] = smem[t];
 }

@@ -3,9 +3,10 @@
 //! resident; a batch is bootstrapped in two launches (blind rotation with extraction,
 //! then key switching) and one copy back.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use fhe_api::ops::{check_ntt_input, check_params};
+use fhe_api::per_set::KeyedCache;
 use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::ring::ntt::NttTables;
 use fhe_api::{
@@ -13,7 +14,8 @@ use fhe_api::{
     LweCiphertext, NttOps, ParamSet, PreparedKey, Result,
 };
 
-use crate::driver::{Buffer, GpuDriver, LaunchArgs, LaunchShape};
+use crate::args::{BlindRotateArgs, DevPtr, KeySwitchArgs, NttArgs, Residue};
+use crate::driver::{Buffer, GpuDriver, LaunchShape};
 use crate::source::{blind_rotate_shared, kernel_source, shoup_for, word_bits, Dialect};
 
 /// The one NTT variant of the GPU kernels (radix-2, Shoup butterflies, shared memory).
@@ -43,11 +45,11 @@ impl<D: GpuDriver> Residues<D> {
         Ok(if bits == 32 { Residues::W32(Buffer::new(drv, len)?) } else { Residues::W64(Buffer::new(drv, len)?) })
     }
 
-    fn ptr(&self) -> u64 {
-        match self {
+    fn dev_ptr(&self) -> DevPtr<Residue> {
+        DevPtr::new(match self {
             Residues::W32(b) => b.ptr(),
             Residues::W64(b) => b.ptr(),
-        }
+        })
     }
 
     fn read_into(&self, out: &mut [u64]) -> Result<()> {
@@ -87,7 +89,7 @@ pub struct GpuPrepared<D: GpuDriver> {
 pub struct GpuBackend<D: GpuDriver> {
     drv: Arc<D>,
     dialect: Dialect,
-    rings: [OnceLock<std::result::Result<Arc<RingState<D>>, String>>; 3],
+    rings: KeyedCache<ParamSet, RingState<D>>,
     /// Device work is issued by one caller at a time (one stream).
     lock: Mutex<()>,
 }
@@ -116,13 +118,10 @@ impl<D: GpuDriver> GpuBackend<D> {
     }
 
     /// The set's module and tables, compiled and uploaded on first use (cached for the
-    /// life of this backend, i.e. per device context).
+    /// life of this backend, i.e. per device context). A failure is not cached: the next
+    /// call compiles again and reports its own error.
     fn ring(&self, set: ParamSet) -> Result<Arc<RingState<D>>> {
-        let idx = ParamSet::ALL.iter().position(|&s| s == set).expect("every set is in ALL");
-        self.rings[idx]
-            .get_or_init(|| self.build_ring(set).map(Arc::new).map_err(|e| e.to_string()))
-            .clone()
-            .map_err(|e| self.device_err(format!("{set}: {e}")))
+        self.rings.get_or_try_init(&set, || self.build_ring(set)).map_err(|e| self.device_err(format!("{set}: {e}")))
     }
 
     fn build_ring(&self, set: ParamSet) -> Result<RingState<D>> {
@@ -168,16 +167,18 @@ impl<D: GpuDriver> GpuBackend<D> {
         let bits = word_bits(set);
         let buf = Residues::upload(&self.drv, data, bits)?;
         let (tw, tw_shoup) = if forward { (&ring.psi, &ring.psi_shoup) } else { (&ring.ipsi, &ring.ipsi_shoup) };
-        let mut args = LaunchArgs::default();
-        args.w[..5].copy_from_slice(&[buf.ptr(), tw.ptr(), tw_shoup.ptr(), count as u64, u64::from(!forward)]);
-        let shape = LaunchShape {
-            grid: launch_grid(count)?,
-            block: self.block_for(n / 2),
-            shared_bytes: (n * bits as usize / 8) as u32,
+        let grid = launch_grid(count)?;
+        let args = NttArgs {
+            data: buf.dev_ptr(),
+            twiddles: tw.dev_ptr(),
+            twiddles_shoup: tw_shoup.dev_ptr(),
+            count: grid,
+            inverse: u32::from(!forward),
         };
+        let shape = LaunchShape { grid, block: self.block_for(n / 2), shared_bytes: (n * bits as usize / 8) as u32 };
         // SAFETY: `buf` holds `count` polynomials, the tables N words each, as the NTT
         // kernels read; everything stays alive until `synchronize` below returns.
-        unsafe { self.drv.launch(&ring.module, "lux_ntt", shape, &args)? };
+        unsafe { self.drv.launch(&ring.module, shape, &args)? };
         self.drv.synchronize()?;
         buf.read_into(data)
     }
@@ -198,30 +199,27 @@ impl<D: GpuDriver> GpuBackend<D> {
         let (digits_in_shared, shared_bytes) = blind_rotate_shared(set);
         let per_ct = if digits_in_shared { 2 * n_ring } else { (2 + rows) * n_ring };
         let workspace = Residues::<D>::zeroed(&self.drv, inputs.len() * per_ct, word_bits(set))?;
-        let mut args = LaunchArgs::default();
-        args.w[..11].copy_from_slice(&[
-            input.ptr(),
-            key.bsk.ptr(),
-            ring.psi.ptr(),
-            ring.psi_shoup.ptr(),
-            ring.ipsi.ptr(),
-            ring.ipsi_shoup.ptr(),
-            ring.psi_pow.ptr(),
-            ring.slot_exp.ptr(),
-            workspace.ptr(),
-            out.ptr(),
-            inputs.len() as u64,
-        ]);
-        let shape = LaunchShape {
-            grid: launch_grid(inputs.len())?,
-            block: self.block_for(n_ring),
-            shared_bytes: shared_bytes as u32,
+        let grid = launch_grid(inputs.len())?;
+        let args = BlindRotateArgs {
+            input: input.dev_ptr(),
+            bsk: key.bsk.dev_ptr(),
+            psi: ring.psi.dev_ptr(),
+            psi_shoup: ring.psi_shoup.dev_ptr(),
+            ipsi: ring.ipsi.dev_ptr(),
+            ipsi_shoup: ring.ipsi_shoup.dev_ptr(),
+            psi_pow: ring.psi_pow.dev_ptr(),
+            slot_exp: ring.slot_exp.dev_ptr(),
+            workspace: workspace.dev_ptr(),
+            output: out.dev_ptr(),
+            count: grid,
+            reserved: 0,
         };
-        // SAFETY: sizes as documented on `lux_blind_rotate`: inputs (n+1) words each,
+        let shape = LaunchShape { grid, block: self.block_for(n_ring), shared_bytes: shared_bytes as u32 };
+        // SAFETY: sizes as documented on `BlindRotateArgs`: inputs (n+1) words each,
         // the key for this set, the tables, (2 + 2L) N words of workspace and N + 1
         // output words per ciphertext. The synchronize keeps `input`/`workspace` alive
         // until the kernel is done.
-        unsafe { self.drv.launch(&ring.module, "lux_blind_rotate", shape, &args)? };
+        unsafe { self.drv.launch(&ring.module, shape, &args)? };
         self.drv.synchronize()
     }
 
@@ -236,12 +234,13 @@ impl<D: GpuDriver> GpuBackend<D> {
     ) -> Result<Vec<u32>> {
         let n = set.params().n();
         let out = Buffer::<D, u32>::new(&self.drv, count * (n + 1))?;
-        let mut args = LaunchArgs::default();
-        args.w[..5].copy_from_slice(&[input.ptr(), key.ksk.ptr(), out.ptr(), count as u64, add as u64]);
-        let shape = LaunchShape { grid: launch_grid(count)?, block: self.block_for(n + 1), shared_bytes: 0 };
+        let grid = launch_grid(count)?;
+        let args =
+            KeySwitchArgs { input: input.dev_ptr(), ksk: key.ksk.dev_ptr(), output: out.dev_ptr(), count: grid, add };
+        let shape = LaunchShape { grid, block: self.block_for(n + 1), shared_bytes: 0 };
         // SAFETY: `input` holds `count` extracted samples of N + 1 words, the key this
         // set's samples, `out` count * (n + 1) words.
-        unsafe { self.drv.launch(&ring.module, "lux_key_switch", shape, &args)? };
+        unsafe { self.drv.launch(&ring.module, shape, &args)? };
         self.drv.synchronize()?;
         let mut words = vec![0u32; count * (n + 1)];
         out.read_into(&mut words)?;

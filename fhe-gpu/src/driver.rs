@@ -6,13 +6,7 @@ use std::sync::Arc;
 
 use fhe_api::{BackendKind, DeviceInfo, Error, ParamSet, Result};
 
-/// The one kernel parameter every kernel takes, by value: pointers and scalars as
-/// 64-bit words (`struct LuxArgs` in `kernels/compat.h`, same layout).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LaunchArgs {
-    pub w: [u64; 12],
-}
+use crate::args::{DevPtr, KernelArgs};
 
 /// A launch: grid and block sizes (1-D) and dynamic shared memory in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +20,9 @@ pub struct LaunchShape {
 ///
 /// # Safety
 /// Implementations must return from `alloc` a device address valid for `bytes` bytes
-/// until `free`, and must run launches and copies in issue order.
+/// until `free`, must run launches and copies in issue order, and must hand `launch`'s
+/// `args` to kernel `A::KERNEL` as its one parameter, by value: exactly the
+/// `size_of::<A>()` bytes of [`KernelArgs::as_bytes`], read before `launch` returns.
 pub unsafe trait GpuDriver: Send + Sync + 'static {
     /// A compiled module of the kernel source for one parameter set.
     type Module: Send + Sync + 'static;
@@ -53,9 +49,11 @@ pub unsafe trait GpuDriver: Send + Sync + 'static {
     /// # Safety
     /// `src .. src + dst.len()` lies inside one live allocation.
     unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()>;
+    /// Launches kernel `A::KERNEL` of `module` with `args` as its one by-value parameter.
+    ///
     /// # Safety
-    /// Every pointer in `args` is live and sized for what `kernel` accesses with `shape`.
-    unsafe fn launch(&self, module: &Self::Module, kernel: &str, shape: LaunchShape, args: &LaunchArgs) -> Result<()>;
+    /// Every pointer in `args` is live and sized for what the kernel accesses with `shape`.
+    unsafe fn launch<A: KernelArgs>(&self, module: &Self::Module, shape: LaunchShape, args: &A) -> Result<()>;
     /// Waits for every launch and copy, surfacing asynchronous kernel errors.
     fn synchronize(&self) -> Result<()>;
 }
@@ -104,6 +102,11 @@ impl<D: GpuDriver, T: Word> Buffer<D, T> {
 
     pub fn ptr(&self) -> u64 {
         self.ptr
+    }
+
+    /// The device address as a typed kernel argument.
+    pub fn dev_ptr(&self) -> DevPtr<T> {
+        DevPtr::new(self.ptr)
     }
 
     pub fn len(&self) -> usize {

@@ -7,14 +7,17 @@ use fhe_api::ring::math::inv_mod;
 use fhe_api::ring::modulus::shoup;
 use fhe_api::ParamSet;
 
+use crate::args::{layout_checks, BlindRotateArgs, KernelArgs, KeySwitchArgs, NttArgs};
+
 const COMPAT: &str = include_str!("../kernels/compat.h");
 const ARITH: &str = include_str!("../kernels/arith.cuh");
+const ARGS: &str = include_str!("../kernels/args.h");
 const NTT: &str = include_str!("../kernels/ntt.cuh");
 const BOOTSTRAP: &str = include_str!("../kernels/bootstrap.cu");
 
 /// Every kernel entry point of the source (the source's `LUX_KERNEL_LIST` must match;
-/// a test checks).
-pub const KERNELS: [&str; 3] = ["lux_ntt", "lux_blind_rotate", "lux_key_switch"];
+/// a test checks), each named by its argument struct.
+pub const KERNELS: [&str; 3] = [NttArgs::KERNEL, BlindRotateArgs::KERNEL, KeySwitchArgs::KERNEL];
 
 /// Which compiler the source is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +104,8 @@ pub fn kernel_source(set: ParamSet, dialect: Dialect) -> String {
     for (name, value) in defines(set) {
         s.push_str(&format!("#define {name} {value}\n"));
     }
-    for part in [COMPAT, ARITH, NTT, BOOTSTRAP] {
+    // args.h needs `lux_w` (arith.cuh); the layout checks follow the structs they check.
+    for part in [COMPAT, ARITH, ARGS, &layout_checks(), NTT, BOOTSTRAP] {
         s.push_str(part);
         s.push('\n');
     }
@@ -115,15 +119,22 @@ mod tests {
     #[test]
     fn kernel_list_matches_the_source() {
         let line = BOOTSTRAP.lines().find(|l| l.starts_with("#define LUX_KERNEL_LIST(X)")).expect("list in source");
-        let listed: Vec<&str> =
-            line.split("X(").skip(1).map(|s| s.split(')').next().expect("closing parenthesis")).collect();
-        assert_eq!(listed, KERNELS);
+        let listed: Vec<(&str, &str)> = line
+            .split("X(")
+            .skip(1)
+            .map(|s| s.split(')').next().expect("closing parenthesis").split_once(", ").expect("kernel, struct"))
+            .collect();
+        let expected: Vec<(&str, &str)> = crate::args::layouts().iter().map(|l| (l.kernel, l.c_name)).collect();
+        assert_eq!(listed, expected);
+        assert_eq!(expected.iter().map(|e| e.0).collect::<Vec<_>>(), KERNELS);
         // Digits in shared memory for the two 1024-slot sets with 32-bit words.
         assert_eq!(blind_rotate_shared(ParamSet::PN10QP27), (true, 40 * 1024));
         assert_eq!(blind_rotate_shared(ParamSet::PN10QP25Q), (true, 48 * 1024));
         assert_eq!(blind_rotate_shared(ParamSet::PN11QP54), (false, 32 * 1024));
-        for k in KERNELS {
-            assert!(kernel_source(ParamSet::PN10QP27, Dialect::Cuda).contains(&format!("LUX_KERNEL({k})")), "{k}");
+        // Each kernel takes its struct, by value, as its only parameter.
+        let source = kernel_source(ParamSet::PN10QP27, Dialect::Cuda);
+        for (k, c) in expected {
+            assert!(source.contains(&format!("LUX_KERNEL({k})({c} args)")), "{k}");
         }
     }
 }

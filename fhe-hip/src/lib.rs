@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, DeviceInfo, Error, ParamSet, Probe, Result, Unavailable,
 };
-use fhe_gpu::{Dialect, GpuBackend, GpuDriver, LaunchArgs, LaunchShape};
+use fhe_gpu::{Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape};
 
 use crate::ffi::{Handle, Hip, Hiprtc, HIP_MEMCPY_DEVICE_TO_HOST, HIP_MEMCPY_HOST_TO_DEVICE};
 
@@ -265,13 +265,17 @@ unsafe impl GpuDriver for HipDriver {
         self.hip.check("hipMemcpy (device to host)", rc).map_err(device_error)
     }
 
-    unsafe fn launch(&self, module: &HipModule, kernel: &str, shape: LaunchShape, args: &LaunchArgs) -> Result<()> {
+    unsafe fn launch<A: KernelArgs>(&self, module: &HipModule, shape: LaunchShape, args: &A) -> Result<()> {
+        let kernel = A::KERNEL;
         self.bind()?;
         let f = *module.functions.get(kernel).ok_or_else(|| device_error(format!("no kernel {kernel}")))?;
+        // The driver reads the kernel's one parameter, sizeof(A::C_NAME) bytes, through
+        // this pointer during the call; the copy is ours, so the `*mut` it wants is honest.
         let mut a = *args;
-        let mut params = [(&mut a as *mut LaunchArgs).cast::<c_void>()];
-        // SAFETY: `f` belongs to a loaded module; the one parameter is a `LuxArgs` by
-        // value, read during this call; the caller guarantees the pointers inside.
+        let mut params = [(&mut a as *mut A).cast::<c_void>()];
+        // SAFETY: `f` is `A::KERNEL` of a loaded module, whose one parameter is the C
+        // struct `A` mirrors (the layout checks compiled into the module assert it), by
+        // value; the caller guarantees the device pointers inside are live and sized.
         let rc = unsafe {
             (self.hip.module_launch_kernel)(
                 f,
