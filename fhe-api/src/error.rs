@@ -94,6 +94,10 @@ pub enum Error {
     /// A scheme this backend does not implement.
     #[error("backend {backend} does not implement {scheme}")]
     Unsupported { backend: String, scheme: &'static str },
+    /// An environment variable the runtime reads holds a value it cannot use; the
+    /// message names the variable and what it accepts, so the fix is in the shell.
+    #[error("environment variable {variable}=`{value}` is invalid; valid values: {valid}")]
+    Environment { variable: &'static str, value: String, valid: String },
     /// A structurally invalid argument (wrong length, mismatched batch sizes, ...).
     #[error("invalid input: {0}")]
     InvalidInput(String),

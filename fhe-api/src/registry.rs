@@ -212,11 +212,19 @@ impl Registry {
 
 /// The device ordinal from `LUX_FHE_DEVICE` (default 0).
 pub fn device_from_env() -> Result<usize> {
-    match std::env::var("LUX_FHE_DEVICE") {
-        Ok(v) if !v.trim().is_empty() => v.trim().parse().map_err(|_| {
-            Error::InvalidInput(format!("LUX_FHE_DEVICE must be a device ordinal (0, 1, ...), got `{v}`"))
+    parse_device(std::env::var("LUX_FHE_DEVICE").ok().as_deref())
+}
+
+/// Parses a `LUX_FHE_DEVICE` value: unset or blank is device 0; anything but a
+/// non-negative integer is an [`Error::Environment`] naming the variable.
+pub fn parse_device(value: Option<&str>) -> Result<usize> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(0),
+        Some(v) => v.parse().map_err(|_| Error::Environment {
+            variable: "LUX_FHE_DEVICE",
+            value: v.to_string(),
+            valid: "a device ordinal (0, 1, ...)".into(),
         }),
-        _ => Ok(0),
     }
 }
 
@@ -240,6 +248,22 @@ mod tests {
         let e = parse_selection(Some("bogus")).unwrap_err().to_string();
         assert!(e.contains("bogus") && e.contains("cpu, cuda, hip, wgpu, auto"), "{e}");
         assert!(parse_selection(Some("cpu:")).is_err());
+    }
+
+    #[test]
+    fn device_ordinal_from_the_environment() {
+        assert_eq!(parse_device(None).unwrap(), 0);
+        assert_eq!(parse_device(Some("  ")).unwrap(), 0);
+        assert_eq!(parse_device(Some(" 3 ")).unwrap(), 3);
+        for bad in ["first", "-1", "1.5"] {
+            let e = parse_device(Some(bad)).unwrap_err();
+            assert!(
+                matches!(&e, Error::Environment { variable: "LUX_FHE_DEVICE", value, .. } if value == bad),
+                "{bad}: {e:?}"
+            );
+            let msg = e.to_string();
+            assert!(msg.contains("LUX_FHE_DEVICE") && msg.contains("device ordinal"), "{msg}");
+        }
     }
 
     #[test]

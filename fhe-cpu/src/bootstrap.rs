@@ -624,10 +624,11 @@ impl BootstrapThreads {
         match value.map(str::trim) {
             None | Some("") | Some("2") => Ok(BootstrapThreads::Two),
             Some("1") => Ok(BootstrapThreads::One),
-            Some(other) => Err(fhe_api::Error::InvalidInput(format!(
-                "{} must be 1 or 2 (threads per blind rotation), not `{other}`",
-                BootstrapThreads::VAR
-            ))),
+            Some(other) => Err(fhe_api::Error::Environment {
+                variable: BootstrapThreads::VAR,
+                value: other.to_string(),
+                valid: "1 or 2 (threads per blind rotation)".into(),
+            }),
         }
     }
 

@@ -16,7 +16,7 @@ pub mod wide;
 
 /// Host modular arithmetic, shared with key generation (its home is `fhe-api`).
 pub use fhe_api::ring::modulus;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use fhe_api::ops::{check_ntt_input, check_params, check_ring_input, CkksOps, RingOps};
 use fhe_api::params::{PolynomialSize, RingModulus};
@@ -47,7 +47,9 @@ const PAR_NTT_MIN: usize = 64;
 pub struct CpuBackend {
     variant: &'static str,
     threads: BootstrapThreads,
-    rings: [OnceLock<Ring>; 3],
+    /// One ring per parameter set, keyed by the set: a new set is a new key, never an
+    /// index past a fixed array.
+    rings: KeyedCache<ParamSet, Ring>,
     /// One NTT engine per ring `(N, q)` (CKKS primes, [`RingOps`]).
     engines: KeyedCache<(usize, u64), Box<dyn ntt::NttEngine>>,
     /// One plan per CKKS parameter set (keyed by `N`, `dnum` and every prime).
@@ -65,7 +67,7 @@ impl CpuBackend {
         Ok(CpuBackend {
             variant,
             threads: BootstrapThreads::from_env()?,
-            rings: Default::default(),
+            rings: KeyedCache::new(),
             engines: KeyedCache::new(),
             ckks_plans: KeyedCache::new(),
         })
@@ -91,7 +93,7 @@ impl CpuBackend {
         CpuBackend {
             variant,
             threads,
-            rings: Default::default(),
+            rings: KeyedCache::new(),
             engines: KeyedCache::new(),
             ckks_plans: KeyedCache::new(),
         }
@@ -105,10 +107,11 @@ impl CpuBackend {
         })
     }
 
-    /// The ring of a parameter set, built on first use.
-    pub fn ring(&self, set: ParamSet) -> &Ring {
-        let idx = ParamSet::ALL.iter().position(|&s| s == set).expect("every set is in ALL");
-        self.rings[idx].get_or_init(|| Ring::new(set, self.variant).expect("variant validated at construction"))
+    /// The ring of a parameter set, built on first use. Called once per call of an
+    /// operation (one batch), not per step: the shared lock and `Arc` clone it costs are
+    /// spread over a whole batch. A ring the CPU kernels cannot take is an error.
+    pub fn ring(&self, set: ParamSet) -> Result<Arc<Ring>> {
+        self.rings.get_or_try_init(&set, || Ring::new(set, self.variant))
     }
 }
 
@@ -148,7 +151,7 @@ impl KeyOps for CpuBackend {}
 
 impl NttOps for CpuBackend {
     fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        let ring = self.ring(params);
+        let ring = &*self.ring(params)?;
         if fused_batch(ring, data, true) {
             return Ok(());
         }
@@ -163,7 +166,7 @@ impl NttOps for CpuBackend {
     }
 
     fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        let ring = self.ring(params);
+        let ring = &*self.ring(params)?;
         if fused_batch(ring, data, false) {
             return Ok(());
         }
@@ -199,20 +202,23 @@ impl RingOps for CpuBackend {
 
 impl BootstrapOps for CpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
-        let prepared = bootstrap::prepare(self.ring(ek.params()), ek);
+        let ring = self.ring(ek.params())?;
+        let prepared = bootstrap::prepare(&ring, ek);
         Ok(PreparedKey::new(self.name(), ek.params(), prepared))
     }
 
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
         let prepared = key.downcast::<CpuPrepared>(&self.name())?;
-        bootstrap::blind_rotate_batch(self.ring(key.params()), prepared, inputs, self.threads)
+        let ring = self.ring(key.params())?;
+        bootstrap::blind_rotate_batch(&ring, prepared, inputs, self.threads)
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
         let prepared = key.downcast::<CpuPrepared>(&self.name())?;
-        keyswitch::key_switch_batch(self.ring(key.params()), prepared, inputs)
+        let ring = self.ring(key.params())?;
+        keyswitch::key_switch_batch(&ring, prepared, inputs)
     }
 }
 

@@ -115,7 +115,7 @@ fn a_fourth_parameter_set_is_one_more_cache_key() {
         let build = || Ok((ntt::find_variant(cpu.ntt_variant())?.build)(Arc::new(NttTables::new(n, q)?)));
         let engine = cache.get_or_try_init(&key, build).unwrap();
         assert!(Arc::ptr_eq(&engine, &cache.get_or_init(&key, || unreachable!("{key:?} is cached"))));
-        let data: Vec<u64> = (0..n.0 as u64).map(|i| (i * 0x9e37_79b9_7f4a_7c15) % q.0).collect();
+        let data: Vec<u64> = (0..n.0 as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q.0).collect();
         let mut x = data.clone();
         engine.forward(&mut x);
         engine.inverse(&mut x);
