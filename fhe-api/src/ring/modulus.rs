@@ -14,6 +14,9 @@ pub struct Modulus {
     /// `floor(2^(2k) / Q) < 2^(k+1)`, so below `2^63` for `Q < 2^62`.
     mu: u64,
     m64: u64,
+    /// `2^64 mod Q` and its Shoup companion, to fold a 128-bit value.
+    r64: u64,
+    r64_shoup: u64,
 }
 
 impl Modulus {
@@ -22,7 +25,8 @@ impl Modulus {
         let k = 64 - q.leading_zeros();
         let mu = ((1u128 << (2 * k)) / q as u128) as u64;
         let m64 = (u128::from(u64::MAX) / q as u128) as u64;
-        Modulus { q, k, mu, m64 }
+        let r64 = ((1u128 << 64) % q as u128) as u64;
+        Modulus { q, k, mu, m64, r64, r64_shoup: shoup(r64, q) }
     }
 
     #[inline]
@@ -39,6 +43,22 @@ impl Modulus {
         let q3 = ((u128::from(q1) * u128::from(self.mu)) >> (self.k + 1)) as u64;
         let r = (x as u64).wrapping_sub(q3.wrapping_mul(self.q));
         csub(csub(r, self.q), self.q)
+    }
+
+    /// `x mod Q` for any 128-bit `x` (lazy sums of products): `x = hi 2^64 + lo` and
+    /// `hi 2^64 = hi (2^64 mod Q)`; [`mul_shoup_lazy`] takes any 64-bit `hi` (result `< 2Q`)
+    /// and [`Modulus::reduce`] any 64-bit `lo`.
+    #[inline(always)]
+    pub fn reduce_u128(&self, x: u128) -> u64 {
+        let hi = mul_shoup_lazy((x >> 64) as u64, self.r64, self.r64_shoup, self.q);
+        self.add(csub(hi, self.q), self.reduce(x as u64))
+    }
+
+    /// How many products of two residues (each `< Q`) a `u128` accumulates on top of a
+    /// value `< Q` without overflow: at least 15 for `Q < 2^62`.
+    pub fn lazy_products(&self) -> usize {
+        let sq = (self.q as u128 - 1) * (self.q as u128 - 1);
+        ((u128::MAX - self.q as u128) / sq.max(1)).min(usize::MAX as u128) as usize
     }
 
     /// `x mod Q` for any `u64`.
@@ -100,6 +120,9 @@ mod tests {
                 let (a, b) = (a % q, b % q);
                 prop_assert_eq!(m.mul(a, b), mul_mod(a, b, q));
                 prop_assert_eq!(m.reduce(x), x % q);
+                let wide = (a as u128) * (x as u128) + (b as u128) * (u64::MAX as u128);
+                prop_assert_eq!(m.reduce_u128(wide), (wide % q as u128) as u64);
+                prop_assert_eq!(m.reduce_u128(u128::MAX), (u128::MAX % q as u128) as u64);
                 let s = mul_shoup_lazy(x, b, shoup(b, q), q);
                 prop_assert!(s < 2 * q);
                 prop_assert_eq!(s % q, mul_mod(x % q, b, q));

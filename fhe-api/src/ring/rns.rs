@@ -115,14 +115,6 @@ impl RnsBasis {
     }
 }
 
-/// `x mod p` for any 128-bit `x`: `x = hi 2^64 + lo`, and `hi 2^64 = hi (2^64 mod p)`.
-/// `mul_shoup_lazy` takes any 64-bit `hi` (result `< 2p`) and `reduce` any 64-bit `lo`.
-#[inline(always)]
-fn reduce_u128(x: u128, p: &Modulus, r64: ShoupConst) -> u64 {
-    let hi = mul_shoup_lazy((x >> 64) as u64, r64.0, r64.1, p.q);
-    p.add(csub(hi, p.q), p.reduce(x as u64))
-}
-
 /// Coefficients per block in [`BaseConverter`]: the block's `la` scaled limbs stay in L1
 /// (`256 * 8 * la` bytes) while every output prime sweeps them.
 const BLOCK: usize = 256;
@@ -149,8 +141,6 @@ pub struct BaseConverter {
     /// `q_hat_mod_p[j * len(A) + i] = (Q_A / q_i) mod p_j`: one contiguous row per output
     /// prime, read `n` times per conversion.
     q_hat_mod_p: Vec<u64>,
-    /// `2^64 mod p_j`, to fold a 128-bit accumulator.
-    r64: Vec<ShoupConst>,
     /// How many products `t_i * w_ij < (max q_i)(max p_j) <= (2^62 - 1)^2 < 2^124` a
     /// `u128` holds on top of a folded value `< 2^62`: at least 15 (at least 255 for
     /// primes below `2^60`), so with a few input limbs one reduction per word suffices.
@@ -169,7 +159,6 @@ impl BaseConverter {
             q_hat_inv: from.q_hat_inv.clone(),
             to: to.moduli.clone(),
             q_hat_mod_p,
-            r64: to.moduli.iter().map(|p| shoup_const(((1u128 << 64) % p.q as u128) as u64, p.q)).collect(),
             lazy_terms: lazy_terms.max(1),
         }
     }
@@ -211,21 +200,20 @@ impl BaseConverter {
             let t = &t[..len * la];
             for (j, p) in self.to.iter().enumerate() {
                 let row = &self.q_hat_mod_p[j * la..][..la];
-                let r64 = self.r64[j];
                 if la <= self.lazy_terms {
                     match la {
-                        1 => dot_rows::<1>(t, row, &mut y[..len], p, r64),
-                        2 => dot_rows::<2>(t, row, &mut y[..len], p, r64),
-                        3 => dot_rows::<3>(t, row, &mut y[..len], p, r64),
-                        4 => dot_rows::<4>(t, row, &mut y[..len], p, r64),
-                        5 => dot_rows::<5>(t, row, &mut y[..len], p, r64),
-                        6 => dot_rows::<6>(t, row, &mut y[..len], p, r64),
-                        7 => dot_rows::<7>(t, row, &mut y[..len], p, r64),
-                        8 => dot_rows::<8>(t, row, &mut y[..len], p, r64),
+                        1 => dot_rows::<1>(t, row, &mut y[..len], p),
+                        2 => dot_rows::<2>(t, row, &mut y[..len], p),
+                        3 => dot_rows::<3>(t, row, &mut y[..len], p),
+                        4 => dot_rows::<4>(t, row, &mut y[..len], p),
+                        5 => dot_rows::<5>(t, row, &mut y[..len], p),
+                        6 => dot_rows::<6>(t, row, &mut y[..len], p),
+                        7 => dot_rows::<7>(t, row, &mut y[..len], p),
+                        8 => dot_rows::<8>(t, row, &mut y[..len], p),
                         _ => {
                             for (yc, tc) in y.iter_mut().zip(t.chunks_exact(la)) {
                                 let acc = tc.iter().zip(row).fold(0u128, |a, (&t, &w)| a + t as u128 * w as u128);
-                                *yc = reduce_u128(acc, p, r64);
+                                *yc = p.reduce_u128(acc);
                             }
                         }
                     }
@@ -234,7 +222,7 @@ impl BaseConverter {
                         let mut folded = 0u64;
                         for (tk, wk) in tc.chunks(self.lazy_terms).zip(row.chunks(self.lazy_terms)) {
                             let acc = tk.iter().zip(wk).fold(folded as u128, |a, (&t, &w)| a + t as u128 * w as u128);
-                            folded = reduce_u128(acc, p, r64);
+                            folded = p.reduce_u128(acc);
                         }
                         *yc = folded;
                     }
@@ -248,14 +236,14 @@ impl BaseConverter {
 /// One output limb's words for a block, the input limb count `LA` known at compile time so
 /// the dot product unrolls (the common ModUp digit sizes).
 #[inline(always)]
-fn dot_rows<const LA: usize>(t: &[u64], row: &[u64], y: &mut [u64], p: &Modulus, r64: ShoupConst) {
+fn dot_rows<const LA: usize>(t: &[u64], row: &[u64], y: &mut [u64], p: &Modulus) {
     let row: &[u64; LA] = row.try_into().expect("row of len(A) constants");
     for (yc, tc) in y.iter_mut().zip(t.chunks_exact(LA)) {
         let mut acc = 0u128;
         for k in 0..LA {
             acc += tc[k] as u128 * row[k] as u128;
         }
-        *yc = reduce_u128(acc, p, r64);
+        *yc = p.reduce_u128(acc);
     }
 }
 
@@ -493,12 +481,11 @@ mod tests {
         let mut rng = Rng(7);
         for p in [3u64, 134_215_681, (1 << 62) - 57] {
             let m = Modulus::new(p);
-            let r64 = shoup_const(((1u128 << 64) % p as u128) as u64, p);
             for x in [0u128, u128::MAX, u128::MAX - 1, 1 << 64, (p as u128) << 64]
                 .into_iter()
                 .chain((0..1000).map(|_| (rng.next() as u128) << 64 | rng.next() as u128))
             {
-                assert_eq!(reduce_u128(x, &m, r64) as u128, x % p as u128, "{x} mod {p}");
+                assert_eq!(m.reduce_u128(x) as u128, x % p as u128, "{x} mod {p}");
             }
         }
     }

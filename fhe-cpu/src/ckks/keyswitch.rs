@@ -14,14 +14,31 @@
 use rayon::prelude::*;
 
 use fhe_api::ring::automorphism::EvalPermutation;
-use fhe_api::ring::modulus::mul_shoup_lazy;
+use fhe_api::ring::modulus::{csub, mul_shoup_lazy, Modulus};
 
-use super::plan::{CkksPlan, LevelPlan};
+use super::plan::{CkksPlan, LevelPlan, Scratch};
 
-/// The extended digits of one polynomial: `E_j` for each digit, each `(l + 1 + K)` limbs
-/// of `N` words in evaluation form (`q_0..q_l`, then `P`).
-pub struct Extended {
-    pub digits: Vec<Vec<u64>>,
+/// The extended digits of one polynomial: `E_j` for each digit over `q_0..q_l, P`. A
+/// digit's own limbs are the input's evaluation-form limbs, read in place; only the
+/// converted limbs (`targets` of the digit's plan, in order) are stored.
+pub struct Extended<'a> {
+    own: &'a [u64],
+    conv: Scratch<'a>,
+    /// Limb offset of digit `j`'s converted limbs in `conv`.
+    offsets: Vec<usize>,
+}
+
+impl Extended<'_> {
+    /// Limb `t` (`0..l+1+K`) of digit `j`.
+    #[inline]
+    fn limb(&self, lp: &LevelPlan, n: usize, j: usize, t: usize) -> &[u64] {
+        let range = &lp.digits[j].range;
+        if range.contains(&t) {
+            return &self.own[t * n..(t + 1) * n];
+        }
+        let pos = self.offsets[j] + t - if t >= range.end { range.len() } else { 0 };
+        &self.conv[pos * n..(pos + 1) * n]
+    }
 }
 
 /// A prepared switching key: both halves, digit-major over all of QP.
@@ -41,92 +58,172 @@ fn qp_index(plan: &CkksPlan, level: usize, t: usize) -> usize {
 }
 
 /// Step 1: ModUp of `d` (evaluation form, `l + 1` limbs).
-pub fn mod_up(plan: &CkksPlan, lp: &LevelPlan, d: &[u64]) -> Extended {
+pub fn mod_up<'a>(plan: &'a CkksPlan, lp: &LevelPlan, d: &'a [u64]) -> Extended<'a> {
     let n = plan.params.n();
-    let l = lp.level;
-    let k = plan.params.p.len();
-    let mut coeff = d.to_vec();
+    let mut coeff = plan.take(d.len());
+    coeff.copy_from_slice(d);
     coeff.par_chunks_mut(n).enumerate().for_each(|(i, limb)| plan.primes[i].ntt.inverse(limb));
-    let digits = lp
-        .digits
-        .iter()
-        .map(|dp| {
-            let mut conv = vec![0u64; dp.targets.len() * n];
-            dp.conv.convert(n, &coeff[dp.range.start * n..dp.range.end * n], &mut conv);
-            let mut ext = vec![0u64; (l + 1 + k) * n];
-            // The digit's own limbs as they were; converted limbs to evaluation form.
-            // `targets` lists the other limbs in ascending order of `t`.
-            ext.par_chunks_mut(n).enumerate().for_each(|(t, limb)| {
-                if dp.range.contains(&t) {
-                    limb.copy_from_slice(&d[t * n..(t + 1) * n]);
-                    return;
-                }
-                let qp = qp_index(plan, l, t);
-                let pos = t - if t >= dp.range.end { dp.range.len() } else { 0 };
-                debug_assert_eq!(dp.targets[pos], qp);
-                limb.copy_from_slice(&conv[pos * n..(pos + 1) * n]);
-                plan.primes[qp].ntt.forward(limb);
-            });
-            ext
-        })
-        .collect();
-    Extended { digits }
+    let mut offsets = Vec::with_capacity(lp.digits.len());
+    let mut total = 0;
+    for dp in &lp.digits {
+        offsets.push(total);
+        total += dp.targets.len();
+    }
+    let mut conv = plan.take(total * n);
+    // Each digit's conversion into its own run of limbs, then every converted limb to
+    // evaluation form.
+    let mut runs = Vec::with_capacity(lp.digits.len());
+    let mut rest: &mut [u64] = &mut conv;
+    for dp in &lp.digits {
+        let (run, tail) = rest.split_at_mut(dp.targets.len() * n);
+        runs.push(run);
+        rest = tail;
+    }
+    runs.into_par_iter().zip(lp.digits.par_iter()).for_each(|(run, dp)| {
+        dp.conv.convert(n, &coeff[dp.range.start * n..dp.range.end * n], run);
+    });
+    let qp: Vec<usize> = lp.digits.iter().flat_map(|dp| dp.targets.iter().copied()).collect();
+    conv.par_chunks_mut(n).zip(qp.par_iter()).for_each(|(limb, &i)| plan.primes[i].ntt.forward(limb));
+    Extended { own: d, conv, offsets }
 }
 
-/// Steps 2-4: the key-switched pair `(u0, u1)` over `q_0..q_l`, evaluation form.
+/// Words per block of the inner product: two `u128` sums per word stay in L1.
+const BLOCK: usize = 256;
+
+/// Step 3 for limb `t`: `o0 = sum_j E_j[t] * b_j`, `o1 = sum_j E_j[t] * a_j` mod the
+/// limb's prime, each `E_j[t]` read through `index` when the rotation is fused in. Sums of
+/// products accumulate in `u128` and reduce once per word (any order gives the same
+/// residues).
+#[allow(clippy::too_many_arguments)]
+fn inner_product(
+    m: &Modulus,
+    n: usize,
+    lp: &LevelPlan,
+    ext: &Extended,
+    key: &CpuSwitchKey,
+    (qp, i): (usize, usize),
+    t: usize,
+    index: Option<&[u32]>,
+    o0: &mut [u64],
+    o1: &mut [u64],
+) {
+    let lazy = m.lazy_products().max(1);
+    let digits = lp.digits.len();
+    let mut acc0 = [0u128; BLOCK];
+    let mut acc1 = [0u128; BLOCK];
+    for start in (0..n).step_by(BLOCK) {
+        let len = BLOCK.min(n - start);
+        let (acc0, acc1) = (&mut acc0[..len], &mut acc1[..len]);
+        acc0.fill(0);
+        acc1.fill(0);
+        let mut pending = 0;
+        for j in 0..digits {
+            if pending == lazy {
+                acc0.iter_mut().for_each(|a| *a = u128::from(m.reduce_u128(*a)));
+                acc1.iter_mut().for_each(|a| *a = u128::from(m.reduce_u128(*a)));
+                pending = 0;
+            }
+            pending += 1;
+            let e = ext.limb(lp, n, j, t);
+            // Key limb `i` of digit `j` starts at word `(j * qp + i) * n`.
+            let off = (j * qp + i) * n + start;
+            let kb = &key.b[off..off + len];
+            let ka = &key.a[off..off + len];
+            match index {
+                Some(idx) => {
+                    let idx = &idx[start..start + len];
+                    for s in 0..len {
+                        let x = u128::from(e[idx[s] as usize]);
+                        acc0[s] += x * u128::from(kb[s]);
+                        acc1[s] += x * u128::from(ka[s]);
+                    }
+                }
+                None => {
+                    let e = &e[start..start + len];
+                    for s in 0..len {
+                        let x = u128::from(e[s]);
+                        acc0[s] += x * u128::from(kb[s]);
+                        acc1[s] += x * u128::from(ka[s]);
+                    }
+                }
+            }
+        }
+        for (o, a) in o0[start..start + len].iter_mut().zip(acc0.iter()) {
+            *o = m.reduce_u128(*a);
+        }
+        for (o, a) in o1[start..start + len].iter_mut().zip(acc1.iter()) {
+            *o = m.reduce_u128(*a);
+        }
+    }
+}
+
+/// How the key-switched limbs `r_i` (ModDown's output) meet the rest of the result: the
+/// finishing step writes `out_i` from `r_i`.
+#[derive(Clone, Copy)]
+pub enum Finish<'a> {
+    /// `out_i = r_i`.
+    Set,
+    /// `out_i = out_i + r_i`.
+    Add,
+    /// `out_i = x_i[index] + r_i` (a rotation's `c0` part, the permutation fused in).
+    AddPermuted(&'a [u64], &'a [u32]),
+}
+
+/// Steps 2-4: the key-switched pair `(u0, u1)` over `q_0..q_l` (evaluation form) combined
+/// into `out0` and `out1` as `finish0` and `finish1` say.
+#[allow(clippy::too_many_arguments)]
 pub fn switch(
     plan: &CkksPlan,
     lp: &LevelPlan,
     ext: &Extended,
     key: &CpuSwitchKey,
     perm: Option<&EvalPermutation>,
-) -> (Vec<u64>, Vec<u64>) {
+    out0: &mut [u64],
+    finish0: Finish,
+    out1: &mut [u64],
+    finish1: Finish,
+) {
     let n = plan.params.n();
     let l = lp.level;
     let k = plan.params.p.len();
     let qp = plan.q_len() + k;
     let limbs = l + 1 + k;
-    let mut u0 = vec![0u64; limbs * n];
-    let mut u1 = vec![0u64; limbs * n];
+    let index = perm.map(|p| p.index());
+    let mut u0 = plan.take(limbs * n);
+    let mut u1 = plan.take(limbs * n);
     u0.par_chunks_mut(n).zip(u1.par_chunks_mut(n)).enumerate().for_each(|(t, (o0, o1))| {
         let i = qp_index(plan, l, t);
-        let m = &plan.primes[i].m;
-        let mut permuted = vec![0u64; if perm.is_some() { n } else { 0 }];
-        for (j, e) in ext.digits.iter().enumerate() {
-            let mut e = &e[t * n..(t + 1) * n];
-            if let Some(p) = perm {
-                p.apply(e, &mut permuted);
-                e = &permuted;
-            }
-            let kb = &key.b[(j * qp + i) * n..(j * qp + i + 1) * n];
-            let ka = &key.a[(j * qp + i) * n..(j * qp + i + 1) * n];
-            for s in 0..n {
-                o0[s] = m.add(o0[s], m.mul(e[s], kb[s]));
-                o1[s] = m.add(o1[s], m.mul(e[s], ka[s]));
-            }
-        }
+        inner_product(&plan.primes[i].m, n, lp, ext, key, (qp, i), t, index, o0, o1);
     });
-    (mod_down(plan, lp, u0), mod_down(plan, lp, u1))
+    mod_down(plan, lp, &mut u0, out0, finish0);
+    mod_down(plan, lp, &mut u1, out1, finish1);
 }
 
-/// Step 4 on one polynomial of `l + 1 + K` limbs: `l + 1` limbs out.
-fn mod_down(plan: &CkksPlan, lp: &LevelPlan, mut u: Vec<u64>) -> Vec<u64> {
+/// Step 4 on one polynomial `u` of `l + 1 + K` limbs (its `P` limbs are overwritten):
+/// `r_i = (u_i - w_i) * P^-1 mod q_i`, handed to `finish` with `out`'s limb `i`.
+fn mod_down(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], out: &mut [u64], finish: Finish) {
     let n = plan.params.n();
     let l = lp.level;
-    let mut p_part = u.split_off((l + 1) * n);
+    let (u, p_part) = u.split_at_mut((l + 1) * n);
     p_part.par_chunks_mut(n).enumerate().for_each(|(k, limb)| plan.primes[plan.p_index(k)].ntt.inverse(limb));
-    let mut w = vec![0u64; (l + 1) * n];
-    lp.down.convert(n, &p_part, &mut w);
-    u.par_chunks_mut(n).zip(w.par_chunks_mut(n)).enumerate().for_each(|(i, (ui, wi))| {
+    let mut w = plan.take((l + 1) * n);
+    lp.down.convert(n, p_part, &mut w);
+    out.par_chunks_mut(n).zip(u.par_chunks(n)).zip(w.par_chunks_mut(n)).enumerate().for_each(|(i, ((oi, ui), wi))| {
         let pr = &plan.primes[i];
         pr.ntt.forward(wi);
         let q = pr.m.q;
         let (inv, inv_s) = lp.p_inv[i];
-        for (x, &y) in ui.iter_mut().zip(wi.iter()) {
-            let diff = *x + q - y;
-            let r = mul_shoup_lazy(diff, inv, inv_s, q);
-            *x = if r >= q { r - q } else { r };
+        for (w, &x) in wi.iter_mut().zip(ui.iter()) {
+            *w = csub(mul_shoup_lazy(x + q - *w, inv, inv_s, q), q);
+        }
+        let m = &pr.m;
+        match finish {
+            Finish::Set => oi.copy_from_slice(wi),
+            Finish::Add => oi.iter_mut().zip(wi.iter()).for_each(|(o, &r)| *o = m.add(*o, r)),
+            Finish::AddPermuted(x, index) => {
+                let x = &x[i * n..(i + 1) * n];
+                oi.iter_mut().zip(wi.iter().zip(index)).for_each(|(o, (&r, &k))| *o = m.add(x[k as usize], r));
+            }
         }
     });
-    u
 }

@@ -18,7 +18,7 @@ use fhe_api::ring::modulus::Modulus;
 use fhe_api::{Backend, Error, Result};
 
 use crate::CpuBackend;
-use keyswitch::{mod_up, switch, CpuSwitchKey};
+use keyswitch::{mod_up, switch, CpuSwitchKey, Finish};
 pub use plan::CkksPlan;
 
 /// A ciphertext in CPU memory: `(c0, c1)` in evaluation form over `q_0..q_level`.
@@ -83,7 +83,6 @@ impl CpuBackend {
         let ct = self.ct(a)?;
         let plan = self.ckks_plan(a.params())?;
         let lp = plan.level(a.level())?;
-        let n = plan.params.n();
         let ext = mod_up(&plan, &lp, &ct.c1);
         keys.iter()
             .map(|key| {
@@ -95,16 +94,11 @@ impl CpuBackend {
                 };
                 let k = key.downcast::<CpuSwitchKey>(&self.name())?;
                 let perm = EvalPermutation::new(plan.params.ring_degree, g)?;
-                let (u0, u1) = switch(&plan, &lp, &ext, k, Some(&perm));
                 let mut c0 = vec![0u64; ct.c0.len()];
-                c0.par_chunks_mut(n).zip(ct.c0.par_chunks(n)).zip(u0.par_chunks(n)).enumerate().for_each(
-                    |(i, ((o, x), u))| {
-                        perm.apply(x, o);
-                        let m = &plan.primes[i].m;
-                        o.iter_mut().zip(u).for_each(|(o, &u)| *o = m.add(*o, u));
-                    },
-                );
-                Ok(self.wrap(a, a.level(), a.scale(), c0, u1))
+                let mut c1 = vec![0u64; ct.c1.len()];
+                let finish0 = Finish::AddPermuted(&ct.c0, perm.index());
+                switch(&plan, &lp, &ext, k, Some(&perm), &mut c0, finish0, &mut c1, Finish::Set);
+                Ok(self.wrap(a, a.level(), a.scale(), c0, c1))
             })
             .collect()
     }
@@ -210,15 +204,26 @@ impl CkksOps for CpuBackend {
         let key = rlk.downcast::<CpuSwitchKey>(&self.name())?;
         let plan = self.ckks_plan(a.params())?;
         let lp = plan.level(a.level())?;
-        let d0 = self.zip_limbs(&plan, &x.c0, &y.c0, |m, x, y| m.mul(x, y));
-        let d1a = self.zip_limbs(&plan, &x.c0, &y.c1, |m, x, y| m.mul(x, y));
-        let d1 = self.zip_limbs(&plan, &x.c1, &y.c0, |m, x, y| m.mul(x, y));
-        let d1 = self.zip_limbs(&plan, &d1a, &d1, |m, x, y| m.add(x, y));
-        let d2 = self.zip_limbs(&plan, &x.c1, &y.c1, |m, x, y| m.mul(x, y));
+        let n = plan.params.n();
+        // The tensor product in one pass: `d0 = x0 y0`, `d1 = x0 y1 + x1 y0`, `d2 = x1 y1`.
+        let mut c0 = vec![0u64; x.c0.len()];
+        let mut c1 = vec![0u64; x.c0.len()];
+        let mut d2 = plan.take(x.c0.len());
+        c0.par_chunks_mut(n).zip(c1.par_chunks_mut(n)).zip(d2.par_chunks_mut(n)).enumerate().for_each(
+            |(i, ((o0, o1), o2))| {
+                let m = &plan.primes[i].m;
+                let r = i * n..(i + 1) * n;
+                let (x0, x1, y0, y1) = (&x.c0[r.clone()], &x.c1[r.clone()], &y.c0[r.clone()], &y.c1[r]);
+                for s in 0..n {
+                    o0[s] = m.mul(x0[s], y0[s]);
+                    o1[s] =
+                        m.reduce_u128(u128::from(x0[s]) * u128::from(y1[s]) + u128::from(x1[s]) * u128::from(y0[s]));
+                    o2[s] = m.mul(x1[s], y1[s]);
+                }
+            },
+        );
         let ext = mod_up(&plan, &lp, &d2);
-        let (u0, u1) = switch(&plan, &lp, &ext, key, None);
-        let c0 = self.zip_limbs(&plan, &d0, &u0, |m, x, y| m.add(x, y));
-        let c1 = self.zip_limbs(&plan, &d1, &u1, |m, x, y| m.add(x, y));
+        switch(&plan, &lp, &ext, key, None, &mut c0, Finish::Add, &mut c1, Finish::Add);
         Ok(self.wrap(a, a.level(), a.scale() * b.scale(), c0, c1))
     }
 
@@ -296,15 +301,102 @@ mod tests {
             let ext = mod_up(&plan, &lp, &c.c1);
             eprintln!("mod_up: {:?}", t.elapsed());
             let key = ev_key(&backend, &keys);
+            let mut out = (vec![0u64; c.c0.len()], vec![0u64; c.c0.len()]);
             let t = std::time::Instant::now();
-            let _ = switch(&plan, &lp, &ext, &key, None);
+            switch(&plan, &lp, &ext, &key, None, &mut out.0, Finish::Set, &mut out.1, Finish::Set);
             eprintln!("inner product + mod_down: {:?}", t.elapsed());
-            for _ in 0..3 {
+            drop(ext);
+            for _ in 0..2 {
                 let t = std::time::Instant::now();
-                let _ = ev.mul(&ct, &ct).unwrap();
-                eprintln!("mul_relin: {:?}", t.elapsed());
+                let ext = mod_up(&plan, &lp, &c.c1);
+                eprintln!("mod_up (warm): {:?}", t.elapsed());
+                let t = std::time::Instant::now();
+                switch(&plan, &lp, &ext, &key, None, &mut out.0, Finish::Set, &mut out.1, Finish::Set);
+                eprintln!("inner product + mod_down (warm): {:?}", t.elapsed());
+            }
+            let reps: usize = std::env::var("LUX_CKKS_REPS").ok().map(|s| s.parse().unwrap()).unwrap_or(3);
+            let time = |what: &str, f: &mut dyn FnMut()| {
+                let mut ts: Vec<_> = (0..reps)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        f();
+                        t.elapsed()
+                    })
+                    .collect();
+                ts.sort();
+                eprintln!("{what}: median {:?} (min {:?}, max {:?})", ts[reps / 2], ts[0], ts[reps - 1]);
+            };
+            time("mul_relin", &mut || drop(ev.mul(&ct, &ct).unwrap()));
+            time("rescale", &mut || drop(ev.rescale(&ct).unwrap()));
+            time("rotate", &mut || drop(ev.rotate(&ct, 1).unwrap()));
+            time("hoisted4", &mut || drop(ev.rotate_hoisted(&ct, &[1, 2, 3, 4]).unwrap()));
+            time("encrypt", &mut || drop(ctx.encrypt_seeded(&keys.pk, &pt, &fhe_api::Seed::derive("p", 2)).unwrap()));
+            time("decrypt (to plaintext)", &mut || drop(ctx.decrypt_plaintext(&keys.sk, &ct).unwrap()));
+            time("decrypt + decode", &mut || drop(ctx.decrypt(&keys.sk, &ct).unwrap()));
+            if std::env::var("LUX_CKKS_KEYGEN").is_ok() {
+                let options = fhe_api::ckks::keygen::CkksKeygenOptions {
+                    relin: true,
+                    rotations: vec![1, 2, 3, 4],
+                    conjugation: false,
+                };
+                time("keygen relin + 4 rotations", &mut || {
+                    drop(ctx.keygen_from_seed(&fhe_api::Seed::derive("k", 1), &options).unwrap())
+                });
             }
         });
+    }
+
+    /// Writes the words of every CKKS operation (fixed seeds) to `$LUX_CKKS_DUMP/<preset>-<op>.bin`
+    /// so optimisations can be checked word for word (`sha256sum` the files before and after):
+    /// `LUX_CKKS_DUMP=/tmp/d cargo test -p fhe-cpu --release --lib -- --ignored ckks_words_dump`.
+    #[test]
+    #[ignore = "writes files for a manual before/after comparison"]
+    fn ckks_words_dump() {
+        let Ok(dir) = std::env::var("LUX_CKKS_DUMP") else { return };
+        std::fs::create_dir_all(&dir).unwrap();
+        let presets = std::env::var("LUX_CKKS_DUMP_PRESETS")
+            .unwrap_or("slots4096-scale40-depth2,slots8192-scale40-depth6".into());
+        for name in presets.split(',') {
+            let preset: CkksPreset = name.parse().unwrap();
+            let backend = Arc::new(CpuBackend::new(None).unwrap());
+            let (ctx, keys, ev) = setup(backend.clone(), preset, 7);
+            let write = |op: &str, words: &[&[u64]]| {
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.iter().flat_map(|x| x.to_le_bytes())).collect();
+                std::fs::write(format!("{dir}/{name}-{op}.bin"), bytes).unwrap();
+            };
+            let ct_words = |op: &str, h: &fhe_api::ops::CkksHandle| {
+                let c = ev.download(h).unwrap();
+                write(op, &[c.c0(), c.c1()]);
+            };
+            write("pk", &[keys.pk.b()]);
+            write("relin", &[keys.eval.relin.as_ref().unwrap().b()]);
+            for (g, k) in &keys.eval.galois {
+                write(&format!("galois{g}"), &[k.b()]);
+            }
+            let slots = ctx.params().slots();
+            let (x, y) =
+                (fhe_api::testing::ckks::random_values(slots, 71), fhe_api::testing::ckks::random_values(slots, 72));
+            let enc = |v: &[fhe_api::ckks::encoding::Complex], s: u64| {
+                let pt = ctx.encode(v).unwrap();
+                ctx.encrypt_seeded(&keys.pk, &pt, &fhe_api::Seed::derive("dump", s)).unwrap()
+            };
+            let (cx, cy) = (enc(&x, 1), enc(&y, 2));
+            ct_words("encrypt", &cx);
+            let pt = ctx.encode(&x).unwrap();
+            let csk = ctx.encrypt_sk_seeded(&keys.sk, &pt, &fhe_api::Seed::derive("dump", 3)).unwrap();
+            ct_words("encrypt_sk", &csk);
+            let m = ev.mul(&cx, &cy).unwrap();
+            ct_words("mul_relin", &m);
+            let r = ev.rescale(&m).unwrap();
+            ct_words("rescale", &r);
+            ct_words("rotate", &ev.rotate(&cx, 3).unwrap());
+            ct_words("rotate_after_mul", &ev.rotate(&r, 1).unwrap());
+            for (k, h) in ev.rotate_hoisted(&cx, &[1, 2, 3, 4]).unwrap().iter().enumerate() {
+                ct_words(&format!("hoisted{k}"), h);
+            }
+            write("decrypt", &[ctx.decrypt_plaintext(&keys.sk, &r).unwrap().coeffs()]);
+            write("decrypt_top", &[ctx.decrypt_plaintext(&keys.sk, &cx).unwrap().coeffs()]);
+        }
     }
 
     fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::CkksKeySet) -> CpuSwitchKey {

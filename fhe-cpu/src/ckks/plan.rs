@@ -2,8 +2,8 @@
 //! modulus of every prime of QP, and per level the base converters of hybrid key
 //! switching (ModUp per digit, ModDown) and the rescale constants.
 
-use std::ops::Range;
-use std::sync::Arc;
+use std::ops::{Deref, DerefMut, Range};
+use std::sync::{Arc, Mutex};
 
 use fhe_api::ckks::params::CkksParams;
 use fhe_api::per_set::KeyedCache;
@@ -26,6 +26,41 @@ pub struct CkksPlan {
     /// `q_0 .. q_L, p_0 .. p_{K-1}`.
     pub primes: Vec<Prime>,
     levels: KeyedCache<usize, LevelPlan>,
+    /// Recycled work buffers (ModUp digits, key-switching sums): at N = 2^16 each is tens
+    /// of megabytes, and fresh ones cost a page fault per 4 KiB.
+    scratch: Mutex<Vec<Vec<u64>>>,
+}
+
+/// Buffers [`CkksPlan::take`] keeps for reuse.
+const SCRATCH_KEEP: usize = 12;
+
+/// A work buffer from [`CkksPlan::take`]; goes back to the plan on drop.
+pub struct Scratch<'a> {
+    plan: &'a CkksPlan,
+    words: Vec<u64>,
+}
+
+impl Deref for Scratch<'_> {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+impl DerefMut for Scratch<'_> {
+    fn deref_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        let words = std::mem::take(&mut self.words);
+        let mut free = self.plan.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if free.len() < SCRATCH_KEEP {
+            free.push(words);
+        }
+    }
 }
 
 /// One digit's ModUp at a level: its primes (indices into `q`) and the converter to the
@@ -57,7 +92,26 @@ impl CkksPlan {
             .chain(params.p.iter())
             .map(|q| Ok(Prime { m: Modulus::new(q.0), ntt: engine(q.0)? }))
             .collect::<Result<Vec<_>>>()?;
-        Ok(CkksPlan { params, primes, levels: KeyedCache::new() })
+        Ok(CkksPlan { params, primes, levels: KeyedCache::new(), scratch: Mutex::new(Vec::new()) })
+    }
+
+    /// A buffer of `len` words whose contents are unspecified (stale words of an earlier
+    /// use): every caller overwrites all of it before reading.
+    pub fn take(&self, len: usize) -> Scratch<'_> {
+        let reused = {
+            let mut free = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+            // The smallest buffer that holds `len` words, else the largest (it grows once).
+            let fit = (0..free.len()).filter(|&i| free[i].capacity() >= len).min_by_key(|&i| free[i].capacity());
+            let pick = fit.or_else(|| (0..free.len()).max_by_key(|&i| free[i].capacity()));
+            pick.map(|i| free.swap_remove(i))
+        };
+        let mut words = reused.unwrap_or_default();
+        if words.len() >= len {
+            words.truncate(len);
+        } else {
+            words.resize(len, 0);
+        }
+        Scratch { plan: self, words }
     }
 
     /// Number of primes of `q` (`L + 1`).
