@@ -260,20 +260,18 @@ pub fn layout_checks() -> String {
     );
     for l in layouts() {
         let (c, rust) = (l.c_name, l.rust_name);
-        let mut check = |cond: String, what: &str| {
-            let _ = writeln!(s, "static_assert({cond}, \"{c}{what} differs from fhe_gpu::{rust}\");");
+        // The message names the C struct's part and the value the Rust struct has.
+        let mut check = |cond: String, what: &str, rust_has: &dyn std::fmt::Display| {
+            let _ = writeln!(s, "static_assert({cond}, \"{c}{what} is not fhe_gpu::{rust}'s ({rust_has})\");");
         };
-        check(format!("sizeof({c}) == {}", l.size), ": size");
-        check(format!("alignof({c}) == {}", l.align), ": alignment");
+        check(format!("sizeof({c}) == {}", l.size), ": size", &l.size);
+        check(format!("alignof({c}) == {}", l.align), ": alignment", &l.align);
         for f in l.fields {
             let n = f.name;
             let ty = format!("{}{}", f.c_type, if f.pointer { "*" } else { "" });
-            check(format!("LUX_OFFSETOF({c}, {n}) == {}", f.offset), &format!(".{n}: offset"));
-            check(format!("sizeof({c}::{n}) == {}", f.size), &format!(".{n}: size"));
-            check(
-                format!("lux_same<lux_unconst<decltype({c}::{n})>::type, {ty}>::value"),
-                &format!(".{n}: type ({ty})"),
-            );
+            check(format!("LUX_OFFSETOF({c}, {n}) == {}", f.offset), &format!(".{n}: offset"), &f.offset);
+            check(format!("sizeof({c}::{n}) == {}", f.size), &format!(".{n}: size"), &f.size);
+            check(format!("lux_same<lux_unconst<decltype({c}::{n})>::type, {ty}>::value"), &format!(".{n}: type"), &ty);
         }
     }
     s
