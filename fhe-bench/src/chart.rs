@@ -23,8 +23,13 @@ pub fn render_chart(result_files: &[PathBuf], out_path: &Path) -> Result<()> {
 /// bench result files (their own schema, `bench/recommend.schema.json`).
 pub const RECOMMEND_DIR: &str = "recommend";
 
-/// Every `*.json` file under `dir` (recursively, skipping the [`RECOMMEND_DIR`] folder),
-/// sorted: the input of a chart over a whole `bench/results/` tree.
+/// The folder under `bench/results/` that holds the OpenFHE peer's baseline files
+/// (`fhe-bench/peers/openfhe_ckks.py --baseline`), which are not bench result files.
+pub const OPENFHE_DIR: &str = "openfhe";
+
+/// Every `*.json` file under `dir` (recursively, skipping the [`RECOMMEND_DIR`] and
+/// [`OPENFHE_DIR`] folders), sorted: the input of a chart over a whole `bench/results/`
+/// tree.
 pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -32,7 +37,7 @@ pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>> {
         for entry in std::fs::read_dir(&d).map_err(Error::io(&d))? {
             let path = entry.map_err(Error::io(&d))?.path();
             if path.is_dir() {
-                if path.file_name().is_some_and(|n| n == RECOMMEND_DIR) {
+                if path.file_name().is_some_and(|n| n == RECOMMEND_DIR || n == OPENFHE_DIR) {
                     continue;
                 }
                 stack.push(path);

@@ -15,12 +15,15 @@
 //!   [`ratios`];
 //! - [`table`]: [`format_table`]; [`chart`]: [`render_chart`];
 //! - `peers` (cargo feature `peers`): TFHE-rs gates and tfhe-ntt in the same process;
+//! - [`ckks`]: CKKS rows (precision in bits in each) and the alternated comparison with
+//!   OpenFHE's Python worker (`peers/openfhe_ckks.py`, no cargo feature needed);
 //! - [`recommend`]: `recommend ntt`, screening NTT variants (seed 1): suites, scoring,
 //!   confidence, the recommendation file.
 //!
 //! The result format is documented in `bench/SCHEMA.md` and `bench/schema.json`.
 
 pub mod chart;
+pub mod ckks;
 pub mod env;
 pub mod error;
 pub mod ops;

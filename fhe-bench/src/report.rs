@@ -46,6 +46,11 @@ pub struct Row {
     /// For an integer operation (`int_*`): the shape of its gate circuit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub circuit: Option<CircuitShape>,
+    /// For a CKKS operation (`ckks_*`): the precision in bits of its decrypted output
+    /// against plaintext arithmetic, `-log2(max |got - want|)` over all slots, measured
+    /// once outside the timed region (absent for key generation and other schemes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_bits: Option<f64>,
 }
 
 /// The gate circuit behind an integer-operation row: what one call bootstraps.
@@ -88,6 +93,7 @@ impl Row {
             stats,
             note: None,
             circuit: None,
+            precision_bits: None,
         }
     }
 
@@ -98,6 +104,11 @@ impl Row {
 
     pub fn with_circuit(mut self, circuit: CircuitShape) -> Row {
         self.circuit = Some(circuit);
+        self
+    }
+
+    pub fn with_precision(mut self, bits: Option<f64>) -> Row {
+        self.precision_bits = bits;
         self
     }
 }
@@ -247,13 +258,15 @@ enum Kind {
     PosInt,
     UInt,
     NonNegNum,
+    /// A finite number, null, or absent.
+    OptNum,
     NumArray,
 }
 
 fn check(obj: &serde_json::Map<String, Value>, at: &str, field: &str, kind: Kind, problems: &mut Vec<String>) {
     let v = match obj.get(field) {
         Some(v) => v,
-        None if matches!(kind, Kind::OptStr | Kind::OptBool) => return,
+        None if matches!(kind, Kind::OptStr | Kind::OptBool | Kind::OptNum) => return,
         None => {
             problems.push(format!("{at}.{field}: missing"));
             return;
@@ -267,6 +280,7 @@ fn check(obj: &serde_json::Map<String, Value>, at: &str, field: &str, kind: Kind
         Kind::PosInt => v.as_u64().is_some_and(|n| n >= 1),
         Kind::UInt => v.as_u64().is_some(),
         Kind::NonNegNum => v.as_f64().is_some_and(|x| x.is_finite() && x >= 0.0),
+        Kind::OptNum => v.is_null() || v.as_f64().is_some_and(f64::is_finite),
         Kind::NumArray => v.as_array().is_some_and(|a| a.iter().all(|x| x.as_f64().is_some_and(|x| x >= 0.0))),
     };
     if !ok {
@@ -278,6 +292,7 @@ fn check(obj: &serde_json::Map<String, Value>, at: &str, field: &str, kind: Kind
             Kind::PosInt => "an integer >= 1",
             Kind::UInt => "an integer >= 0",
             Kind::NonNegNum => "a finite number >= 0",
+            Kind::OptNum => "a finite number or null",
             Kind::NumArray => "an array of numbers >= 0",
         };
         problems.push(format!("{at}.{field}: expected {want}, found {v}"));
@@ -376,6 +391,7 @@ pub fn validate(json: &Value) -> Result<()> {
                 }
                 check(r, &at, "run_medians_ns", Kind::NumArray, &mut problems);
                 check(r, &at, "note", Kind::OptStr, &mut problems);
+                check(r, &at, "precision_bits", Kind::OptNum, &mut problems);
                 match r.get("circuit") {
                     None | Some(Value::Null) => {}
                     Some(Value::Object(c)) => {

@@ -159,6 +159,9 @@ fn write_load_and_chart() {
     // A recommendation file beside them is not a result file: the chart skips its folder.
     std::fs::create_dir_all(dir.path().join(chart::RECOMMEND_DIR)).unwrap();
     std::fs::write(dir.path().join(chart::RECOMMEND_DIR).join("r.json"), "{\"kind\":\"ntt_recommendation\"}").unwrap();
+    // Nor are the OpenFHE peer's baseline files.
+    std::fs::create_dir_all(dir.path().join(chart::OPENFHE_DIR)).unwrap();
+    std::fs::write(dir.path().join(chart::OPENFHE_DIR).join("b.json"), "{\"kind\":\"openfhe_ckks_baseline\"}").unwrap();
     let files = result_files(dir.path()).unwrap();
     assert_eq!(files.len(), 3);
     let svg = dir.path().join("chart/medians.svg");
@@ -167,6 +170,25 @@ fn write_load_and_chart() {
     assert!(text.starts_with("<svg"));
     assert!(text.contains("cpu-oracle/cpu:reference") && text.contains("h200/cuda:fused"));
     assert!(text.contains("bootstrap PN10QP27"));
+}
+
+/// `precision_bits` is optional (old files have none), a number or null when present.
+#[test]
+fn precision_bits_is_optional_and_checked() {
+    let mut rep = sample_report("x", "cpu:reference");
+    rep.rows[0] = rep.rows[0].clone().with_precision(Some(21.5));
+    let json = rep.to_json().unwrap();
+    validate_str(&json).unwrap();
+    assert!(json.contains("\"precision_bits\": 21.5"));
+    assert_eq!(json.matches("precision_bits").count(), 1, "absent where unset");
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.rows[0].precision_bits, Some(21.5));
+    assert_eq!(back.rows[1].precision_bits, None);
+    let mut v: Value = serde_json::from_str(&json).unwrap();
+    v["rows"][0]["precision_bits"] = Value::Null;
+    validate(&v).unwrap();
+    v["rows"][0]["precision_bits"] = Value::from("many");
+    assert!(validate(&v).unwrap_err().to_string().contains("precision_bits"));
 }
 
 #[test]

@@ -1,11 +1,14 @@
 //! `recommend ntt`: screening a backend's NTT variants (seed 1, DESIGN.md "NTT variants
 //! and their screening").
 //!
-//! Two suites ([`Suite`]): `kernel` times prepared NTT method calls (forward, inverse,
+//! Three suites ([`Suite`]): `kernel` times prepared NTT method calls (forward, inverse,
 //! round trip) with engine and input construction outside the timed region;
 //! `primitive` times whole operations (key switch, bootstrap, one AND gate) whose
-//! results are first checked against the CPU oracle. A candidate whose result differs
-//! is disqualified: reported, never timed, never recommended.
+//! results are first checked against the CPU oracle; `ckks-primitive` times seed 1's
+//! complete-CKKS operations (encrypt, decrypt, multiply + relinearize, one rotation,
+//! four hoisted rotations) on a CKKS preset, with keys made and every output compared
+//! with the oracle's word for word, and decrypted, before timing. A candidate whose
+//! result differs is disqualified: reported, never timed, never recommended.
 //!
 //! The scoring rules ([`score`]), kept apart from the measuring ([`run`]) so that they
 //! can be tested on synthetic timings:
@@ -63,16 +66,26 @@ pub enum Suite {
     Kernel,
     /// Whole operations, results checked against the oracle: key switch, bootstrap, AND.
     Primitive,
+    /// Seed 1's complete-CKKS operations on a CKKS preset, results checked against the
+    /// oracle and decrypted first.
+    #[serde(rename = "ckks-primitive")]
+    CkksPrimitive,
 }
 
 impl Suite {
-    pub const ALL: [Suite; 2] = [Suite::Kernel, Suite::Primitive];
+    pub const ALL: [Suite; 3] = [Suite::Kernel, Suite::Primitive, Suite::CkksPrimitive];
 
     pub const fn name(self) -> &'static str {
         match self {
             Suite::Kernel => "kernel",
             Suite::Primitive => "primitive",
+            Suite::CkksPrimitive => "ckks-primitive",
         }
+    }
+
+    /// Whether the suite measures a CKKS preset (rather than a bit-scheme parameter set).
+    pub const fn is_ckks(self) -> bool {
+        matches!(self, Suite::CkksPrimitive)
     }
 
     /// The operations of the suite, in measuring order.
@@ -80,6 +93,13 @@ impl Suite {
         match self {
             Suite::Kernel => &[SuiteOp::NttForward, SuiteOp::NttInverse, SuiteOp::NttRoundTrip],
             Suite::Primitive => &[SuiteOp::KeySwitch, SuiteOp::Bootstrap, SuiteOp::GateAnd],
+            Suite::CkksPrimitive => &[
+                SuiteOp::CkksEncrypt,
+                SuiteOp::CkksDecrypt,
+                SuiteOp::CkksMulRelin,
+                SuiteOp::CkksRotate,
+                SuiteOp::CkksHoisted4,
+            ],
         }
     }
 
@@ -88,7 +108,7 @@ impl Suite {
     pub const fn default_iterations(self) -> usize {
         match self {
             Suite::Kernel => 200,
-            Suite::Primitive => 10,
+            Suite::Primitive | Suite::CkksPrimitive => 10,
         }
     }
 }
@@ -125,6 +145,16 @@ pub enum SuiteOp {
     Bootstrap,
     /// `gate_batch(AND)` of one pair.
     GateAnd,
+    /// CKKS public-key encryption of a plaintext encoded beforehand.
+    CkksEncrypt,
+    /// CKKS decryption and decoding of a fresh top-level ciphertext.
+    CkksDecrypt,
+    /// CKKS multiplication with relinearization (no rescale) at the top level.
+    CkksMulRelin,
+    /// One CKKS rotation by one slot.
+    CkksRotate,
+    /// Four CKKS rotations (1..4) sharing one decomposition.
+    CkksHoisted4,
 }
 
 impl SuiteOp {
@@ -136,6 +166,11 @@ impl SuiteOp {
             SuiteOp::KeySwitch => "key_switch",
             SuiteOp::Bootstrap => "bootstrap",
             SuiteOp::GateAnd => "gate_and",
+            SuiteOp::CkksEncrypt => "ckks_encrypt",
+            SuiteOp::CkksDecrypt => "ckks_decrypt",
+            SuiteOp::CkksMulRelin => "ckks_mul_relin",
+            SuiteOp::CkksRotate => "ckks_rotate",
+            SuiteOp::CkksHoisted4 => "ckks_hoisted4",
         }
     }
 }

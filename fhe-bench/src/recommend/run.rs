@@ -5,11 +5,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use fhe_api::ckks::context::{precision_bits, CkksContext};
+use fhe_api::ckks::encoding::Complex;
+use fhe_api::ckks::entities::{CkksCiphertext, CkksKeySet, CkksPlaintext};
+use fhe_api::ckks::eval::CkksEvaluator;
+use fhe_api::ckks::params::CkksPreset;
 use fhe_api::gates::{self, Gate};
+use fhe_api::ops::CkksHandle;
 use fhe_api::{Backend, ExtractedLwe, LweCiphertext, ParamSet, PreparedKey, Seed};
 use serde::{Deserialize, Serialize};
 
 use super::{rotation, score, CandidateTimings, OpTimings, Scoring, Suite, SuiteOp};
+use crate::ckks::{self as bench_ckks, MIN_PRECISION_BITS, ROTATIONS};
 use crate::env::{file_timestamp, Environment};
 use crate::error::{Error, Result};
 use crate::ops::{ntt_input, Progress, KEY_SWITCH_INPUTS};
@@ -24,7 +31,10 @@ pub const RECOMMEND_SCHEMA_VERSION: u32 = 1;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecommendConfig {
     pub suite: Suite,
+    /// The bit-scheme parameter set (`kernel`, `primitive`; unused by `ckks-primitive`).
     pub params: ParamSet,
+    /// The CKKS preset (`ckks-primitive` only).
+    pub preset: Option<CkksPreset>,
     /// Repetitions; each one measures every candidate, in a rotated order.
     pub reps: usize,
     /// Timed calls per operation, candidate and repetition.
@@ -41,10 +51,24 @@ impl RecommendConfig {
         RecommendConfig {
             suite,
             params,
+            preset: None,
             reps: 3,
             iterations: suite.default_iterations(),
             warmup: 3,
             seed_root: "lux-fhe-recommend-v1".to_string(),
+        }
+    }
+
+    /// The `ckks-primitive` suite on `preset`, with seed 1's shape.
+    pub fn ckks(preset: CkksPreset) -> RecommendConfig {
+        RecommendConfig { preset: Some(preset), ..RecommendConfig::new(Suite::CkksPrimitive, ParamSet::PN10QP27) }
+    }
+
+    /// The name of what is measured: the CKKS preset, or the parameter set.
+    pub fn params_name(&self) -> &'static str {
+        match (self.suite.is_ckks(), self.preset) {
+            (true, Some(p)) => p.name(),
+            _ => self.params.name(),
         }
     }
 
@@ -127,10 +151,34 @@ struct PrimitiveInputs {
     switch_inputs: Vec<ExtractedLwe>,
 }
 
+/// Keys, inputs and the oracle's outputs shared by every candidate of a `ckks-primitive`
+/// run (keys are host objects; each candidate prepares its own evaluator from them).
+struct CkksInputs {
+    preset: CkksPreset,
+    keys: CkksKeySet,
+    x: Vec<Complex>,
+    y: Vec<Complex>,
+    /// `x` and `y` encoded at the top level.
+    pts: [CkksPlaintext; 2],
+    /// The encryption seeds of `x` and `y`.
+    seeds: [Seed; 2],
+    /// The oracle's `[Enc(x), Enc(y), x*y, rotate(x, 1), hoisted(x, 1..4)...]`.
+    want: Vec<CkksCiphertext>,
+}
+
+/// A candidate's CKKS context and evaluator, and its own encryptions of `x` and `y`.
+struct CkksSetup {
+    ctx: CkksContext,
+    ev: CkksEvaluator,
+    cx: CkksHandle,
+    cy: CkksHandle,
+}
+
 /// What one qualified candidate needs to be timed.
 enum Setup {
     Kernel { input: Vec<u64> },
     Primitive { key: PreparedKey },
+    Ckks(Box<CkksSetup>),
 }
 
 fn first_difference<T: PartialEq>(got: &[T], want: &[T]) -> Option<usize> {
@@ -195,6 +243,78 @@ fn primitive_inputs(oracle: &dyn Backend, config: &RecommendConfig) -> Result<Pr
     Ok(PrimitiveInputs { ek: keys.ek, cts, rotated, switched, bootstrapped, gate, switch_inputs })
 }
 
+/// The candidate's CKKS outputs for the words of `want`, in the same order.
+fn ckks_outputs(
+    ctx: &CkksContext,
+    ev: &CkksEvaluator,
+    i: &CkksInputs,
+) -> fhe_api::Result<(CkksHandle, CkksHandle, Vec<CkksCiphertext>)> {
+    let cx = ctx.encrypt_seeded(&i.keys.pk, &i.pts[0], &i.seeds[0])?;
+    let cy = ctx.encrypt_seeded(&i.keys.pk, &i.pts[1], &i.seeds[1])?;
+    let mut out = vec![ev.download(&cx)?, ev.download(&cy)?, ev.download(&ev.mul(&cx, &cy)?)?];
+    out.push(ev.download(&ev.rotate(&cx, 1)?)?);
+    for h in ev.rotate_hoisted(&cx, &ROTATIONS)? {
+        out.push(ev.download(&h)?);
+    }
+    Ok((cx, cy, out))
+}
+
+const CKKS_OUTPUTS: [&str; 8] = [
+    "encrypt(x)",
+    "encrypt(y)",
+    "mul_relin",
+    "rotate(1)",
+    "hoisted rotate(1)",
+    "hoisted rotate(2)",
+    "hoisted rotate(3)",
+    "hoisted rotate(4)",
+];
+
+fn ckks_inputs(oracle: &Arc<dyn Backend>, config: &RecommendConfig) -> Result<CkksInputs> {
+    let preset =
+        config.preset.ok_or_else(|| Error::InvalidInput("the ckks-primitive suite needs a CKKS preset".into()))?;
+    let ctx = CkksContext::from_preset(oracle.clone(), preset)?;
+    let keys = ctx.keygen_from_seed(&Seed::derive(&config.seed_root, 0), &bench_ckks::keygen_options())?;
+    let slots = ctx.params().slots();
+    let (x, y) = (bench_ckks::values(slots, 1), bench_ckks::values(slots, 2));
+    let pts = [ctx.encode(&x)?, ctx.encode(&y)?];
+    let seeds = [Seed::derive(&config.seed_root, 1), Seed::derive(&config.seed_root, 2)];
+    let mut inputs = CkksInputs { preset, keys, x, y, pts, seeds, want: Vec::new() };
+    let ev = ctx.evaluator(&inputs.keys.eval)?;
+    inputs.want = ckks_outputs(&ctx, &ev, &inputs)?.2;
+    Ok(inputs)
+}
+
+fn ckks_words(ct: &CkksCiphertext) -> Vec<u64> {
+    ct.c0().iter().chain(ct.c1()).copied().collect()
+}
+
+/// Same outputs as the oracle's, word for word, and decryptions (Enc(x), x*y after a
+/// rescale) within [`MIN_PRECISION_BITS`] of plaintext arithmetic.
+fn check_ckks(b: &Arc<dyn Backend>, i: &CkksInputs, oracle: &str) -> std::result::Result<Setup, String> {
+    let fail = |what: &'static str| move |e: fhe_api::Error| format!("{what} failed: {e}");
+    let ctx = CkksContext::from_preset(b.clone(), i.preset).map_err(fail("context"))?;
+    let ev = ctx.evaluator(&i.keys.eval).map_err(fail("evaluator"))?;
+    let (cx, cy, got) = ckks_outputs(&ctx, &ev, i).map_err(fail("ckks operations"))?;
+    for ((what, g), w) in CKKS_OUTPUTS.iter().zip(&got).zip(&i.want) {
+        if g.level() != w.level() || g.scale() != w.scale() {
+            return Err(format!("{what}: level or scale differs from the oracle {oracle}"));
+        }
+        compare(what, &ckks_words(g), &ckks_words(w), oracle)?;
+    }
+    let dec = |h: &CkksHandle| ctx.decrypt(&i.keys.sk, h).map_err(fail("decrypt"));
+    let xy: Vec<Complex> = i.x.iter().zip(&i.y).map(|(&a, &b)| a.mul(b)).collect();
+    let product = ev.rescale(&ev.mul(&cx, &cy).map_err(fail("mul_relin"))?).map_err(fail("rescale"))?;
+    for (what, bits) in
+        [("decrypt(encrypt(x))", precision_bits(&dec(&cx)?, &i.x)), ("x*y", precision_bits(&dec(&product)?, &xy))]
+    {
+        if bits.is_nan() || bits < MIN_PRECISION_BITS {
+            return Err(format!("{what} decrypts with {bits:.1} bits of precision (< {MIN_PRECISION_BITS})"));
+        }
+    }
+    Ok(Setup::Ckks(Box::new(CkksSetup { ctx, ev, cx, cy })))
+}
+
 fn check_primitive(b: &dyn Backend, inputs: &PrimitiveInputs, oracle: &str) -> std::result::Result<Setup, String> {
     fn fail(what: &'static str) -> impl Fn(fhe_api::Error) -> String {
         move |e| format!("{what} failed: {e}")
@@ -215,6 +335,7 @@ fn time_op(
     b: &dyn Backend,
     setup: &Setup,
     inputs: Option<&PrimitiveInputs>,
+    ckks: Option<&CkksInputs>,
     op: SuiteOp,
     config: &RecommendConfig,
     tick: &mut dyn FnMut(usize, usize),
@@ -268,6 +389,42 @@ fn time_op(
             plan,
             tick,
         )?,
+        (
+            SuiteOp::CkksEncrypt
+            | SuiteOp::CkksDecrypt
+            | SuiteOp::CkksMulRelin
+            | SuiteOp::CkksRotate
+            | SuiteOp::CkksHoisted4,
+            Setup::Ckks(s),
+            _,
+        ) => {
+            let i = ckks.ok_or_else(|| Error::InvalidInput("no CKKS inputs".into()))?;
+            let CkksSetup { ctx, ev, cx, cy } = s.as_ref();
+            sample_with(
+                || {
+                    match op {
+                        SuiteOp::CkksEncrypt => {
+                            std::hint::black_box(ctx.encrypt_seeded(&i.keys.pk, &i.pts[0], &i.seeds[0])?);
+                        }
+                        SuiteOp::CkksDecrypt => {
+                            std::hint::black_box(ctx.decrypt(&i.keys.sk, cx)?);
+                        }
+                        SuiteOp::CkksMulRelin => {
+                            std::hint::black_box(ev.mul(cx, cy)?);
+                        }
+                        SuiteOp::CkksRotate => {
+                            std::hint::black_box(ev.rotate(cx, 1)?);
+                        }
+                        _ => {
+                            std::hint::black_box(ev.rotate_hoisted(cx, &ROTATIONS)?);
+                        }
+                    }
+                    Ok(())
+                },
+                plan,
+                tick,
+            )?
+        }
         _ => return Err(Error::InvalidInput(format!("{op} is not an operation of the {} suite", config.suite))),
     };
     Ok(runs.into_iter().flatten().collect())
@@ -310,17 +467,44 @@ pub fn run_recommend(
     // Captured before anything is measured: the commit and date of the code that runs.
     let environment = Environment::capture(candidates.first().map(|b| b.as_ref()));
     let (inputs, check) = match config.suite {
-        Suite::Kernel => (None, "ntt_forward of one polynomial and ntt_inverse of the result, word for word"),
+        Suite::Kernel | Suite::CkksPrimitive => {
+            (None, "ntt_forward of one polynomial and ntt_inverse of the result, word for word")
+        }
         Suite::Primitive => (
             Some(primitive_inputs(oracle, config)?),
             "blind_rotate, key_switch, bootstrap and gate_and outputs, word for word (keys and inputs from the oracle)",
         ),
     };
+    let (ckks, check) = match config.suite {
+        Suite::CkksPrimitive => {
+            // A CKKS context holds its backend: the oracle as an `Arc` (one of the
+            // candidates, or the CPU oracle itself).
+            let cpu_oracle = fhe_cpu::CpuBackend::oracle();
+            let oracle_arc: Arc<dyn Backend> = match candidates.iter().find(|b| b.name() == oracle_name) {
+                Some(b) => b.clone(),
+                None if cpu_oracle.name() == oracle_name => Arc::new(cpu_oracle),
+                None => {
+                    return Err(Error::InvalidInput(format!(
+                        "the ckks-primitive suite compares with the CPU oracle, not {oracle_name}"
+                    )))
+                }
+            };
+            (
+                Some(ckks_inputs(&oracle_arc, config)?),
+                "CKKS encrypt (x, y), mul_relin, rotate(1) and hoisted rotate(1..4) outputs, word for word (keys from \
+                 the oracle, same seeds), then Enc(x) and the rescaled x*y decrypted to within 10 bits",
+            )
+        }
+        _ => (None, check),
+    };
     let mut setups = Vec::with_capacity(candidates.len());
     let mut timings = Vec::with_capacity(candidates.len());
     for (b, name) in candidates.iter().zip(&names) {
         let verdict = match &inputs {
-            None => check_kernel(b.as_ref(), params, oracle)?,
+            None => match &ckks {
+                Some(c) => check_ckks(b, c, &oracle_name),
+                None => check_kernel(b.as_ref(), params, oracle)?,
+            },
             Some(i) => check_primitive(b.as_ref(), i, &oracle_name),
         };
         let disqualified = verdict.as_ref().err().cloned();
@@ -344,13 +528,18 @@ pub fn run_recommend(
         for i in order {
             let setup = setups[i].as_ref().expect("filtered");
             for (j, &op) in config.suite.operations().iter().enumerate() {
-                let label = format!("rep {}/{} {} {params} {op}", rep + 1, config.reps, names[i]);
+                let label = format!("rep {}/{} {} {} {op}", rep + 1, config.reps, names[i], config.params_name());
                 let calls = config.iterations;
                 progress(&Progress::Start { label: label.clone(), calls });
-                let samples =
-                    time_op(candidates[i].as_ref(), setup, inputs.as_ref(), op, config, &mut |done, calls| {
-                        progress(&Progress::Tick { label: label.clone(), done, calls })
-                    })?;
+                let samples = time_op(
+                    candidates[i].as_ref(),
+                    setup,
+                    inputs.as_ref(),
+                    ckks.as_ref(),
+                    op,
+                    config,
+                    &mut |done, calls| progress(&Progress::Tick { label: label.clone(), done, calls }),
+                )?;
                 progress(&Progress::Finish { label });
                 timings[i].ops[j].reps.push(samples);
             }
@@ -363,7 +552,7 @@ pub fn run_recommend(
         schema_version: RECOMMEND_SCHEMA_VERSION,
         kind: "ntt_recommendation".to_string(),
         suite: config.suite,
-        params: params.name().to_string(),
+        params: config.params_name().to_string(),
         default: default.to_string(),
         default_source: default_source.to_string(),
         requested: names,
@@ -599,10 +788,54 @@ mod tests {
         }
     }
 
+    /// The ckks-primitive suite checks words and decryptions before timing seed 1's
+    /// five operations on every candidate.
+    #[test]
+    fn ckks_primitive_run_checks_then_times() {
+        let oracle = CpuBackend::oracle();
+        let cands = [cpu("harvey"), cpu("reference")];
+        let cfg = RecommendConfig {
+            reps: 2,
+            iterations: 1,
+            warmup: 0,
+            ..RecommendConfig::ckks(CkksPreset::Slots4096Scale40Depth2)
+        };
+        let rec = run_recommend(&cands, "cpu:harvey", "built-in", &oracle, &cfg, &mut |_| {}).unwrap();
+        assert_eq!(rec.params, "slots4096-scale40-depth2");
+        assert!(rec.check.contains("hoisted"), "{}", rec.check);
+        assert_eq!(rec.operations.len(), 5);
+        for c in &rec.scoring.candidates {
+            assert!(c.disqualified.is_none(), "{c:?}");
+            assert!(c.ops.iter().all(|o| o.samples == 2 && o.median_ns > 0.0));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_recommendation(dir.path(), &rec, None).unwrap();
+        assert!(path.to_string_lossy().ends_with("-ntt-ckks-primitive-slots4096-scale40-depth2.json"));
+    }
+
     /// The CPU backend with a forward NTT that is wrong in one slot: fast, but wrong.
     struct WrongNtt(CpuBackend);
 
     impl fhe_api::KeyOps for WrongNtt {}
+
+    impl fhe_api::ops::RingOps for WrongNtt {
+        fn ring_forward(
+            &self,
+            n: fhe_api::params::PolynomialSize,
+            q: fhe_api::params::RingModulus,
+            data: &mut [u64],
+        ) -> fhe_api::Result<()> {
+            self.0.ring_forward(n, q, data)
+        }
+        fn ring_inverse(
+            &self,
+            n: fhe_api::params::PolynomialSize,
+            q: fhe_api::params::RingModulus,
+            data: &mut [u64],
+        ) -> fhe_api::Result<()> {
+            self.0.ring_inverse(n, q, data)
+        }
+    }
 
     impl fhe_api::NttOps for WrongNtt {
         fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> fhe_api::Result<()> {

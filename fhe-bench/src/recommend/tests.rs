@@ -222,8 +222,14 @@ fn inconsistent_timings_are_errors() {
 fn suite_names_parse() {
     assert_eq!("kernel".parse::<Suite>().unwrap(), Suite::Kernel);
     assert_eq!("Primitive".parse::<Suite>().unwrap(), Suite::Primitive);
-    let e = "ckks-primitive".parse::<Suite>().unwrap_err().to_string();
-    assert!(e.contains("kernel") && e.contains("primitive"), "{e}");
+    assert_eq!("ckks-primitive".parse::<Suite>().unwrap(), Suite::CkksPrimitive);
+    assert_eq!(serde_json::to_string(&Suite::CkksPrimitive).unwrap(), "\"ckks-primitive\"");
+    let e = "ckks".parse::<Suite>().unwrap_err().to_string();
+    assert!(e.contains("kernel") && e.contains("ckks-primitive"), "{e}");
+    assert_eq!(
+        Suite::CkksPrimitive.operations().iter().map(|o| o.name()).collect::<Vec<_>>(),
+        vec!["ckks_encrypt", "ckks_decrypt", "ckks_mul_relin", "ckks_rotate", "ckks_hoisted4"]
+    );
     assert_eq!(
         Suite::Kernel.operations().iter().map(|o| o.name()).collect::<Vec<_>>(),
         vec!["ntt_forward", "ntt_inverse", "ntt_round_trip"]
