@@ -1,9 +1,11 @@
-//! The 20-byte header every object opens with, the object kinds, and the checks a
-//! reader runs on it before any body is touched (`docs/FORMAT.md`, "Header").
+//! The 20-byte header every object opens with, both schemes' object kinds, and the
+//! checks a reader runs before any body buffer exists (`docs/FORMAT.md`, "Header" and
+//! "Reading a CKKS object").
 
 use std::fmt;
 
 use super::tfhe::lwe_word_bytes;
+use crate::ckks::params::CkksPreset;
 use crate::error::{DecodeError, Result};
 use crate::params::ParamSet;
 
@@ -13,15 +15,25 @@ pub const MAGIC: [u8; 6] = *b"LUXFHE";
 pub const FORMAT_VERSION: u16 = 1;
 /// Bytes in the header.
 pub const HEADER_LEN: usize = 20;
-/// Bytes of the public seed that opens public- and evaluation-key bodies.
+/// Bytes of the public seed in public-, evaluation- and switching-key bodies.
 pub const SEED_LEN: usize = 32;
+/// Bytes of the prefix that opens a CKKS ciphertext or plaintext body: the level (u32)
+/// and the scale (f64 bits). A u32 level puts the scale and every word at an offset
+/// that is a multiple of 8 from the start of the object.
+pub const CKKS_LEVEL_PREFIX_LEN: usize = 12;
+/// Bytes of the prefix that opens a switching-key body: the kind tag (u32) and the
+/// Galois element (u64), before the seed.
+pub const CKKS_SWITCH_PREFIX_LEN: usize = 12;
+/// Bytes per CKKS word (one residue below a prime of at most 60 bits).
+pub const CKKS_WORD_LEN: usize = 8;
 
 pub(super) const VERSION_AT: usize = 6;
 pub(super) const KIND_AT: usize = 8;
 pub(super) const PARAMS_AT: usize = 10;
 pub(super) const BODY_LEN_AT: usize = 12;
 
-/// The kind of object a header announces. The numeric ids are part of the format.
+/// The kind of bit-scheme object a header announces (CKKS kinds are [`CkksObjectKind`],
+/// whose ids follow these). The numeric ids are part of the format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ObjectKind {
@@ -125,10 +137,20 @@ impl Header {
 pub fn peek_header(bytes: &[u8]) -> Result<Header> {
     let raw = read_raw_header(bytes)?;
     let kind = ObjectKind::from_id(raw.kind).ok_or_else(|| DecodeError::WrongKind {
-        expected: "a known object kind (ids 1..=5)",
-        found: format!("unknown kind id {}", raw.kind),
+        expected: "a bit-scheme object kind (ids 1..=5)",
+        found: kind_name(raw.kind),
     })?;
     Ok(finish_header(raw, kind)?)
+}
+
+/// What a kind id names, for [`DecodeError::WrongKind`]: a CKKS kind says which reader
+/// takes it, since a caller holding one scheme's reader may have the other's object.
+fn kind_name(id: u16) -> String {
+    match (ObjectKind::from_id(id), CkksObjectKind::from_id(id)) {
+        (Some(k), _) => k.name().to_string(),
+        (None, Some(k)) => format!("{} (a CKKS object: see peek_ckks_header)", k.name()),
+        (None, None) => format!("unknown kind id {id}"),
+    }
 }
 
 struct RawHeader {
@@ -179,29 +201,242 @@ fn finish_header(raw: RawHeader, kind: ObjectKind) -> Result<Header, DecodeError
 pub(super) fn open(bytes: &[u8], kind: ObjectKind) -> Result<(ParamSet, &[u8]), DecodeError> {
     let raw = read_raw_header(bytes)?;
     if raw.kind != kind.id() {
-        let found = match ObjectKind::from_id(raw.kind) {
-            Some(k) => k.name().to_string(),
-            None => format!("unknown kind id {}", raw.kind),
-        };
-        return Err(DecodeError::WrongKind { expected: kind.name(), found });
+        return Err(DecodeError::WrongKind { expected: kind.name(), found: kind_name(raw.kind) });
     }
     let header = finish_header(raw, kind)?;
+    Ok((header.params, body_of(bytes, header.total_len())?))
+}
+
+/// The body, once the input is exactly `total` bytes long.
+fn body_of(bytes: &[u8], total: u64) -> Result<&[u8], DecodeError> {
     // The expected length is dictated by the parameter set, so it is small enough for
     // usize whenever the input could hold it; saturate where it is not.
-    let total = usize::try_from(header.total_len()).unwrap_or(usize::MAX);
+    let total = usize::try_from(total).unwrap_or(usize::MAX);
     if bytes.len() < total {
         return Err(DecodeError::Truncated { needed: total, have: bytes.len() });
     }
     if bytes.len() > total {
         return Err(DecodeError::TrailingBytes { extra: bytes.len() - total });
     }
-    Ok((header.params, &bytes[HEADER_LEN..]))
+    Ok(&bytes[HEADER_LEN..])
 }
 
 pub(super) fn write_header(out: &mut [u8], kind: ObjectKind, params: ParamSet) {
+    write_raw_header(out, kind.id(), params.id(), kind.body_len(params));
+}
+
+fn write_raw_header(out: &mut [u8], kind: u16, params: u16, body_len: u64) {
     out[..6].copy_from_slice(&MAGIC);
     out[VERSION_AT..VERSION_AT + 2].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out[KIND_AT..KIND_AT + 2].copy_from_slice(&kind.id().to_le_bytes());
-    out[PARAMS_AT..PARAMS_AT + 2].copy_from_slice(&params.id().to_le_bytes());
-    out[BODY_LEN_AT..HEADER_LEN].copy_from_slice(&kind.body_len(params).to_le_bytes());
+    out[KIND_AT..KIND_AT + 2].copy_from_slice(&kind.to_le_bytes());
+    out[PARAMS_AT..PARAMS_AT + 2].copy_from_slice(&params.to_le_bytes());
+    out[BODY_LEN_AT..HEADER_LEN].copy_from_slice(&body_len.to_le_bytes());
+}
+
+// ---------------------------------------------------------------------------------------
+// CKKS. The same 20 bytes; the kind ids continue the bit scheme's and the parameter id
+// is a `CkksPreset::id` (101..), so the two schemes share one id space and each reader
+// refuses the other's objects by kind. A ciphertext's or plaintext's body length also
+// depends on its level, which the body's first field holds.
+
+/// The kind of a CKKS object. The numeric ids are part of the format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum CkksObjectKind {
+    Ciphertext,
+    Plaintext,
+    SecretKey,
+    PublicKey,
+    SwitchingKey,
+}
+
+impl CkksObjectKind {
+    /// Every kind, in id order.
+    pub const ALL: [CkksObjectKind; 5] = [
+        CkksObjectKind::Ciphertext,
+        CkksObjectKind::Plaintext,
+        CkksObjectKind::SecretKey,
+        CkksObjectKind::PublicKey,
+        CkksObjectKind::SwitchingKey,
+    ];
+
+    /// The id written into the header.
+    pub const fn id(self) -> u16 {
+        match self {
+            CkksObjectKind::Ciphertext => 6,
+            CkksObjectKind::Plaintext => 7,
+            CkksObjectKind::SecretKey => 8,
+            CkksObjectKind::PublicKey => 9,
+            CkksObjectKind::SwitchingKey => 10,
+        }
+    }
+
+    /// Inverse of [`CkksObjectKind::id`].
+    pub const fn from_id(id: u16) -> Option<CkksObjectKind> {
+        match id {
+            6 => Some(CkksObjectKind::Ciphertext),
+            7 => Some(CkksObjectKind::Plaintext),
+            8 => Some(CkksObjectKind::SecretKey),
+            9 => Some(CkksObjectKind::PublicKey),
+            10 => Some(CkksObjectKind::SwitchingKey),
+            _ => None,
+        }
+    }
+
+    /// The Rust type name of the kind.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CkksObjectKind::Ciphertext => "CkksCiphertext",
+            CkksObjectKind::Plaintext => "CkksPlaintext",
+            CkksObjectKind::SecretKey => "CkksSecretKey",
+            CkksObjectKind::PublicKey => "CkksPublicKey",
+            CkksObjectKind::SwitchingKey => "SwitchingKey",
+        }
+    }
+
+    /// Whether the body opens with a level, on which its length then depends
+    /// (ciphertexts and plaintexts). Keys live at every level and have one length.
+    pub const fn is_leveled(self) -> bool {
+        matches!(self, CkksObjectKind::Ciphertext | CkksObjectKind::Plaintext)
+    }
+
+    /// The exact body length of this kind under `preset`: at `level` for a leveled kind
+    /// (`None` above the preset's top level); keys ignore `level`.
+    pub fn body_len(self, preset: CkksPreset, level: usize) -> Option<u64> {
+        let p = preset.params();
+        let limb = (p.n() * CKKS_WORD_LEN) as u64;
+        let len = match self {
+            CkksObjectKind::Ciphertext | CkksObjectKind::Plaintext => {
+                if level > p.max_level() {
+                    return None;
+                }
+                let polys = if self == CkksObjectKind::Ciphertext { 2 } else { 1 };
+                CKKS_LEVEL_PREFIX_LEN as u64 + polys * (level as u64 + 1) * limb
+            }
+            CkksObjectKind::SecretKey => p.n() as u64,
+            CkksObjectKind::PublicKey => SEED_LEN as u64 + p.q.len() as u64 * limb,
+            CkksObjectKind::SwitchingKey => {
+                let digits = p.digits(p.max_level()).len() as u64;
+                let qp = (p.q.len() + p.p.len()) as u64;
+                (CKKS_SWITCH_PREFIX_LEN + SEED_LEN) as u64 + digits * qp * limb
+            }
+        };
+        Some(len)
+    }
+
+    /// Header plus body ([`CkksObjectKind::body_len`]).
+    pub fn encoded_len(self, preset: CkksPreset, level: usize) -> Option<u64> {
+        self.body_len(preset, level).map(|b| HEADER_LEN as u64 + b)
+    }
+
+    /// The level whose body length is `body_len`, if there is one (leveled kinds only).
+    fn level_of_len(self, preset: CkksPreset, body_len: u64) -> Option<usize> {
+        if !self.is_leveled() {
+            return None;
+        }
+        let per_level = self.body_len(preset, 0)? - CKKS_LEVEL_PREFIX_LEN as u64;
+        let words = body_len.checked_sub(CKKS_LEVEL_PREFIX_LEN as u64)?;
+        if words == 0 || words % per_level != 0 {
+            return None;
+        }
+        let level = words / per_level - 1;
+        (level <= preset.params().max_level() as u64).then_some(level as usize)
+    }
+}
+
+impl fmt::Display for CkksObjectKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A validated CKKS header: what [`peek_ckks_header`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CkksHeader {
+    pub version: u16,
+    pub kind: CkksObjectKind,
+    pub preset: CkksPreset,
+    /// For a ciphertext or plaintext, the level its body length implies (decoding checks
+    /// that the body's own level field agrees); `None` for keys.
+    pub level: Option<usize>,
+    /// The body length: one the kind and preset allow.
+    pub body_len: u64,
+}
+
+impl CkksHeader {
+    /// Header plus body: where the next object starts in a concatenation of objects.
+    pub fn total_len(&self) -> u64 {
+        HEADER_LEN as u64 + self.body_len
+    }
+}
+
+/// [`peek_header`] for CKKS objects: magic, version, kind, preset and a body length the
+/// kind and preset allow (for a ciphertext or plaintext, the length at some level up to
+/// the preset's top), without looking at the body.
+pub fn peek_ckks_header(bytes: &[u8]) -> Result<CkksHeader> {
+    let raw = read_raw_header(bytes)?;
+    let kind = CkksObjectKind::from_id(raw.kind).ok_or_else(|| DecodeError::WrongKind {
+        expected: "a CKKS object kind (ids 6..=10)",
+        found: kind_name(raw.kind),
+    })?;
+    let preset = CkksPreset::from_id(raw.params).ok_or(DecodeError::UnknownParamSet(raw.params))?;
+    let level = if kind.is_leveled() {
+        let level = kind.level_of_len(preset, raw.body_len).ok_or_else(|| {
+            DecodeError::Invalid(format!(
+                "length field says {}: no {kind} under {preset} has that body length",
+                raw.body_len
+            ))
+        })?;
+        Some(level)
+    } else {
+        check_len(preset, kind, 0, raw.body_len)?;
+        None
+    };
+    Ok(CkksHeader { version: raw.version, kind, preset, level, body_len: raw.body_len })
+}
+
+fn check_len(preset: CkksPreset, kind: CkksObjectKind, level: usize, found: u64) -> Result<u64, DecodeError> {
+    // `level` is at most the top level here, so the length exists.
+    let expected = kind.body_len(preset, level).unwrap_or(u64::MAX);
+    if found != expected {
+        return Err(DecodeError::BadLength { params: preset.name(), expected, found });
+    }
+    Ok(expected)
+}
+
+/// Validates a CKKS header for `kind` and the input length; returns the preset and the
+/// body. A leveled kind's level is read from the body's prefix and bounded by the
+/// preset's top level first, so the length compared is computed before anything is
+/// allocated and a huge claimed level or length is refused at once.
+pub(super) fn open_ckks(bytes: &[u8], kind: CkksObjectKind) -> Result<(CkksPreset, &[u8]), DecodeError> {
+    let raw = read_raw_header(bytes)?;
+    if raw.kind != kind.id() {
+        return Err(DecodeError::WrongKind { expected: kind.name(), found: kind_name(raw.kind) });
+    }
+    let preset = CkksPreset::from_id(raw.params).ok_or(DecodeError::UnknownParamSet(raw.params))?;
+    let level = if kind.is_leveled() {
+        let level = read_level(bytes)?;
+        let top = preset.params().max_level();
+        if level > top as u64 {
+            return Err(DecodeError::Invalid(format!("{kind} at level {level}: {preset}'s top level is {top}")));
+        }
+        level as usize
+    } else {
+        0
+    };
+    let body_len = check_len(preset, kind, level, raw.body_len)?;
+    Ok((preset, body_of(bytes, HEADER_LEN as u64 + body_len)?))
+}
+
+/// The level field of a leveled body (the first 4 bytes after the header).
+fn read_level(bytes: &[u8]) -> Result<u64, DecodeError> {
+    let needed = HEADER_LEN + CKKS_LEVEL_PREFIX_LEN;
+    match bytes.get(HEADER_LEN..HEADER_LEN + 4) {
+        Some(b) if bytes.len() >= needed => Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64),
+        _ => Err(DecodeError::Truncated { needed, have: bytes.len() }),
+    }
+}
+
+pub(super) fn write_ckks_header(out: &mut [u8], kind: CkksObjectKind, preset: CkksPreset, body_len: u64) {
+    write_raw_header(out, kind.id(), preset.id(), body_len);
 }

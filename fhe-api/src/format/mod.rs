@@ -1,14 +1,15 @@
 //! The versioned binary format of every key and ciphertext (`docs/FORMAT.md`).
 //!
 //! Every object is a 20-byte header followed by a body whose length is fixed by the
-//! object kind and the parameter set. All integers are little-endian.
+//! object kind and the parameter set (and, for a CKKS ciphertext or plaintext, by the
+//! level its body opens with). All integers are little-endian.
 //!
 //! ```text
 //! offset  size  field
 //!      0     6  magic "LUXFHE" (4C 55 58 46 48 45)
 //!      6     2  format version (u16, = 1)
-//!      8     2  object kind id (u16, see ObjectKind)
-//!     10     2  parameter set id (u16, ParamSet::id)
+//!      8     2  object kind id (u16: ObjectKind 1..=5, CkksObjectKind 6..=10)
+//!     10     2  parameter set id (u16: ParamSet::id 1..=3, CkksPreset::id 101..=104)
 //!     12     8  body length in bytes (u64; must equal the length the kind and set dictate)
 //!     20     .  body
 //! ```
@@ -16,31 +17,55 @@
 //! Decoding untrusted bytes never panics and never allocates more than the parameter set
 //! dictates: the header is checked in full (magic, version, kind, set, body length) and
 //! the input length is compared with the expected total before any body buffer exists.
+//! A CKKS level is read from the body's fixed prefix and bounded by the preset's top
+//! level before the length it implies is computed.
 //!
 //! [`Encode`] and [`Decode`] are implemented for [`LweCiphertext`], [`ExtractedLwe`],
-//! [`SecretKey`], [`PublicKey`] and [`EvaluationKey`]; `serde` support (de)serializes
-//! exactly these bytes (`serialize_bytes`; a visitor accepting borrowed bytes, byte
-//! buffers and sequences of `u8`, so self-describing formats such as JSON round-trip).
+//! [`SecretKey`], [`PublicKey`] and [`EvaluationKey`]; [`TryEncode`] and [`Decode`] for
+//! [`CkksCiphertext`], [`CkksPlaintext`], [`CkksSecretKey`], [`CkksPublicKey`] and
+//! [`SwitchingKey`] (fallible: parameters that are no preset have no encoding). `serde`
+//! support (de)serializes exactly these bytes (`serialize_bytes`; a visitor accepting
+//! borrowed bytes, byte buffers and sequences of `u8`, so self-describing formats such as
+//! JSON round-trip).
 //!
 //! | module | holds |
 //! |---|---|
 //! | this one | the traits, the word packing every body shares, the public paths |
-//! | `header` | the header, [`ObjectKind`], [`peek_header`], the checks before any body |
+//! | `header` | the header, both schemes' kinds, [`peek_header`] and [`peek_ckks_header`], the checks before any body |
 //! | `tfhe` | the bit scheme's bodies and their serde glue |
+//! | `ckks` | the CKKS bodies ([`TryEncode`], since only presets have an encoding) |
 //!
 //! [`LweCiphertext`]: crate::entities::LweCiphertext
 //! [`ExtractedLwe`]: crate::entities::ExtractedLwe
 //! [`SecretKey`]: crate::entities::SecretKey
 //! [`PublicKey`]: crate::entities::PublicKey
 //! [`EvaluationKey`]: crate::entities::EvaluationKey
+//! [`CkksCiphertext`]: crate::ckks::entities::CkksCiphertext
+//! [`CkksPlaintext`]: crate::ckks::entities::CkksPlaintext
+//! [`CkksSecretKey`]: crate::ckks::entities::CkksSecretKey
+//! [`CkksPublicKey`]: crate::ckks::entities::CkksPublicKey
+//! [`SwitchingKey`]: crate::ckks::entities::SwitchingKey
 
+mod ckks;
+#[cfg(test)]
+mod ckks_refusal_tests;
+#[cfg(test)]
+mod ckks_tests;
 mod header;
 #[cfg(test)]
 mod tests;
 mod tfhe;
 
-pub use header::{peek_header, Header, ObjectKind, FORMAT_VERSION, HEADER_LEN, MAGIC, SEED_LEN};
+pub use header::{
+    peek_ckks_header, peek_header, CkksHeader, CkksObjectKind, Header, ObjectKind, CKKS_LEVEL_PREFIX_LEN,
+    CKKS_SWITCH_PREFIX_LEN, CKKS_WORD_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC, SEED_LEN,
+};
 pub use tfhe::lwe_word_bytes;
+
+use std::fmt;
+
+use serde::de::{self, SeqAccess, Visitor};
+use zeroize::Zeroizing;
 
 use crate::error::{DecodeError, Error, Result};
 
@@ -61,10 +86,82 @@ pub trait Encode {
     }
 }
 
-/// Parses an encoding. Any input that is not exactly one valid object of this kind
-/// returns [`Error::Decode`]; no input panics.
-pub trait Decode: Encode + Sized {
+/// [`Encode`] for objects that may have no encoding: the CKKS objects, whose header names
+/// their parameters by preset id ([`crate::ckks::params::CkksPreset::id`]). Parameters that
+/// equal no preset are refused with [`Error::InvalidInput`], since a reader could not
+/// rebuild their primes. Encodings are canonical as [`Encode`]'s are.
+pub trait TryEncode {
+    /// The kind written into the header.
+    const KIND: CkksObjectKind;
+    /// The exact number of bytes [`TryEncode::try_encode`] returns.
+    fn try_encoded_len(&self) -> Result<usize>;
+    /// Appends the encoding to `out` (reserving exactly what it needs); on an error
+    /// `out` is unchanged.
+    fn try_encode_to(&self, out: &mut Vec<u8>) -> Result<()>;
+    /// The encoding in a vector of exactly [`TryEncode::try_encoded_len`] bytes.
+    fn try_encode(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.try_encoded_len()?);
+        self.try_encode_to(&mut out)?;
+        Ok(out)
+    }
+}
+
+/// Parses an encoding made by [`Encode`] or [`TryEncode`]. Any input that is not exactly
+/// one valid object of this kind returns [`Error::Decode`]; no input panics.
+pub trait Decode: Sized {
     fn decode(bytes: &[u8]) -> Result<Self>;
+}
+
+/// What the serde visitor needs of a type beyond [`Decode`], for both schemes.
+trait Wire: Decode {
+    /// The kind's name, for messages.
+    const NAME: &'static str;
+    /// Whether the encoding is a secret (the visitor then never reallocates its buffer,
+    /// which would leave unwiped copies).
+    const SECRET: bool;
+    /// The longest encoding of the kind under any parameter set: the cap a serde
+    /// sequence may grow to before it is rejected.
+    fn max_encoded_len() -> usize;
+}
+
+/// The serde visitor of every format type: borrowed bytes, byte buffers and sequences of
+/// `u8` (what self-describing formats such as JSON produce), all decoded as [`Decode`].
+struct BytesVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Wire> Visitor<'de> for BytesVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the Lux FHE binary encoding of a {} (bytes)", T::NAME)
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<T, E> {
+        T::decode(v).map_err(E::custom)
+    }
+
+    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<T, E> {
+        // The buffer may hold a secret key: wipe it once decoded.
+        let v = Zeroizing::new(v);
+        T::decode(&v).map_err(E::custom)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+        let cap = T::max_encoded_len();
+        // Secret keys are small: take the whole cap up front so the buffer never
+        // reallocates. Otherwise trust the hint only up to the cap.
+        let initial = if T::SECRET { cap } else { seq.size_hint().unwrap_or(0).min(cap) };
+        let mut buf = Zeroizing::new(Vec::with_capacity(initial));
+        while let Some(b) = seq.next_element::<u8>()? {
+            if buf.len() == cap {
+                return Err(de::Error::custom(DecodeError::Invalid(format!(
+                    "byte sequence longer than any {} encoding ({cap} bytes)",
+                    T::NAME
+                ))));
+            }
+            buf.push(b);
+        }
+        T::decode(&buf).map_err(de::Error::custom)
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -8,25 +8,25 @@ use proptest::prelude::*;
 use serde::de::{Deserialize, Visitor};
 
 use super::header::{BODY_LEN_AT, KIND_AT, PARAMS_AT, VERSION_AT};
-use super::tfhe::BytesVisitor;
 use super::*;
 use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
 use crate::params::{ParamSet, Params};
 
 /// SplitMix64: fast deterministic test data (bias of `% bound` is irrelevant here).
-struct Mix(u64);
+/// Shared with the CKKS format tests.
+pub(super) struct Mix(pub(super) u64);
 impl Mix {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn below(&mut self, bound: u64) -> u64 {
+    pub(super) fn below(&mut self, bound: u64) -> u64 {
         self.next() % bound
     }
-    fn seed(&mut self) -> [u8; 32] {
+    pub(super) fn seed(&mut self) -> [u8; 32] {
         let mut s = [0u8; 32];
         s.chunks_exact_mut(8).for_each(|c| c.copy_from_slice(&self.next().to_le_bytes()));
         s
@@ -37,7 +37,7 @@ impl Mix {
     fn ring_words(&mut self, p: &Params, len: usize) -> Vec<u64> {
         (0..len).map(|_| self.below(p.q_ring())).collect()
     }
-    fn ternary(&mut self, len: usize) -> Vec<i8> {
+    pub(super) fn ternary(&mut self, len: usize) -> Vec<i8> {
         (0..len).map(|_| self.below(3) as i8 - 1).collect()
     }
 }
@@ -116,7 +116,7 @@ fn decode_err(kind: ObjectKind, bytes: &[u8]) -> DecodeError {
     }
 }
 
-fn round_trip<T: Decode + PartialEq + fmt::Debug>(x: &T) {
+fn round_trip<T: Encode + Decode + PartialEq + fmt::Debug>(x: &T) {
     let bytes = x.encode();
     assert_eq!(bytes.len(), x.encoded_len());
     assert_eq!(bytes.capacity(), bytes.len(), "encode must pre-size exactly");

@@ -1,15 +1,14 @@
 //! The bit scheme's bodies: LWE ciphertexts, extracted LWE samples, secret, public and
 //! evaluation keys (`docs/FORMAT.md`, "Bodies" 1 to 5), and their serde glue.
 
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
 use zeroize::Zeroizing;
 
 use super::header::{open, write_header, ObjectKind, HEADER_LEN, SEED_LEN};
 use super::{
-    byte_to_ternary, get_u32s, get_u64s, invalid, put_u32s, put_u64s, seed_of, ternary_to_byte, Decode, Encode,
+    byte_to_ternary, get_u32s, get_u64s, invalid, put_u32s, put_u64s, seed_of, ternary_to_byte, BytesVisitor, Decode,
+    Encode, Wire,
 };
 use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
 use crate::error::{DecodeError, Result};
@@ -152,49 +151,9 @@ fn decode_of<T: Body>(bytes: &[u8]) -> Result<T> {
     Ok(T::read_body(params, body)?)
 }
 
-/// The largest encoding of `kind` over every production set: the cap a serde sequence
-/// may grow to before it is rejected.
+/// The largest encoding of `kind` over every production set.
 fn max_encoded_len(kind: ObjectKind) -> usize {
     ParamSet::ALL.iter().map(|&p| kind.encoded_len(p)).max().unwrap_or(0).try_into().unwrap_or(usize::MAX)
-}
-
-pub(super) struct BytesVisitor<T>(pub(super) std::marker::PhantomData<T>);
-
-impl<'de, T: Body> Visitor<'de> for BytesVisitor<T> {
-    type Value = T;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the Lux FHE binary encoding of a {} (bytes)", T::KIND)
-    }
-
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<T, E> {
-        decode_of(v).map_err(E::custom)
-    }
-
-    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<T, E> {
-        // The buffer may hold a secret key: wipe it once decoded.
-        let v = Zeroizing::new(v);
-        decode_of(&v).map_err(E::custom)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
-        let cap = max_encoded_len(T::KIND);
-        // Secret keys are small: take the whole cap up front so the buffer never
-        // reallocates (which would leave unwiped copies). Otherwise trust the hint only
-        // up to the cap.
-        let initial = if T::KIND == ObjectKind::SecretKey { cap } else { seq.size_hint().unwrap_or(0).min(cap) };
-        let mut buf = Zeroizing::new(Vec::with_capacity(initial));
-        while let Some(b) = seq.next_element::<u8>()? {
-            if buf.len() == cap {
-                return Err(de::Error::custom(DecodeError::Invalid(format!(
-                    "byte sequence longer than any {} encoding ({cap} bytes)",
-                    T::KIND
-                ))));
-            }
-            buf.push(b);
-        }
-        decode_of(&buf).map_err(de::Error::custom)
-    }
 }
 
 macro_rules! impl_format {
@@ -212,6 +171,14 @@ macro_rules! impl_format {
         impl Decode for $t {
             fn decode(bytes: &[u8]) -> Result<Self> {
                 decode_of(bytes)
+            }
+        }
+
+        impl Wire for $t {
+            const NAME: &'static str = <$t as Body>::KIND.name();
+            const SECRET: bool = matches!(<$t as Body>::KIND, ObjectKind::SecretKey);
+            fn max_encoded_len() -> usize {
+                max_encoded_len(<$t as Body>::KIND)
             }
         }
 
