@@ -108,24 +108,31 @@ pub fn hoisted_equals_separate(backend: Arc<dyn Backend>, preset: CkksPreset) {
     }
 }
 
-/// Squares until the chain is spent; the precision after every level stays above
-/// `min_bits`. Returns the final precision.
+/// Multiplies until the chain is spent: each level multiplies by an encryption of other
+/// unit-circle values (cut to the running ciphertext's level) and rescales, so the
+/// product stays on the unit circle and errors add up level by level (repeated squaring
+/// would double the relative error at every level instead). The precision after every
+/// level must stay above `min_bits`; returns the final precision.
 pub fn depth_chain(backend: Arc<dyn Backend>, preset: CkksPreset, min_bits: f64) -> f64 {
     let (ctx, keys, ev) = setup(backend, preset, 3);
-    // Values on the unit circle keep |x^(2^k)| = 1 through every squaring.
-    let x: Vec<Complex> = random_values(ctx.params().slots(), 31)
-        .into_iter()
-        .map(|c| {
-            let r = (c.re * c.re + c.im * c.im).sqrt().max(1e-3);
-            Complex { re: c.re / r, im: c.im / r }
-        })
-        .collect();
+    let unit = |seed| -> Vec<Complex> {
+        random_values(ctx.params().slots(), seed)
+            .into_iter()
+            .map(|c| {
+                let r = (c.re * c.re + c.im * c.im).sqrt().max(1e-3);
+                Complex { re: c.re / r, im: c.im / r }
+            })
+            .collect()
+    };
+    let (x, z) = (unit(31), unit(32));
     let mut want = x.clone();
     let mut ct = encrypt(&ctx, &keys, &x, 4);
+    let factor = encrypt(&ctx, &keys, &z, 5);
     let mut bits = 60.0;
     while ct.level() > 0 {
-        ct = ev.mul_rescale(&ct, &ct).unwrap();
-        want = want.iter().map(|a| a.mul(*a)).collect();
+        let f = ev.drop_to_level(&factor, ct.level()).unwrap();
+        ct = ev.mul_rescale(&ct, &f).unwrap();
+        want = want.iter().zip(&z).map(|(a, b)| a.mul(*b)).collect();
         bits = precision_bits(&ctx.decrypt(&keys.sk, &ct).unwrap(), &want);
         eprintln!("{preset}: level {:>2}: {bits:.1} bits", ct.level());
         assert!(bits >= min_bits, "{preset}: {bits:.1} bits at level {}", ct.level());
