@@ -18,20 +18,7 @@ use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchS
 /// struct's bytes and their count (`cpp/launcher.hpp`).
 type LaunchFn = unsafe extern "C" fn(*const c_char, c_uint, c_uint, c_uint, *const c_void, c_uint) -> c_int;
 
-extern "C" {
-    fn lux_emu_pn10qp27_launch(n: *const c_char, g: c_uint, b: c_uint, s: c_uint, a: *const c_void, l: c_uint)
-        -> c_int;
-    fn lux_emu_pn11qp54_launch(n: *const c_char, g: c_uint, b: c_uint, s: c_uint, a: *const c_void, l: c_uint)
-        -> c_int;
-    fn lux_emu_pn10qp25q_launch(
-        n: *const c_char,
-        g: c_uint,
-        b: c_uint,
-        s: c_uint,
-        a: *const c_void,
-        l: c_uint,
-    ) -> c_int;
-}
+include!(concat!(env!("OUT_DIR"), "/units.rs"));
 
 /// Threads per emulated block: few, so barriers stay cheap; not a power-of-two divisor
 /// of N on purpose, so the kernels' strided loops are exercised with ragged tails.
@@ -44,8 +31,10 @@ pub struct EmuDriver {
     allocations: Mutex<HashMap<u64, Box<[u64]>>>,
 }
 
-/// A "module": the parameter set whose C++ unit was compiled at build time.
-pub struct EmuModule(ParamSet);
+/// A "module": the launcher of the C++ unit compiled for the set at build time.
+pub struct EmuModule {
+    launch: LaunchFn,
+}
 
 /// The GPU backend running on the emulator.
 pub fn emulated_backend() -> Result<GpuBackend<EmuDriver>> {
@@ -85,7 +74,12 @@ unsafe impl GpuDriver for EmuDriver {
                 detail: "the emulator runs only the kernel source it was built from".into(),
             });
         }
-        Ok(EmuModule(set))
+        let unit = UNITS.iter().find(|(s, _)| *s == set);
+        let (_, launch) = unit.ok_or_else(|| Error::Device {
+            backend: BackendKind::Cuda,
+            detail: format!("no emulator unit for {set} (build.rs compiles one per ParamSet::ALL)"),
+        })?;
+        Ok(EmuModule { launch: *launch })
     }
 
     fn alloc(&self, bytes: usize) -> Result<u64> {
@@ -114,17 +108,7 @@ unsafe impl GpuDriver for EmuDriver {
 
     unsafe fn launch<A: KernelArgs>(&self, module: &EmuModule, shape: LaunchShape, args: &A) -> Result<()> {
         let kernel = A::KERNEL;
-        let f: LaunchFn = match module.0 {
-            ParamSet::PN10QP27 => lux_emu_pn10qp27_launch,
-            ParamSet::PN11QP54 => lux_emu_pn11qp54_launch,
-            ParamSet::PN10QP25Q => lux_emu_pn10qp25q_launch,
-            other => {
-                return Err(Error::Device {
-                    backend: BackendKind::Cuda,
-                    detail: format!("no emulator unit for {other}"),
-                })
-            }
-        };
+        let f = module.launch;
         let name = CString::new(kernel).map_err(|_| Error::InvalidInput(format!("kernel name {kernel:?}")))?;
         // The emulated built-ins and shared memory are process-wide: one launch at a time.
         static LAUNCH: Mutex<()> = Mutex::new(());
