@@ -6,11 +6,22 @@
 //! `--interleave-calls`, `--interleave-ntt-calls`), so that a drift in the machine's
 //! speed cannot sit between the two sides. The integer rows (`int_<op>_u<width>`,
 //! `--int-ops`, `--int-widths`, `--int-mul-widths`) come from `bench_int.rs`.
+//!
+//! `--ckks <preset>` (repeatable) measures CKKS instead (`fhe_bench::ckks`): keygen,
+//! encrypt, decrypt, mul+relin, rescale, rotate and 4 hoisted rotations, one thread, with
+//! the precision in bits in each row, after the CKKS equivalence gate; one file per
+//! preset under `bench/results/ckks/`. With `--peers` it starts OpenFHE's Python worker
+//! (`fhe-bench/peers/openfhe_ckks.py`, the python of `scripts/openfhe-setup`; no cargo
+//! feature needed) and times ours and theirs alternately, round by round.
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use clap::{Args, Subcommand};
+use fhe_api::ckks::params::CkksPreset;
 use fhe_api::{Backend, ParamSet};
+use fhe_bench::ckks::{self, openfhe::OpenFhe, CkksFixture, CkksOp, CkksPlan};
 use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, Plan, SuiteConfig};
 use fhe_cpu::CpuBackend;
 
@@ -110,6 +121,40 @@ struct RunArgs {
     /// Skip the integer rows.
     #[arg(long)]
     no_int: bool,
+    /// Measure CKKS on this preset instead of the bit scheme (repeatable), e.g.
+    /// `slots32768-scale40-depth34`; results go to lane `ckks` unless `--lane` says
+    /// otherwise. With `--peers`: alternated with OpenFHE.
+    #[arg(long, value_parser = parse_preset)]
+    ckks: Vec<CkksPreset>,
+    /// CKKS: timed calls per operation (default by ring size: N=2^16 10, 2^15 20,
+    /// 2^14 30, 2^13 50; `--iters` also sets it).
+    #[arg(long)]
+    ckks_iters: Option<usize>,
+    /// CKKS: timed key generations (default: N>=2^15 3, else 5).
+    #[arg(long)]
+    ckks_keygen_iters: Option<usize>,
+    /// CKKS operations (comma-separated; default all): keygen, encrypt, decrypt,
+    /// mul_relin, rescale, rotate, hoisted4.
+    #[arg(long, value_delimiter = ',')]
+    ckks_ops: Vec<String>,
+    /// CKKS with `--peers`: rounds alternated with OpenFHE (each side's calls per round:
+    /// the iterations divided by the rounds, rounded up; key generation one).
+    #[arg(long, default_value_t = 5)]
+    ckks_rounds: usize,
+    /// CKKS: run our calls on the machine's rayon pool instead of one thread.
+    #[arg(long)]
+    ckks_all_threads: bool,
+    /// CKKS with `--peers`: the python that runs OpenFHE's worker (default:
+    /// `$LUX_OPENFHE_PYTHON`, else target/openfhe-venv/bin/python from
+    /// scripts/openfhe-setup).
+    #[arg(long)]
+    openfhe_python: Option<PathBuf>,
+}
+
+fn parse_preset(s: &str) -> Result<CkksPreset, String> {
+    s.parse::<CkksPreset>().map_err(|e| {
+        format!("{e} (presets: {})", CkksPreset::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "))
+    })
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Fail> {
@@ -123,8 +168,110 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
             println!("chart of {} result files written to {}", files.len(), out.display());
             Ok(())
         }
+        None if !args.run.ckks.is_empty() => measure_ckks(args.run),
         None => measure(args.run),
     }
+}
+
+/// `bench --ckks <preset>...`: per preset, the CKKS gate, then our rows (or, with
+/// `--peers`, ours and OpenFHE's alternated), one file each.
+fn measure_ckks(a: RunArgs) -> Result<(), Fail> {
+    let failed = |e: fhe_bench::Error| Fail::Failed(e.to_string());
+    let target: Arc<dyn Backend> = backend(&a.backend)?;
+    if !a.params.is_empty() {
+        return Err(Fail::Usage("--params names bit-scheme sets; with --ckks the presets are the parameters".into()));
+    }
+    if a.ckks_rounds == 0 || a.runs == 0 || a.ckks_iters == Some(0) || a.ckks_keygen_iters == Some(0) {
+        return Err(Fail::Usage("--ckks-rounds, --runs and the CKKS iterations must be at least 1".into()));
+    }
+    let ops = if a.ckks_ops.is_empty() {
+        CkksOp::ALL.to_vec()
+    } else {
+        a.ckks_ops
+            .iter()
+            .map(|o| o.parse::<CkksOp>().map_err(|e| Fail::Usage(e.to_string())))
+            .collect::<Result<_, _>>()?
+    };
+    // The peer first: a missing venv is said before anything is measured.
+    let mut peer = if a.peers {
+        let python = a.openfhe_python.clone().unwrap_or_else(|| OpenFhe::default_python(&workspace_root()));
+        let peer = OpenFhe::spawn(&python).map_err(|e| Fail::Usage(e.to_string()))?;
+        println!("peer: OpenFHE {} ({})", peer.info["version"], python.display());
+        Some(peer)
+    } else {
+        None
+    };
+    let lane = a.lane.clone().unwrap_or_else(|| "ckks".to_string());
+    let dir = a.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results"));
+    let oracle: Arc<dyn Backend> = Arc::new(CpuBackend::oracle());
+    for &preset in &a.ckks {
+        let mut plan = CkksPlan::for_preset(preset);
+        plan.operations = ops.clone();
+        // One run by default (the bit suite's `--runs 3` would triple a 2^16 run).
+        plan.runs = if a.peers || a.runs == 3 { 1 } else { a.runs };
+        plan.one_thread = !a.ckks_all_threads;
+        if let Some(n) = a.ckks_iters.or(a.iters) {
+            plan.iterations = n;
+        }
+        if let Some(n) = a.ckks_keygen_iters {
+            plan.keygen_iterations = n;
+        }
+        // The equivalence gate runs first: a backend that fails it reports no numbers.
+        let gate = ckks::gate(oracle.clone(), target.clone(), preset).map_err(failed)?;
+        println!("equivalence gate: {:?}: {}", gate.status, gate.detail.as_deref().unwrap_or(""));
+        let gate_failed = gate.status == GateState::Failed;
+        let mut rows = Vec::new();
+        let mut comparison = None;
+        if !gate_failed {
+            let mut fixture = CkksFixture::new(target.clone(), preset, ckks::SEED_ROOT).map_err(failed)?;
+            match peer.as_mut() {
+                None => {
+                    let mut progress = fhe_bench::stderr_progress(plan.total_calls());
+                    rows = ckks::run_ckks(&mut fixture, &plan, &mut progress).map_err(failed)?;
+                }
+                Some(peer) => {
+                    let reply = peer.setup_for(preset).map_err(failed)?;
+                    println!("peer set up: log QP {}, dnum {}", reply["log_qp"], reply["dnum"]);
+                    let calls = plan.calls_per_round(a.ckks_rounds);
+                    let mut progress = fhe_bench::stderr_progress(a.ckks_rounds * plan.operations.len());
+                    let (ours, theirs) =
+                        ckks::run_alternated(&mut fixture, peer, &plan, a.ckks_rounds, calls, &mut progress)
+                            .map_err(failed)?;
+                    comparison = Some(ckks::format_comparison(&ours, &theirs));
+                    rows.extend(ours);
+                    rows.extend(theirs);
+                }
+            }
+        }
+        let mut report = fhe_bench::Report::new(
+            &lane,
+            &target.name(),
+            fhe_bench::Environment::capture(Some(target.as_ref())),
+            gate,
+            rows,
+        );
+        if !report.rows.is_empty() {
+            report.params = preset.name().to_string();
+        }
+        let path = fhe_bench::write_results(&dir, &lane, &report).map_err(failed)?;
+        println!("{}", fhe_bench::format_table(&report));
+        if let Some(table) = comparison {
+            println!(
+                "ours over OpenFHE's, {} rounds alternated, one thread each (below 1.00x we are faster; \
+                 OpenFHE is the PyPI wheel, a portable build without AVX):",
+                a.ckks_rounds
+            );
+            println!("{table}");
+        }
+        println!("results written to {}", path.display());
+        if gate_failed {
+            return Err(Fail::Failed(format!(
+                "{} failed the CKKS equivalence gate: no numbers reported",
+                target.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn measure(a: RunArgs) -> Result<(), Fail> {

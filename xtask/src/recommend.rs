@@ -1,5 +1,6 @@
 //! `cargo xtask recommend ntt --suite kernel|primitive --params P [--backend NAME]...
-//! [--reps R] [--iters N] [--warmup W] [--out FILE]`: screens a backend's NTT variants
+//! [--reps R] [--iters N] [--warmup W] [--out FILE]`, or `--suite ckks-primitive
+//! --preset <ckks preset>` (seed 1's complete-CKKS operations): screens a backend's NTT variants
 //! (seed 1; the rules are `fhe_bench::recommend`'s) and writes the JSON report to
 //! `bench/results/recommend/` or `--out`.
 //!
@@ -11,6 +12,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+use fhe_api::ckks::params::CkksPreset;
 use fhe_api::ParamSet;
 use fhe_bench::recommend::{self, RecommendConfig, Suite};
 use fhe_cpu::CpuBackend;
@@ -28,12 +30,17 @@ pub enum RecommendCmd {
 #[derive(Args)]
 pub struct NttArgs {
     /// `kernel`: prepared forward, inverse and round-trip NTT calls; `primitive`: key
-    /// switch, bootstrap and an AND gate, results checked against the oracle first.
+    /// switch, bootstrap and an AND gate, results checked against the oracle first;
+    /// `ckks-primitive`: CKKS encrypt, decrypt, mul+relin, one rotation and four hoisted
+    /// rotations on `--preset`, checked against the oracle and decrypted first.
     #[arg(long, value_parser = parse_suite)]
     suite: Suite,
-    /// Parameter set, e.g. PN10QP27.
+    /// Parameter set of `kernel` and `primitive`, e.g. PN10QP27.
     #[arg(long, value_parser = parse_params)]
-    params: ParamSet,
+    params: Option<ParamSet>,
+    /// CKKS preset of `ckks-primitive`, e.g. slots8192-scale40-depth6.
+    #[arg(long, value_parser = parse_preset)]
+    preset: Option<CkksPreset>,
     /// Candidates (repeat, at least two), e.g. `--backend cpu:avx512 --backend cpu:avx2`;
     /// default: every NTT variant this CPU supports.
     #[arg(long = "backend")]
@@ -54,6 +61,12 @@ pub struct NttArgs {
 
 fn parse_suite(s: &str) -> Result<Suite, fhe_bench::Error> {
     s.parse()
+}
+
+fn parse_preset(s: &str) -> Result<CkksPreset, String> {
+    s.parse::<CkksPreset>().map_err(|e| {
+        format!("{e} (presets: {})", CkksPreset::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "))
+    })
 }
 
 pub fn run(cmd: RecommendCmd) -> Result<(), Fail> {
@@ -99,7 +112,14 @@ fn ntt(a: NttArgs) -> Result<(), Fail> {
         None => (backend(kind.name())?.name(), "built-in"),
     };
 
-    let mut config = RecommendConfig::new(a.suite, a.params);
+    let mut config = match (a.suite.is_ckks(), a.params, a.preset) {
+        (true, None, Some(preset)) => RecommendConfig::ckks(preset),
+        (false, Some(params), None) => RecommendConfig::new(a.suite, params),
+        (true, _, _) => {
+            return Err(Fail::Usage("--suite ckks-primitive takes --preset (a CKKS preset), not --params".into()))
+        }
+        (false, _, _) => return Err(Fail::Usage(format!("--suite {} takes --params, not --preset", a.suite))),
+    };
     config.reps = a.reps;
     config.warmup = a.warmup;
     if let Some(n) = a.iters {
