@@ -20,6 +20,7 @@ pub mod ring;
 use std::sync::{Arc, OnceLock};
 
 use fhe_api::ops::check_params;
+use fhe_api::per_set::KeyedCache;
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe,
     KeyOps, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
@@ -47,7 +48,9 @@ pub const NTT_VARIANT: &str = "radix4";
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {
     gpu: Gpu,
-    sets: [OnceLock<std::result::Result<Pipelines, String>>; 3],
+    /// Each set's compiled pipelines and tables, keyed by the set: a new set is a new
+    /// key, never an index past a fixed array.
+    sets: KeyedCache<ParamSet, Pipelines>,
 }
 
 impl WgpuBackend {
@@ -62,16 +65,17 @@ impl WgpuBackend {
                 });
             }
         }
-        Ok(WgpuBackend { gpu: Gpu::open(options.device)?, sets: Default::default() })
+        Ok(WgpuBackend { gpu: Gpu::open(options.device)?, sets: KeyedCache::new() })
     }
 
-    /// The compiled pipelines and tables of `set`, built on first use.
-    fn pipelines(&self, set: ParamSet) -> Result<&Pipelines> {
-        let idx = ParamSet::ALL.iter().position(|&s| s == set).expect("every set is in ALL");
-        self.sets[idx]
-            .get_or_init(|| Pipelines::new(&self.gpu, set).map_err(|e| e.to_string()))
-            .as_ref()
-            .map_err(|e| Error::Device { backend: BackendKind::Wgpu, detail: format!("{set} pipelines: {e}") })
+    /// The compiled pipelines and tables of `set`, built on first use; looked up once
+    /// per call (a batch), never per kernel. A failed build is not cached, so a later
+    /// call tries again (a lost device may come back; a shader error repeats its message).
+    fn pipelines(&self, set: ParamSet) -> Result<Arc<Pipelines>> {
+        self.sets.get_or_try_init(&set, || {
+            Pipelines::new(&self.gpu, set)
+                .map_err(|e| Error::Device { backend: BackendKind::Wgpu, detail: format!("{set} pipelines: {e}") })
+        })
     }
 }
 
@@ -102,12 +106,12 @@ impl KeyOps for WgpuBackend {}
 impl NttOps for WgpuBackend {
     fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
         fhe_api::ops::check_ntt_input(params, data)?;
-        ntt::run(&self.gpu, self.pipelines(params)?, params, data, ntt::Direction::Forward)
+        ntt::run(&self.gpu, &*self.pipelines(params)?, params, data, ntt::Direction::Forward)
     }
 
     fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
         fhe_api::ops::check_ntt_input(params, data)?;
-        ntt::run(&self.gpu, self.pipelines(params)?, params, data, ntt::Direction::Inverse)
+        ntt::run(&self.gpu, &*self.pipelines(params)?, params, data, ntt::Direction::Inverse)
     }
 
     fn ntt_variant(&self) -> &str {
@@ -117,20 +121,20 @@ impl NttOps for WgpuBackend {
 
 impl BootstrapOps for WgpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
-        let prepared = bootstrap::prepare(&self.gpu, self.pipelines(ek.params())?, ek)?;
+        let prepared = bootstrap::prepare(&self.gpu, &*self.pipelines(ek.params())?, ek)?;
         Ok(PreparedKey::new(self.name(), ek.params(), prepared))
     }
 
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
-        bootstrap::blind_rotate_batch(&self.gpu, self.pipelines(key.params())?, prepared, inputs)
+        bootstrap::blind_rotate_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
-        bootstrap::key_switch_batch(&self.gpu, self.pipelines(key.params())?, prepared, inputs)
+        bootstrap::key_switch_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
     }
 
     /// Blind rotation, extraction, key switch and `+ q/8` on the device: one
@@ -138,7 +142,7 @@ impl BootstrapOps for WgpuBackend {
     fn bootstrap_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
-        bootstrap::bootstrap_batch(&self.gpu, self.pipelines(key.params())?, prepared, inputs)
+        bootstrap::bootstrap_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
     }
 }
 

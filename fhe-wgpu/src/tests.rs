@@ -11,20 +11,33 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 
 use super::*;
 
-/// One backend for every test (opening a device loads the driver once).
-fn backend() -> Option<Arc<WgpuBackend>> {
+/// Set to `1` where an adapter is promised (CI on lavapipe): a missing one then fails
+/// every test instead of skipping it.
+const REQUIRE: &str = "LUX_FHE_REQUIRE_WGPU";
+
+/// One backend for every test (opening a device loads the driver once), or `None` where
+/// no adapter answers. An adapter that probes as present but does not open is a failure,
+/// not a skip.
+fn available() -> Option<Arc<WgpuBackend>> {
     static B: OnceLock<Option<Arc<WgpuBackend>>> = OnceLock::new();
-    B.get_or_init(|| {
-        let required = std::env::var("LUX_FHE_REQUIRE_WGPU").is_ok_and(|v| v == "1");
-        match probe() {
-            Probe::Unavailable(cause) if !required => {
-                eprintln!("fhe-wgpu tests skipped: {cause}");
-                None
-            }
-            _ => Some(Arc::new(WgpuBackend::new(&BackendOptions::default()).expect("wgpu backend"))),
-        }
+    B.get_or_init(|| match probe() {
+        Probe::Unavailable(_) => None,
+        _ => Some(Arc::new(WgpuBackend::new(&BackendOptions::default()).expect("wgpu backend"))),
     })
     .clone()
+}
+
+/// Why [`available`] is `None`, for the skip message.
+fn skip_reason() -> String {
+    match probe() {
+        Probe::Unavailable(cause) => cause.to_string(),
+        _ => "the adapter did not open".into(),
+    }
+}
+
+/// The backend for `test`, under the shared skip rule (`fhe_api::testing::require_or_skip`).
+fn backend(test: &str) -> Option<Arc<WgpuBackend>> {
+    testing::require_or_skip(available(), REQUIRE, skip_reason, test)
 }
 
 fn oracle() -> &'static fhe_cpu::CpuBackend {
@@ -34,7 +47,7 @@ fn oracle() -> &'static fhe_cpu::CpuBackend {
 
 #[test]
 fn ntt_is_byte_equal_to_the_oracle_on_random_batches() {
-    let Some(b) = backend() else { return };
+    let Some(b) = backend("ntt_is_byte_equal_to_the_oracle_on_random_batches") else { return };
     for set in ParamSet::ALL {
         let p = set.params();
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7 + set.id() as u64);
@@ -57,7 +70,7 @@ fn ntt_is_byte_equal_to_the_oracle_on_random_batches() {
 
 #[test]
 fn reports_the_adapter() {
-    let Some(b) = backend() else { return };
+    let Some(b) = backend("reports_the_adapter") else { return };
     let info = b.device_info();
     assert!(!info.name.is_empty());
     assert_eq!(b.kind(), BackendKind::Wgpu);
@@ -67,7 +80,7 @@ fn reports_the_adapter() {
 
 #[test]
 fn unknown_ntt_variant_is_an_error() {
-    let Some(_) = backend() else { return };
+    let Some(_) = backend("unknown_ntt_variant_is_an_error") else { return };
     let opts = BackendOptions { ntt_variant: Some("radix2".into()), device: 0 };
     assert!(matches!(WgpuBackend::new(&opts), Err(Error::UnknownNttVariant { .. })));
     let opts = BackendOptions { ntt_variant: None, device: 99 };
@@ -76,7 +89,7 @@ fn unknown_ntt_variant_is_an_error() {
 
 /// Blind rotation, key switch and the fused bootstrap, word for word.
 fn stages_match_oracle(set: ParamSet) {
-    let Some(b) = backend() else { return };
+    let Some(b) = backend("stages_match_oracle") else { return };
     let seed = Seed::derive("fhe-wgpu-stages", set.id() as u64);
     let keys = b.keygen_from_seed(set, &seed).unwrap();
     let want = oracle().keygen_from_seed(set, &seed).unwrap();
@@ -113,45 +126,16 @@ fn stages_match_oracle_pn10qp25q() {
     stages_match_oracle(ParamSet::PN10QP25Q);
 }
 
-/// The shared suite (`fhe_api::testing`), with a gate count lavapipe runs in minutes.
-mod conformance {
-    use super::*;
+/// Random gates per set in the shared suite: a count lavapipe runs in minutes.
+const GATES: usize = 32;
 
-    const GATES: usize = 32;
-
-    #[test]
-    fn random_gates_pn10qp27() {
-        let Some(b) = backend() else { return };
-        testing::gates_are_correct_and_noise_matches_model(&*b, ParamSet::PN10QP27, GATES);
-    }
-    #[test]
-    fn random_gates_pn11qp54() {
-        let Some(b) = backend() else { return };
-        testing::gates_are_correct_and_noise_matches_model(&*b, ParamSet::PN11QP54, GATES);
-    }
-    #[test]
-    fn random_gates_pn10qp25q() {
-        let Some(b) = backend() else { return };
-        testing::gates_are_correct_and_noise_matches_model(&*b, ParamSet::PN10QP25Q, GATES);
-    }
-    #[test]
-    fn byte_equal_to_oracle_all_sets() {
-        let Some(b) = backend() else { return };
-        for set in ParamSet::ALL {
-            testing::byte_equal_to_oracle(&*b, oracle(), set);
-        }
-    }
-    #[test]
-    fn rejects_bad_input() {
-        let Some(b) = backend() else { return };
-        testing::rejects_bad_input(&*b);
-    }
-    #[test]
-    fn ntt_matches_oracle() {
-        let Some(b) = backend() else { return };
-        testing::ntt_matches_oracle(&*b, oracle());
-    }
-}
+// The shared suite (`fhe_api::testing`), skipped like the tests above where no adapter
+// answers.
+fhe_api::conformance_tests!(
+    skip_unless(available(), require = REQUIRE, reason = skip_reason()),
+    oracle(),
+    gates_per_set = GATES
+);
 
 /// First differing word, for a readable failure.
 fn first_diff<T: PartialEq + Copy>(x: &[T], y: &[T]) -> Option<(usize, T, T)> {
@@ -162,7 +146,7 @@ fn first_diff<T: PartialEq + Copy>(x: &[T], y: &[T]) -> Option<(usize, T, T)> {
 /// the extraction run) and ones with a single non-zero mask coefficient (one step).
 #[test]
 fn blind_rotation_of_simple_ciphertexts() {
-    let Some(b) = backend() else { return };
+    let Some(b) = backend("blind_rotation_of_simple_ciphertexts") else { return };
     let set = ParamSet::PN10QP27;
     let p = set.params();
     let keys = b.keygen_from_seed(set, &Seed::derive("fhe-wgpu-simple", 0)).unwrap();

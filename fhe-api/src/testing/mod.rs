@@ -194,21 +194,67 @@ pub fn byte_equal_suite(backend: &dyn Backend, oracle: &dyn Backend) {
     rejects_bad_input(backend);
 }
 
+/// The skip rule for a backend that may be absent: `Some` runs the test; `None` fails
+/// it when `require_var` is `1` (CI that promised the device), and otherwise prints
+/// `<test> skipped: <reason>` to stderr and lets the test pass as skipped.
+pub fn require_or_skip<B>(
+    backend: Option<B>,
+    require_var: &str,
+    reason: impl FnOnce() -> String,
+    test: &str,
+) -> Option<B> {
+    if backend.is_some() {
+        return backend;
+    }
+    let reason = reason();
+    if std::env::var(require_var).is_ok_and(|v| v == "1") {
+        panic!("{test}: backend required by {require_var}=1 but absent: {reason}");
+    }
+    eprintln!("{test} skipped: {reason}");
+    None
+}
+
 /// Stamps the suite into `#[test]` functions for one backend:
 /// `fhe_api::conformance_tests!(my_backend_constructor_expr, oracle_expr, gates_per_set = 1000);`
 /// where both expressions evaluate to something that derefs to `dyn Backend`.
-/// `gates_per_set` sets how many random gates each set evaluates. A leading
-/// `ignore = "reason",` marks every test `#[ignore]`: for a device backend whose suite
-/// runs with `cargo test -- --ignored` where the device is.
+/// `gates_per_set` sets how many random gates each set evaluates.
+///
+/// Two leading arms for a backend that may not be on the machine running the tests:
+/// - `ignore = "reason",` marks every test `#[ignore]`: for a device backend whose suite
+///   runs with `cargo test -- --ignored` where the device is.
+/// - `skip_unless(optional_backend_expr, require = var_expr, reason = reason_expr),`
+///   in place of the backend expression: the first expression gives an `Option` of the
+///   backend; `None` skips each test through [`require_or_skip`], or fails it where the
+///   environment variable named by `var_expr` (a `&str`) is `1`. `reason_expr`, a
+///   `String`, is evaluated only on `None`. For a backend that runs wherever its device
+///   answers, with CI requiring it (wgpu on lavapipe).
 #[macro_export]
 macro_rules! conformance_tests {
     (ignore = $reason:literal, $backend:expr, $oracle:expr, gates_per_set = $gates:expr) => {
-        $crate::conformance_tests!(@suite [ignore = $reason] $backend, $oracle, $gates);
+        $crate::conformance_tests!(@suite [ignore = $reason] [run $backend], $oracle, $gates);
+    };
+    (
+        skip_unless($backend:expr, require = $var:expr, reason = $why:expr),
+        $oracle:expr,
+        gates_per_set = $gates:expr
+    ) => {
+        $crate::conformance_tests!(@suite [] [skip $backend, $var, $why], $oracle, $gates);
     };
     ($backend:expr, $oracle:expr, gates_per_set = $gates:expr) => {
-        $crate::conformance_tests!(@suite [] $backend, $oracle, $gates);
+        $crate::conformance_tests!(@suite [] [run $backend], $oracle, $gates);
     };
-    (@suite [$($attr:meta)?] $backend:expr, $oracle:expr, $gates:expr) => {
+    // The backend for one test: the expression itself, or its `Some` (returning from the
+    // test, skipped, on `None`).
+    (@get [run $backend:expr], $test:literal) => {
+        $backend
+    };
+    (@get [skip $backend:expr, $var:expr, $why:expr], $test:literal) => {
+        match $crate::testing::require_or_skip($backend, $var, || $why, concat!("conformance::", $test)) {
+            Some(backend) => backend,
+            None => return,
+        }
+    };
+    (@suite [$($attr:meta)?] $get:tt, $oracle:expr, $gates:expr) => {
         mod conformance {
             #[allow(unused_imports)]
             use super::*;
@@ -218,39 +264,47 @@ macro_rules! conformance_tests {
             #[test]
             $(#[$attr])?
             fn random_gates_pn10qp27() {
-                testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN10QP27, $gates);
+                let backend = $crate::conformance_tests!(@get $get, "random_gates_pn10qp27");
+                testing::gates_are_correct_and_noise_matches_model(&*backend, ParamSet::PN10QP27, $gates);
             }
             #[test]
             $(#[$attr])?
             fn random_gates_pn11qp54() {
-                testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN11QP54, $gates);
+                let backend = $crate::conformance_tests!(@get $get, "random_gates_pn11qp54");
+                testing::gates_are_correct_and_noise_matches_model(&*backend, ParamSet::PN11QP54, $gates);
             }
             #[test]
             $(#[$attr])?
             fn random_gates_pn10qp25q() {
-                testing::gates_are_correct_and_noise_matches_model(&*$backend, ParamSet::PN10QP25Q, $gates);
+                let backend = $crate::conformance_tests!(@get $get, "random_gates_pn10qp25q");
+                testing::gates_are_correct_and_noise_matches_model(&*backend, ParamSet::PN10QP25Q, $gates);
             }
             #[test]
             $(#[$attr])?
             fn byte_equal_to_oracle_all_sets() {
+                let backend = $crate::conformance_tests!(@get $get, "byte_equal_to_oracle_all_sets");
+                let oracle = $oracle;
                 for set in ParamSet::ALL {
-                    testing::byte_equal_to_oracle(&*$backend, &*$oracle, set);
+                    testing::byte_equal_to_oracle(&*backend, &*oracle, set);
                 }
             }
             #[test]
             $(#[$attr])?
             fn rejects_bad_input() {
-                testing::rejects_bad_input(&*$backend);
+                let backend = $crate::conformance_tests!(@get $get, "rejects_bad_input");
+                testing::rejects_bad_input(&*backend);
             }
             #[test]
             $(#[$attr])?
             fn mixed_batch_matches_single_gates() {
-                testing::mixed_batch_matches_single_gates(&*$backend);
+                let backend = $crate::conformance_tests!(@get $get, "mixed_batch_matches_single_gates");
+                testing::mixed_batch_matches_single_gates(&*backend);
             }
             #[test]
             $(#[$attr])?
             fn ntt_matches_oracle() {
-                testing::ntt_matches_oracle(&*$backend, &*$oracle);
+                let backend = $crate::conformance_tests!(@get $get, "ntt_matches_oracle");
+                testing::ntt_matches_oracle(&*backend, &*$oracle);
             }
         }
     };
