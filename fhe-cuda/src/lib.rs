@@ -295,8 +295,8 @@ unsafe impl GpuDriver for CudaDriver {
         let kernel = A::KERNEL;
         self.bind()?;
         let f = *module.functions.get(kernel).ok_or_else(|| device_error(format!("no kernel {kernel}")))?;
-        // The driver reads the kernel's one parameter, sizeof(A::C_NAME) bytes, through
-        // this pointer during the call; the copy is ours, so the `*mut` it wants is honest.
+        // The driver copies the kernel's one parameter (the C struct's bytes) through this
+        // pointer during the call; the copy is ours, so the `*mut` it asks for is honest.
         let mut a = *args;
         let mut params = [(&mut a as *mut A).cast::<c_void>()];
         // SAFETY: `f` is `A::KERNEL` of a loaded module, whose one parameter is the C
