@@ -23,12 +23,22 @@
 //! [`integer`] and `docs/INTEGERS.md`.
 //!
 //! Backends are cargo features of this crate (`cuda`, `hip`, `wgpu`, as their crates
-//! land); the CPU oracle is always built. [`registry`] holds the backends this build
+//! land); the CPU oracle is always built. [`registry()`] holds the backends this build
 //! has; [`available`] says whether one can run here.
 
 use std::sync::Arc;
 
-pub use fhe_api::*;
+// What a user of the runtime names, listed rather than glob-imported so that fhe-api's
+// backend-side internals (ring arithmetic, key generation steps, per-set caches, the
+// conformance suite) do not become this crate's API by accident. Modules: `ckks` (the
+// second scheme), `format` (bytes of keys and ciphertexts), `gates` (batched and mixed
+// gates), `ops` (the backend traits, for a backend crate), `params`, `registry`, `rng`.
+pub use fhe_api::{ckks, format, gates, ops, params, registry, rng};
+pub use fhe_api::{
+    Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DecodeError, DeviceInfo, Error, EvaluationKey,
+    ExtractedLwe, Gate, KeyOps, KeySet, LweCiphertext, NttOps, ParamSet, Params, PreparedKey, Probe, PublicKey,
+    Registry, Result, SecretKey, Seed, Selection, Unavailable,
+};
 
 pub mod integer;
 pub use integer::{FheUint, IntOp};
