@@ -374,6 +374,28 @@ pub fn run_ckks(fixture: &mut CkksFixture, plan: &CkksPlan, progress: &mut dyn F
     Ok(rows)
 }
 
+/// A peer timed in alternation with ours ([`OpenFhe`]; tests use a fake).
+pub trait CkksPeer {
+    /// `calls` timed calls of `op` after `warmup` discarded ones, in nanoseconds.
+    fn sample(&mut self, op: CkksOp, calls: usize, warmup: usize) -> Result<Vec<f64>>;
+    /// The peer's precision on its current set-up.
+    fn precision(&mut self) -> Result<PeerPrecision>;
+    /// Version, build and parameters, for its rows' notes.
+    fn describe(&self) -> String;
+}
+
+impl CkksPeer for OpenFhe {
+    fn sample(&mut self, op: CkksOp, calls: usize, warmup: usize) -> Result<Vec<f64>> {
+        OpenFhe::sample(self, op, calls, warmup)
+    }
+    fn precision(&mut self) -> Result<PeerPrecision> {
+        OpenFhe::precision(self)
+    }
+    fn describe(&self) -> String {
+        OpenFhe::describe(self)
+    }
+}
+
 /// Ours and OpenFHE's, alternated: for each operation, `rounds` rounds of `calls` timed
 /// calls per side (key generation: one call per round), each side's round starting with
 /// `warmup` discarded calls (key generation: none), ours first in even rounds and theirs
@@ -382,7 +404,7 @@ pub fn run_ckks(fixture: &mut CkksFixture, plan: &CkksPlan, progress: &mut dyn F
 /// `(ours, theirs)`, one row per operation and side, each holding one run per round.
 pub fn run_alternated(
     fixture: &mut CkksFixture,
-    peer: &mut OpenFhe,
+    peer: &mut dyn CkksPeer,
     plan: &CkksPlan,
     rounds: usize,
     calls: usize,

@@ -72,6 +72,63 @@ fn gate_passed() -> EquivalenceGate {
     EquivalenceGate::new(GateState::Passed, None)
 }
 
+/// A peer that records when it is timed and answers fixed samples.
+struct FakePeer {
+    log: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
+}
+
+impl CkksPeer for FakePeer {
+    fn sample(&mut self, op: CkksOp, calls: usize, warmup: usize) -> Result<Vec<f64>> {
+        self.log.borrow_mut().push(format!("theirs {op} {calls}+{warmup}"));
+        Ok(vec![1e9; calls])
+    }
+    fn precision(&mut self) -> Result<PeerPrecision> {
+        Ok(PeerPrecision { fresh: Some(20.0), mul: Some(19.0), rotate: Some(18.0) })
+    }
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+}
+
+/// Every round times both sides; rows pair round by round and carry both precisions.
+#[test]
+fn alternated_rounds_pair_and_alternate() {
+    let backend: Arc<dyn fhe_api::Backend> = Arc::new(CpuBackend::new(Some("harvey")).unwrap());
+    let mut fx = CkksFixture::new(backend, SMALL, SEED_ROOT).unwrap();
+    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut peer = FakePeer { log: log.clone() };
+    let plan = CkksPlan { operations: vec![CkksOp::Keygen, CkksOp::Rotate], ..CkksPlan::for_preset(SMALL) };
+    let mut ticks = Vec::new();
+    let (ours, theirs) = run_alternated(&mut fx, &mut peer, &plan, 3, 2, &mut |p| {
+        if let Progress::Tick { done, .. } = p {
+            ticks.push(*done);
+            log.borrow_mut().push("tick".into());
+        }
+    })
+    .unwrap();
+    assert_eq!(ticks, [1, 2, 3, 1, 2, 3]);
+    // One call of theirs per round, then the round's tick.
+    let l = log.borrow();
+    assert_eq!(l[0], "theirs ckks_keygen 1+0");
+    assert_eq!(l[1], "tick");
+    assert_eq!(l[2], "theirs ckks_keygen 1+0");
+    assert_eq!(l[6], "theirs ckks_rotate 2+1");
+    assert_eq!(ours.len(), 2);
+    assert_eq!(theirs.len(), 2);
+    for (o, t) in ours.iter().zip(&theirs) {
+        assert!(o.backend.ends_with("/interleaved") && t.backend == "peer:openfhe/interleaved");
+        assert_eq!((o.runs, t.runs, o.stats.run_medians_ns.len()), (3, 3, 3));
+        assert!(o.note.as_deref().unwrap().contains("per-round ratio"));
+    }
+    assert_eq!((ours[0].iterations, ours[1].iterations, ours[1].warmup), (1, 2, 1));
+    assert_eq!((ours[0].precision_bits, theirs[0].precision_bits), (None, None));
+    assert_eq!(theirs[1].precision_bits, Some(18.0));
+    assert!(ours[1].precision_bits.unwrap() >= MIN_PRECISION_BITS);
+    let r = crate::ratios(&ours, &theirs);
+    assert!(r.iter().all(|r| r.per_round.is_some()), "{r:?}");
+    assert!(format_comparison(&ours, &theirs).contains("ckks_rotate"));
+}
+
 #[test]
 fn gate_compares_with_the_oracle() {
     let oracle: Arc<dyn fhe_api::Backend> = Arc::new(CpuBackend::oracle());
