@@ -64,9 +64,8 @@ fn parse_suite(s: &str) -> Result<Suite, fhe_bench::Error> {
 }
 
 fn parse_preset(s: &str) -> Result<CkksPreset, String> {
-    s.parse::<CkksPreset>().map_err(|e| {
-        format!("{e} (presets: {})", CkksPreset::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "))
-    })
+    // The error lists the presets.
+    s.parse::<CkksPreset>().map_err(|e| e.to_string())
 }
 
 pub fn run(cmd: RecommendCmd) -> Result<(), Fail> {
