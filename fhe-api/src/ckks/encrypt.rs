@@ -46,25 +46,37 @@ pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, se
     let moduli = &qp_moduli(params)[..limbs];
     let mut r = stream(&seed.0, "ckks-encrypt-v", 0);
     let v = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
-    let v_eval = Zeroizing::new(small_to_eval(ring, params, moduli, &v)?);
     let e0 = sample_error(params, &seed.0, "ckks-encrypt-e0", 0);
     let e1 = sample_error(params, &seed.0, "ckks-encrypt-e1", 0);
     let mut c0 = error_plus_message(ring, pt, &e0)?;
     let mut c1 = small_to_eval(ring, params, moduli, &e1)?;
-    let a = pk.a();
+    let a = pk.a_words();
+    // `NTT(v)` one limb at a time in one buffer (no `limbs x N` temporary to fault in).
+    let mut v_limb = Zeroizing::new(vec![0u64; n]);
     for (i, m) in moduli.iter().enumerate() {
+        v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = m.from_i64(x.into()));
+        ring.ring_forward(params.ring_degree, RingModulus(m.q), &mut v_limb)?;
         let r = i * n..(i + 1) * n;
-        let (v, b, a) = (&v_eval[r.clone()], &pk.b[r.clone()], &a[r.clone()]);
+        let (v, b, a) = (&v_limb[..], &pk.b[r.clone()], &a[r.clone()]);
         c0[r.clone()].iter_mut().zip(v.iter().zip(b)).for_each(|(c, (&v, &b))| *c = m.add(*c, m.mul(v, b)));
         c1[r].iter_mut().zip(v.iter().zip(a)).for_each(|(c, (&v, &a))| *c = m.add(*c, m.mul(v, a)));
     }
     CkksCiphertext::from_raw(params.clone(), pt.level, pt.scale, c0, c1)
 }
 
-/// `s` in evaluation form over `q_0 .. q_level`.
-fn secret_eval(ring: &dyn RingOps, sk: &CkksSecretKey, level: usize) -> Result<Zeroizing<Vec<u64>>> {
-    let moduli = qp_moduli(&sk.params);
-    Ok(Zeroizing::new(small_to_eval(ring, &sk.params, &moduli[..level + 1], &sk.s)?))
+/// `s` in evaluation form over `q_0 .. q_level` (computed once per key over every `q_i`).
+fn secret_eval<'a>(ring: &dyn RingOps, sk: &'a CkksSecretKey, level: usize) -> Result<&'a [u64]> {
+    let s = match sk.eval.get() {
+        Some(s) => s,
+        None => {
+            let moduli = qp_moduli(&sk.params);
+            let s = Zeroizing::new(small_to_eval(ring, &sk.params, &moduli[..sk.params.q.len()], &sk.s)?);
+            // A racing thread computed the same words; either copy is kept.
+            let _ = sk.eval.set(s);
+            sk.eval.get().expect("just set")
+        }
+    };
+    Ok(&s[..(level + 1) * sk.params.n()])
 }
 
 /// Secret-key encryption of `pt` with the randomness of `seed`.

@@ -8,7 +8,7 @@
 //! their `b` halves: the `a` halves are expanded from a public seed ([`expand_key_a`]).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use zeroize::Zeroizing;
 
@@ -38,6 +38,10 @@ impl SwitchKind {
 pub struct CkksSecretKey {
     pub(crate) params: Arc<CkksParams>,
     pub(crate) s: Zeroizing<Vec<i8>>,
+    /// `s` in evaluation form over `q_0 .. q_L`, computed on first use (decryption would
+    /// otherwise take it through `L + 1` NTTs every time). The NTT's words are fixed, so
+    /// the cache is the same whichever backend filled it. Zeroized on drop.
+    pub(crate) eval: OnceLock<Zeroizing<Vec<u64>>>,
 }
 
 impl std::fmt::Debug for CkksSecretKey {
@@ -54,7 +58,7 @@ impl CkksSecretKey {
         if s.iter().all(|&x| x == 0) {
             return Err(Error::InvalidInput("an all-zero CKKS secret key".into()));
         }
-        Ok(CkksSecretKey { params, s: Zeroizing::new(s) })
+        Ok(CkksSecretKey { params, s: Zeroizing::new(s), eval: OnceLock::new() })
     }
     pub fn params(&self) -> &Arc<CkksParams> {
         &self.params
@@ -67,17 +71,26 @@ impl CkksSecretKey {
 
 /// The public key `(b, a) = (-a s + e, a)` over `q_0 .. q_L`, evaluation form; `a` from
 /// the public seed (stream `ckks-pk-a`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct CkksPublicKey {
     pub(crate) params: Arc<CkksParams>,
     pub(crate) seed: [u8; 32],
     pub(crate) b: Vec<u64>,
+    /// The `a` half, expanded on first use (a ChaCha draw per word, every encryption).
+    a: OnceLock<Vec<u64>>,
+}
+
+/// Keys are equal when their words are; whether `a` was expanded yet does not matter.
+impl PartialEq for CkksPublicKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.params == other.params && self.seed == other.seed && self.b == other.b
+    }
 }
 
 impl CkksPublicKey {
     pub fn from_raw(params: Arc<CkksParams>, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
         check_limbs(&params, &b, params.q.len(), "public key")?;
-        Ok(CkksPublicKey { params, seed, b })
+        Ok(CkksPublicKey { params, seed, b, a: OnceLock::new() })
     }
     pub fn params(&self) -> &Arc<CkksParams> {
         &self.params
@@ -90,9 +103,15 @@ impl CkksPublicKey {
     }
     /// The `a` half, expanded from the seed.
     pub fn a(&self) -> Vec<u64> {
-        let mut a = vec![0u64; self.b.len()];
-        expand_uniform(&self.params, &self.seed, "ckks-pk-a", 0, &mut a);
-        a
+        self.a_words().to_vec()
+    }
+    /// The `a` half, expanded once and kept.
+    pub(crate) fn a_words(&self) -> &[u64] {
+        self.a.get_or_init(|| {
+            let mut a = vec![0u64; self.b.len()];
+            expand_uniform(&self.params, &self.seed, "ckks-pk-a", 0, &mut a);
+            a
+        })
     }
 }
 

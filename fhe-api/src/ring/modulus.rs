@@ -81,7 +81,14 @@ impl Modulus {
     /// A signed small integer as a residue.
     #[inline]
     pub fn from_i64(&self, x: i64) -> u64 {
-        x.rem_euclid(self.q as i64) as u64
+        // `rem_euclid` without a division for the small values of errors and secrets.
+        let a = x.unsigned_abs();
+        let r = if a < self.q { a } else { a % self.q };
+        if x < 0 && r != 0 {
+            self.q - r
+        } else {
+            r
+        }
     }
 }
 
@@ -120,6 +127,9 @@ mod tests {
                 let (a, b) = (a % q, b % q);
                 prop_assert_eq!(m.mul(a, b), mul_mod(a, b, q));
                 prop_assert_eq!(m.reduce(x), x % q);
+                for y in [x as i64, (x as i64) >> 40, -((x >> 40) as i64), i64::MIN, -1, 0, q as i64, -(q as i64)] {
+                    prop_assert_eq!(m.from_i64(y), y.rem_euclid(q as i64) as u64);
+                }
                 let wide = (a as u128) * (x as u128) + (b as u128) * (u64::MAX as u128);
                 prop_assert_eq!(m.reduce_u128(wide), (wide % q as u128) as u64);
                 prop_assert_eq!(m.reduce_u128(u128::MAX), (u128::MAX % q as u128) as u64);

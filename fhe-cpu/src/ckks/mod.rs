@@ -315,7 +315,11 @@ mod tests {
                 eprintln!("inner product + mod_down (warm): {:?}", t.elapsed());
             }
             let reps: usize = std::env::var("LUX_CKKS_REPS").ok().map(|s| s.parse().unwrap()).unwrap_or(3);
+            let only = std::env::var("LUX_CKKS_OPS").ok();
             let time = |what: &str, f: &mut dyn FnMut()| {
+                if only.as_ref().is_some_and(|o| !o.split(',').any(|o| what.starts_with(o))) {
+                    return;
+                }
                 let mut ts: Vec<_> = (0..reps)
                     .map(|_| {
                         let t = std::time::Instant::now();
