@@ -98,6 +98,10 @@ pub enum Error {
     /// message names the variable and what it accepts, so the fix is in the shell.
     #[error("environment variable {variable}=`{value}` is invalid; valid values: {valid}")]
     Environment { variable: &'static str, value: String, valid: String },
+    /// A blind rotation's look-up table the set cannot use (length, a word at or above
+    /// `Q`, a function that is not negacyclic); the detail names which.
+    #[error("invalid look-up table for {params}: {detail}")]
+    InvalidLut { params: &'static str, detail: String },
     /// A structurally invalid argument (wrong length, mismatched batch sizes, ...).
     #[error("invalid input: {0}")]
     InvalidInput(String),

@@ -3,10 +3,10 @@
 //! Parameter sets ([`params`]), keys and ciphertexts ([`entities`]) and their binary
 //! format ([`mod@format`]), the randomness contract ([`rng`]), the operation traits every
 //! backend implements ([`ops`]), the shared ring ([`ring`]: modular arithmetic, NTT
-//! tables, RNS bases, automorphisms), gates written once over any backend ([`gates`]), the
-//! noise model ([`noise`]), one [`Error`], and the backend [`registry`]. Key generation
-//! ([`keygen`]) and encryption ([`encrypt`]) are written once here, on the host, over a
-//! backend's own NTT.
+//! tables, RNS bases, automorphisms), gates written once over any backend ([`gates`]),
+//! blind rotation's look-up tables ([`lut`]), the noise model ([`noise`]), one
+//! [`Error`], and the backend [`registry`]. Key generation ([`keygen`]) and encryption
+//! ([`encrypt`]) are written once here, on the host, over a backend's own NTT.
 
 pub mod ckks;
 pub mod decrypt;
@@ -16,6 +16,7 @@ pub mod error;
 pub mod format;
 pub mod gates;
 pub mod keygen;
+pub mod lut;
 pub mod noise;
 pub mod ops;
 pub mod params;
@@ -29,6 +30,7 @@ pub mod testing;
 pub use entities::{EvaluationKey, ExtractedLwe, KeySet, LweCiphertext, PublicKey, SecretKey};
 pub use error::{DecodeError, Error, Result, Unavailable};
 pub use gates::Gate;
+pub use lut::Lut;
 pub use ops::{Backend, BootstrapOps, DeviceInfo, KeyOps, NttOps, PreparedKey};
 pub use params::{ParamSet, Params};
 pub use registry::{BackendEntry, BackendKind, BackendOptions, Probe, Registry, Selection};

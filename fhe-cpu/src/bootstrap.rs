@@ -24,7 +24,7 @@
 
 use rayon::prelude::*;
 
-use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
+use fhe_api::{EvaluationKey, ExtractedLwe, Lut, LweCiphertext, Result};
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -110,18 +110,19 @@ fn ms_to_2n(x: u32, logq: u32, log2n: u32) -> usize {
     (((x + (1 << (shift - 1))) >> shift) & ((1 << log2n) - 1)) as usize
 }
 
-pub fn blind_rotate(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> ExtractedLwe {
-    blind_rotate_group(ring, key, std::slice::from_ref(ct)).pop().expect("one output")
+/// `lut` is the test polynomial (`Lut::sign` for a gate), of `ring`'s set (the caller
+/// checks).
+pub fn blind_rotate(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &Lut) -> ExtractedLwe {
+    blind_rotate_group(ring, key, std::slice::from_ref(ct), lut).pop().expect("one output")
 }
 
 /// The `b` half of the starting accumulator `ACC = (0, X^-b TV)`, with the test vector
-/// `TV = round(Q/8)` in every coefficient.
-fn initial_acc_b(ring: &Ring, ct: &LweCiphertext, out: &mut [u64]) {
+/// `TV` the table's coefficients (every one `round(Q/8)` for the sign).
+fn initial_acc_b(ring: &Ring, ct: &LweCiphertext, lut: &Lut, out: &mut [u64]) {
     let p = ring.params;
-    let (q, two_n) = (ring.modulus.q, 2 * p.big_n());
+    let two_n = 2 * p.big_n();
     let b = ms_to_2n(ct.b(), p.lwe_modulus_log.0, two_n.trailing_zeros());
-    let tv = vec![(q + 4) / 8; p.big_n()];
-    monomial_mul(&tv, (two_n - b) % two_n, q, out);
+    monomial_mul(lut.coefficients(), (two_n - b) % two_n, ring.modulus.q, out);
 }
 
 /// Coefficient 0 of the accumulator as an LWE ciphertext under the ring secret:
@@ -261,15 +262,15 @@ impl Word for u64 {
 /// Blind rotation of a group of ciphertexts, coefficient by coefficient, so each key
 /// pair (128 KiB for `PN10QP27`, 640 KiB for `PN11QP54`) is read from memory once for the
 /// whole group and then from cache.
-fn blind_rotate_group(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> Vec<ExtractedLwe> {
+fn blind_rotate_group(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext], lut: &Lut) -> Vec<ExtractedLwe> {
     if ring.small.is_some() {
-        blind_rotate_words::<u32>(ring, key, cts)
+        blind_rotate_words::<u32>(ring, key, cts, lut)
     } else {
-        blind_rotate_words::<u64>(ring, key, cts)
+        blind_rotate_words::<u64>(ring, key, cts, lut)
     }
 }
 
-fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext]) -> Vec<ExtractedLwe> {
+fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext], lut: &Lut) -> Vec<ExtractedLwe> {
     let p = ring.params;
     let (big_n, rows) = (p.big_n(), p.rgsw_rows());
     let log2n = (2 * big_n).trailing_zeros();
@@ -278,7 +279,7 @@ fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphert
         .iter()
         .map(|ct| {
             let mut s = State::zeroed(big_n, rows);
-            initial_acc(ring, ct, &mut s.acc, &mut s.eval);
+            initial_acc(ring, ct, lut, &mut s.acc, &mut s.eval);
             s
         })
         .collect();
@@ -306,10 +307,10 @@ fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphert
 
 /// The starting accumulator `(0, X^-b TV)` of `ct` as words into `acc`, `[part][slot]`,
 /// and its NTT into `eval`.
-fn initial_acc<W: Word>(ring: &Ring, ct: &LweCiphertext, acc: &mut [W], eval: &mut [W]) {
+fn initial_acc<W: Word>(ring: &Ring, ct: &LweCiphertext, lut: &Lut, acc: &mut [W], eval: &mut [W]) {
     let n = ring.n();
     let mut start = vec![0u64; n];
-    initial_acc_b(ring, ct, &mut start);
+    initial_acc_b(ring, ct, lut, &mut start);
     acc[..n].fill(W::default());
     acc[n..].iter_mut().zip(&start).for_each(|(o, &x)| *o = W::narrow(x));
     eval.copy_from_slice(acc); // NTT(0) = 0 for the `a` part
@@ -371,15 +372,15 @@ fn step<W: Word>(ring: &Ring, a: usize, pair: &[W], s: &mut State<W>, ahead: &mu
 /// B, which the other thread reaches only once done reading it, and `upd[t]` after the
 /// next step's barrier A). The arithmetic on every word is the one-thread step's, so
 /// the words are the same ([`tests::duo_matches_one_thread`]).
-pub fn blind_rotate_duo(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> ExtractedLwe {
+pub fn blind_rotate_duo(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &Lut) -> ExtractedLwe {
     if ring.small.is_some() {
-        duo_words::<u32>(ring, key, ct)
+        duo_words::<u32>(ring, key, ct, lut)
     } else {
-        duo_words::<u64>(ring, key, ct)
+        duo_words::<u64>(ring, key, ct, lut)
     }
 }
 
-fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> ExtractedLwe {
+fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &Lut) -> ExtractedLwe {
     let p = ring.params;
     let (n, rows, levels) = (p.big_n(), p.rgsw_rows(), p.bsk_levels.0);
     let (half, lower_len) = (n / 2, (levels - 1) * n);
@@ -388,7 +389,7 @@ fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext) -> Ext
     let pairs = W::pairs(key);
     let pair_len = 2 * rows * 2 * n;
     let (mut acc, mut eval) = (Aligned::<W>::zeroed(2 * n), Aligned::<W>::zeroed(2 * n));
-    initial_acc(ring, ct, &mut acc, &mut eval);
+    initial_acc(ring, ct, lut, &mut acc, &mut eval);
     let digits = Shared::<W>::zeroed(2 * lower_len);
     let upd = [Shared::<W>::zeroed(2 * half), Shared::<W>::zeroed(2 * half)];
     let barrier = Barrier2::default();
@@ -585,24 +586,26 @@ impl Barrier2 {
 /// enough that every core gets a group.
 const MAX_GROUP: usize = 8;
 
-/// The blind rotations of a batch: a lone ciphertext on two threads
-/// ([`blind_rotate_duo`]) where `threads` is 2 and [`DuoSlot::take`] finds a core
-/// free for the second, otherwise in groups ([`MAX_GROUP`]) on all cores.
+/// The blind rotations of a batch with test polynomial `lut` (of `ring`'s set; the
+/// caller checks): a lone ciphertext on two threads ([`blind_rotate_duo`]) where
+/// `threads` is 2 and [`DuoSlot::take`] finds a core free for the second, otherwise in
+/// groups ([`MAX_GROUP`]) on all cores.
 pub fn blind_rotate_batch(
     ring: &Ring,
     key: &CpuPrepared,
     inputs: &[LweCiphertext],
+    lut: &Lut,
     threads: BootstrapThreads,
 ) -> Result<Vec<ExtractedLwe>> {
     if let [ct] = inputs {
         if threads == BootstrapThreads::Two {
             if let Some(_slot) = DuoSlot::take() {
-                return Ok(vec![blind_rotate_duo(ring, key, ct)]);
+                return Ok(vec![blind_rotate_duo(ring, key, ct, lut)]);
             }
         }
     }
     let group = inputs.len().div_ceil(rayon::current_num_threads()).clamp(1, MAX_GROUP);
-    Ok(inputs.par_chunks(group).flat_map_iter(|g| blind_rotate_group(ring, key, g)).collect())
+    Ok(inputs.par_chunks(group).flat_map_iter(|g| blind_rotate_group(ring, key, g, lut)).collect())
 }
 
 /// How many threads one ciphertext's blind rotation may use: the CPU backend's

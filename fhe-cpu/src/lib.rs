@@ -24,7 +24,7 @@ use fhe_api::per_set::KeyedCache;
 use fhe_api::ring::ntt::NttTables;
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, EvaluationKey, ExtractedLwe, KeyOps,
-    LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
+    Lut, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
 };
 
 use rayon::prelude::*;
@@ -208,10 +208,20 @@ impl BootstrapOps for CpuBackend {
     }
 
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
+        self.blind_rotate_batch_lut(key, inputs, &Lut::sign(key.params()))
+    }
+
+    fn blind_rotate_batch_lut(
+        &self,
+        key: &PreparedKey,
+        inputs: &[LweCiphertext],
+        lut: &Lut,
+    ) -> Result<Vec<ExtractedLwe>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
+        lut.check_params(key.params())?;
         let prepared = key.downcast::<CpuPrepared>(&self.name())?;
         let ring = self.ring(key.params())?;
-        bootstrap::blind_rotate_batch(&ring, prepared, inputs, self.threads)
+        bootstrap::blind_rotate_batch(&ring, prepared, inputs, lut, self.threads)
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {

@@ -58,8 +58,14 @@ fn two_thread_blind_rotation_gives_the_same_words() {
                     [0, 1, n / 2, n - 1].iter().for_each(|&j| words[j] = 0);
                 }
                 let ct = LweCiphertext::from_raw(set, words).unwrap();
-                let one = bootstrap::blind_rotate(ring, prepared, &ct);
-                assert!(bootstrap::blind_rotate_duo(ring, prepared, &ct) == one, "{set} {} ct {i}", cpu.name());
+                // The sign table, and one whose every coefficient differs (a rotation by
+                // the wrong amount or sign shows).
+                let (q, n) = (set.params().q_ring(), set.params().big_n() as u64);
+                let ramp = Lut::from_coefficients(set, (0..n).map(|j| (j * 7919 + 1) % q).collect()).unwrap();
+                for lut in [&*Lut::sign(set), &ramp] {
+                    let one = bootstrap::blind_rotate(ring, prepared, &ct, lut);
+                    assert!(bootstrap::blind_rotate_duo(ring, prepared, &ct, lut) == one, "{set} {} ct {i}", cpu.name());
+                }
             }
             let (x, y) = (cpu.encrypt_bit(&keys.pk, true).unwrap(), cpu.encrypt_bit(&keys.pk, false).unwrap());
             let one = cpu.bootstrap_threads() == BootstrapThreads::One;
@@ -161,11 +167,11 @@ fn time_bootstrap_phases() {
         for i in 0..=calls {
             let ct = cpu.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("timing", i)).unwrap();
             let t = Instant::now();
-            let ext = bootstrap::blind_rotate(ring, prepared, &ct);
+            let ext = bootstrap::blind_rotate(ring, prepared, &ct, &Lut::sign(set));
             let t1 = Instant::now();
             let out = keyswitch::key_switch(ring, prepared, &ext);
             let t2 = Instant::now();
-            let two = bootstrap::blind_rotate_duo(ring, prepared, &ct);
+            let two = bootstrap::blind_rotate_duo(ring, prepared, &ct, &Lut::sign(set));
             let t3 = Instant::now();
             assert!(two == ext, "two threads: the same words");
             std::hint::black_box(out);

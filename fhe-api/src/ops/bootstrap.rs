@@ -5,6 +5,7 @@ use std::any::Any;
 
 use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext};
 use crate::error::{Error, Result};
+use crate::lut::Lut;
 use crate::params::ParamSet;
 
 /// An evaluation key in a backend's own form (evaluation-form bootstrap key in memory,
@@ -58,9 +59,36 @@ pub trait BootstrapOps {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey>;
 
     /// For each input: mod-switch to `2N`, blind-rotate the sign test polynomial
-    /// (all coefficients `round(Q/8)`), sample-extract coefficient 0. The result
-    /// encrypts `+round(Q/8)` when the input phase is in `[0, q/2)`, else `-round(Q/8)`.
+    /// ([`Lut::sign`], all coefficients `round(Q/8)`), sample-extract coefficient 0. The
+    /// result encrypts `+round(Q/8)` when the input phase is in `[0, q/2)`, else
+    /// `-round(Q/8)`. Backends implement it as [`BootstrapOps::blind_rotate_batch_lut`]
+    /// with the sign table, kept resident.
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>>;
+
+    /// For each input: mod-switch to `2N`, blind-rotate the test polynomial of `lut`,
+    /// sample-extract coefficient 0. The result encrypts `lut.value(m)` for the input's
+    /// mod-switched phase `m` (programmable bootstrapping). A table of another set is
+    /// `Error::ParamMismatch`.
+    ///
+    /// Every backend implements it. The default serves only the sign table (through
+    /// `blind_rotate_batch`) and refuses any other with `Error::Unsupported`, so that
+    /// wrappers written before tables existed keep compiling; the conformance suite
+    /// (`lut_matches_oracle`) fails a backend that relies on it.
+    fn blind_rotate_batch_lut(
+        &self,
+        key: &PreparedKey,
+        inputs: &[LweCiphertext],
+        lut: &Lut,
+    ) -> Result<Vec<ExtractedLwe>> {
+        lut.check_params(key.params())?;
+        if !lut.is_sign() {
+            return Err(Error::Unsupported {
+                backend: key.owner().to_string(),
+                scheme: "blind rotation with a look-up table other than the sign",
+            });
+        }
+        self.blind_rotate_batch(key, inputs)
+    }
 
     /// For each input: mod-switch `Q -> q`, then key-switch from the ring secret to `s`.
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>>;

@@ -10,10 +10,10 @@ pub mod ckks;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
-use crate::decrypt::phase_error;
+use crate::decrypt::{phase, phase_error};
 use crate::gates::{self, Gate};
 use crate::noise;
-use crate::{Backend, Error, LweCiphertext, ParamSet, Seed};
+use crate::{Backend, Error, Lut, LweCiphertext, ParamSet, Seed};
 
 /// Outcome of [`random_gates`].
 #[derive(Debug, Default)]
@@ -184,12 +184,100 @@ pub fn ntt_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend) {
     }
 }
 
+/// The table of `g` on messages `0..4` in a padded encoding: message `v` at phase
+/// `v q/8 + q/16` (the middle of its box in `[0, q/2)`), mapped to `g(v) round(Q/8)`.
+fn message_table(set: ParamSet, g: fn(u64) -> u64) -> Lut {
+    let p = set.params();
+    let (n, q) = (p.big_n(), p.q_ring());
+    Lut::from_fn(set, |m| {
+        let v = g(((m % n) * 4 / n) as u64) * ((q + 4) / 8) % q;
+        if m < n {
+            v
+        } else {
+            (q - v) % q
+        }
+    })
+    .expect("a negacyclic table")
+}
+
+/// Inputs of messages `0..4` ([`message_table`]'s encoding), from fresh encryptions of
+/// bits (phase `0` or `q/4`) plus public constants.
+fn message_inputs(backend: &dyn Backend, pk: &crate::PublicKey, label: &str) -> Vec<(u64, LweCiphertext)> {
+    let q = pk.params().params().q_lwe();
+    (0..4u64)
+        .map(|v| {
+            let bit = backend.encrypt_bit_seeded(pk, v >= 2, &Seed::derive(label, v)).expect("encrypt");
+            let constant = ((v % 2) * q / 8 + q / 16) as u32;
+            (v, LweCiphertext::linear_combination(&[(1, &bit)], constant).expect("one term"))
+        })
+        .collect()
+}
+
+/// Blind rotations with look-up tables other than the sign are word-equal to the
+/// oracle's: a table of random words (a rotation by the wrong amount or sign shows in
+/// every coefficient) and a message table with zero words, on a batch and on a lone
+/// ciphertext. The sign table through `blind_rotate_batch_lut` is `blind_rotate_batch`,
+/// and a table of another set is refused.
+pub fn lut_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend, set: ParamSet) {
+    let keys = oracle.keygen_from_seed(set, &Seed::derive("lux-fhe-conformance-lut", set.id() as u64)).expect("keygen");
+    let (ka, kb) = (backend.prepare(&keys.ek).expect("prepare"), oracle.prepare(&keys.ek).expect("oracle prepare"));
+    let cts: Vec<LweCiphertext> =
+        message_inputs(oracle, &keys.pk, "lut-bytes").into_iter().map(|(_, ct)| ct).collect();
+    let p = set.params();
+    let mut rng = ChaCha20Rng::seed_from_u64(set.id() as u64);
+    let random = (0..p.big_n()).map(|_| rng.next_u64() % p.q_ring()).collect();
+    let random = Lut::from_coefficients(set, random).expect("words below Q");
+    for (name, lut) in [("random", &random), ("identity", &message_table(set, |v| v))] {
+        for batch in [&cts[..], &cts[1..2]] {
+            let x = backend.blind_rotate_batch_lut(&ka, batch, lut).expect("blind rotation with a table");
+            let y = oracle.blind_rotate_batch_lut(&kb, batch, lut).expect("oracle blind rotation with a table");
+            assert_eq!(x.len(), batch.len());
+            for (i, (x, y)) in x.iter().zip(&y).enumerate() {
+                assert_eq!(x.as_words(), y.as_words(), "{set}: {name} table, batch of {}, rotation {i}", batch.len());
+            }
+        }
+    }
+    let sign = backend.blind_rotate_batch_lut(&ka, &cts, &Lut::sign(set)).expect("sign table");
+    assert_eq!(sign, backend.blind_rotate_batch(&ka, &cts).expect("blind rotation"), "{set}: sign table");
+    let other = *ParamSet::ALL.iter().find(|&&s| s != set).expect("two sets");
+    assert!(matches!(
+        backend.blind_rotate_batch_lut(&ka, &cts, &Lut::sign(other)),
+        Err(Error::ParamMismatch { .. })
+    ));
+}
+
+/// Programmable bootstrapping decrypts to the function: messages `0..4` through the
+/// identity and the negation mod 4 tables, then a key switch, decode to `g(v)` (phase
+/// within `q/16` of `g(v) q/8`).
+pub fn lut_decrypts_function_values(backend: &dyn Backend, set: ParamSet) {
+    let keys = backend.keygen_from_seed(set, &Seed::derive("lux-fhe-conformance-pbs", set.id() as u64)).expect("keygen");
+    let key = backend.prepare(&keys.ek).expect("prepare");
+    let inputs = message_inputs(backend, &keys.pk, "pbs");
+    let cts: Vec<LweCiphertext> = inputs.iter().map(|(_, ct)| ct.clone()).collect();
+    let q = set.params().q_lwe() as i64;
+    let tables: [(&str, fn(u64) -> u64); 2] = [("identity", |v| v), ("negation", |v| (4 - v) % 4)];
+    let mut max_error = 0;
+    for (name, g) in tables {
+        let rotated = backend.blind_rotate_batch_lut(&key, &cts, &message_table(set, g)).expect("blind rotation");
+        let out = backend.key_switch_batch(&key, &rotated).expect("key switch");
+        for ((v, _), ct) in inputs.iter().zip(&out) {
+            let want = g(*v) as i64 * q / 8;
+            let error = (phase(&keys.sk, ct).expect("phase") as i64 - want + q / 2).rem_euclid(q) - q / 2;
+            assert!(error.abs() < q / 16, "{set}: {name}({v}) has phase error {error} of margin {}", q / 16);
+            max_error = max_error.max(error.abs());
+        }
+    }
+    eprintln!("{set}: 8 programmable bootstraps decode right, max |error| {max_error} of margin {}", q / 16);
+}
+
 /// The byte checks of a device backend, for tests that run only where the device is:
-/// NTT, keys, encryptions and bootstraps on every set against the oracle, and bad input.
+/// NTT, keys, encryptions, bootstraps and blind rotations with a look-up table on every
+/// set against the oracle, and bad input.
 pub fn byte_equal_suite(backend: &dyn Backend, oracle: &dyn Backend) {
     ntt_matches_oracle(backend, oracle);
     for set in ParamSet::ALL {
         byte_equal_to_oracle(backend, oracle, set);
+        lut_matches_oracle(backend, oracle, set);
     }
     rejects_bad_input(backend);
 }
@@ -299,6 +387,23 @@ macro_rules! conformance_tests {
             fn mixed_batch_matches_single_gates() {
                 let backend = $crate::conformance_tests!(@get $get, "mixed_batch_matches_single_gates");
                 testing::mixed_batch_matches_single_gates(&*backend);
+            }
+            #[test]
+            $(#[$attr])?
+            fn lut_matches_oracle_all_sets() {
+                let backend = $crate::conformance_tests!(@get $get, "lut_matches_oracle_all_sets");
+                let oracle = $oracle;
+                for set in ParamSet::ALL {
+                    testing::lut_matches_oracle(&*backend, &*oracle, set);
+                }
+            }
+            #[test]
+            $(#[$attr])?
+            fn lut_decrypts_function_values_all_sets() {
+                let backend = $crate::conformance_tests!(@get $get, "lut_decrypts_function_values_all_sets");
+                for set in ParamSet::ALL {
+                    testing::lut_decrypts_function_values(&*backend, set);
+                }
             }
             #[test]
             $(#[$attr])?
