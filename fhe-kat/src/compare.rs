@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use fhe_api::ckks::params::CkksPreset;
 use fhe_api::ParamSet;
 
 /// Which check found the case.
@@ -22,11 +23,39 @@ impl Source {
     }
 }
 
+/// The parameter set of a case: a bit-scheme set or a CKKS preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseSet {
+    Bits(ParamSet),
+    Ckks(CkksPreset),
+}
+
+impl From<ParamSet> for CaseSet {
+    fn from(p: ParamSet) -> Self {
+        CaseSet::Bits(p)
+    }
+}
+
+impl From<CkksPreset> for CaseSet {
+    fn from(p: CkksPreset) -> Self {
+        CaseSet::Ckks(p)
+    }
+}
+
+impl fmt::Display for CaseSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaseSet::Bits(p) => write!(f, "{p}"),
+            CaseSet::Ckks(p) => write!(f, "ckks {p}"),
+        }
+    }
+}
+
 /// One case: a parameter set and a seed index (plus the KAT entry name for the corpus).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Case {
     pub source: Source,
-    pub params: ParamSet,
+    pub params: CaseSet,
     pub index: u64,
     /// The KAT entry name (`PN10QP27/2`), for corpus cases.
     pub entry: Option<String>,
@@ -53,6 +82,9 @@ pub enum MismatchKind {
     Plaintext { backend: String, expected: bool, found: String },
     /// The surfaces themselves do not line up (corpus and code disagree on the list).
     Structure(String),
+    /// A CKKS ciphertext decrypts to the wrong values (`backend` names who computed it;
+    /// `what` says which value, by how much, against which bound).
+    Values { backend: String, what: String },
 }
 
 /// A difference between the expected (oracle or corpus) and the found (target) result.
@@ -89,6 +121,7 @@ impl fmt::Display for Mismatch {
                 write!(f, "{backend} decrypts to {found}, expected {}", *expected as u8)
             }
             MismatchKind::Structure(s) => f.write_str(s),
+            MismatchKind::Values { backend, what } => write!(f, "{backend} decrypts to the wrong values: {what}"),
         }
     }
 }
@@ -141,6 +174,10 @@ impl Checker {
         self.push(surface, MismatchKind::Structure(what));
     }
 
+    pub fn values(&mut self, surface: &str, backend: &str, what: String) {
+        self.push(surface, MismatchKind::Values { backend: backend.to_string(), what });
+    }
+
     fn push(&mut self, surface: &str, kind: MismatchKind) {
         let m = Mismatch { case: self.case.clone(), surface: surface.to_string(), kind };
         tracing::debug!(%m, "mismatch");
@@ -163,7 +200,7 @@ mod tests {
 
     #[test]
     fn mismatch_names_case_surface_and_offset() {
-        let case = Case { source: Source::Dispatch, params: ParamSet::PN10QP27, index: 7, entry: None };
+        let case = Case { source: Source::Dispatch, params: ParamSet::PN10QP27.into(), index: 7, entry: None };
         let mut c = Checker::new(case);
         c.bytes("bootstrap[1]", &[1, 2, 3, 4], &[1, 2, 9, 4]);
         c.bytes("equal", &[5], &[5]);

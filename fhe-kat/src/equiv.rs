@@ -93,7 +93,8 @@ fn keep(into: &mut Vec<Mismatch>, found: Vec<Mismatch>) {
 /// Checks one KAT entry against what `backend` computes now.
 fn replay_entry(backend: &dyn Backend, entry: &KatEntry) -> Result<Vec<Mismatch>> {
     let input = entry.input()?;
-    let case = Case { source: Source::Kat, params: entry.params, index: entry.index, entry: Some(entry.name.clone()) };
+    let case =
+        Case { source: Source::Kat, params: entry.params.into(), index: entry.index, entry: Some(entry.name.clone()) };
     let mut check = Checker::new(case);
     let c = compute(backend, &input)?;
     for ((name, bytes), stored) in c.keys.iter().zip([&entry.sk_sha256, &entry.pk_sha256, &entry.ek_sha256]) {
@@ -200,7 +201,8 @@ pub fn dispatch(oracle: &dyn Backend, target: &dyn Backend, sets: &[ParamSet], s
         for k in 0..seeds {
             tracing::info!(%params, seed = k, target = %target.name(), "dispatch");
             let input = CaseInput::derive(DISPATCH_ROOT, params, k);
-            let mut check = Checker::new(Case { source: Source::Dispatch, params, index: k, entry: None });
+            let mut check =
+                Checker::new(Case { source: Source::Dispatch, params: params.into(), index: k, entry: None });
             let o = compute(oracle, &input)?;
             let t = compute(target, &input)?;
             compare_computed(&mut check, oracle, target, &o, &t);
@@ -275,7 +277,7 @@ pub fn sweep(
         for k in 0..seeds {
             tracing::info!(%params, seed = k, target = %target.name(), "sweep");
             let input = CaseInput::derive(SWEEP_ROOT, params, k);
-            let mut check = Checker::new(Case { source: Source::Sweep, params, index: k, entry: None });
+            let mut check = Checker::new(Case { source: Source::Sweep, params: params.into(), index: k, entry: None });
             sweep_case(oracle, target, &input, &mut check)?;
             if check.found.is_empty() {
                 set.passed += 1;

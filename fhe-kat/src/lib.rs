@@ -45,7 +45,16 @@
 //!
 //! The corpus (`corpus/<SET>.json`, one file per parameter set) stores the seeds, the
 //! SHA-256 of the serialized keys, and the full bytes (hex) of every ciphertext surface.
+//!
+//! # RNS-CKKS
+//!
+//! The [`ckks`] module adds the second scheme to the corpus (`corpus/ckks-<preset>.json`,
+//! words stored as SHA-256 digests of their little-endian bytes) and to the gate; its
+//! seeds use the roots above with a `/ckks` suffix. Its docs give the schedule, the
+//! digest rule and how a backend without CKKS is reported (skipped, with the reason).
+//! Regenerate the CKKS files with `cargo xtask kat generate --scheme ckks --force`.
 
+pub mod ckks;
 mod compare;
 pub mod corpus;
 pub mod equiv;
@@ -55,7 +64,7 @@ mod surfaces;
 #[cfg(test)]
 mod testing;
 
-pub use compare::{first_difference, Case, Mismatch, MismatchKind, Source};
+pub use compare::{first_difference, Case, CaseSet, Mismatch, MismatchKind, Source};
 pub use corpus::{Corpus, KatEntry, KatFile};
 pub use equiv::{dispatch, replay, sweep, DispatchReport, ReplayReport, SetReport, SweepReport};
 pub use soak::{soak, SoakReport};

@@ -163,7 +163,7 @@ fn dispatch_catches_a_flipped_bootstrap_word() {
     assert!(!r.ok());
     assert_eq!(r.sets[0].passed, 0);
     let m = find(r.mismatches(), "bootstrap[0]").expect("bootstrap[0] caught");
-    assert_eq!((m.case.source, m.case.params, m.case.index), (Source::Dispatch, SET, 0));
+    assert_eq!((m.case.source, m.case.params, m.case.index), (Source::Dispatch, SET.into(), 0));
     assert_in_b_word(m);
     assert!(find(r.mismatches(), "gate:and").is_some());
     assert!(find(r.mismatches(), "ek").is_none(), "keygen is not perturbed");

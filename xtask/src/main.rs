@@ -1,13 +1,19 @@
 //! `cargo xtask`: the developer tasks of the Lux FHE runtime (a thin CLI over `fhe-kat`).
 //!
-//! - `kat generate [--force]`: recompute the known-answer corpus on the CPU oracle and
-//!   write `fhe-kat/corpus/<SET>.json`; refuses to overwrite a differing corpus without
-//!   `--force`, and prints which entries changed.
-//! - `kat replay --backend B`: recompute every corpus entry on `B`, byte for byte.
-//! - `equiv dispatch --backend B --seeds N [--params P]`: every public surface on the
-//!   oracle and on `B`, seeds `Seed::derive("lux-fhe-dispatch-equiv-v1", k)`.
-//! - `equiv sweep --backend B --seeds N [--params P]`: KAT replay, then an orthogonal
-//!   bootstrap sweep, seeds `Seed::derive("lux-fhe-backend-equiv-sweep-v1", k)`.
+//! - `kat generate [--force] [--scheme all|bits|ckks]`: recompute the known-answer corpus
+//!   on the CPU oracle and write `fhe-kat/corpus/<SET>.json` (and, for CKKS,
+//!   `ckks-<preset>.json`); refuses to overwrite a differing corpus without `--force`,
+//!   and prints which entries changed.
+//! - `kat replay --backend B`: recompute every corpus entry on `B`, byte for byte (CKKS
+//!   entries by their words' SHA-256).
+//! - `equiv dispatch --backend B --seeds N [--params P] [--ckks-seeds M]`: every public
+//!   surface on the oracle and on `B`, seeds `Seed::derive("lux-fhe-dispatch-equiv-v1", k)`;
+//!   then CKKS (root `lux-fhe-dispatch-equiv-v1/ckks`, preset slots4096-scale40-depth2).
+//! - `equiv sweep --backend B --seeds N [--params P] [--ckks-seeds M]`: KAT replay, then an
+//!   orthogonal bootstrap sweep, seeds `Seed::derive("lux-fhe-backend-equiv-sweep-v1", k)`;
+//!   then the CKKS replay and a mul+rotate sweep (root `.../ckks`).
+//!   `--params` takes bit-scheme sets and CKKS presets (default: every set and the small
+//!   CKKS preset); a backend without CKKS prints `skipped` lines for it, never a pass.
 //! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`: see `bench.rs`.
 //! - `recommend ntt --suite kernel|primitive --params P [--backend NAME]...`: screens
 //!   the NTT variants and recommends one; see `recommend.rs`.
@@ -32,9 +38,11 @@ use std::time::Instant;
 mod bench;
 mod bench_int;
 mod device_check;
+mod kat_ckks;
 mod recommend;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use fhe_api::ckks::params::CkksPreset;
 use fhe_api::registry::parse_selection;
 use fhe_api::{Backend, BackendKind, BackendOptions, Error as FheError, ParamSet, Registry, Selection};
 use fhe_cpu::CpuBackend;
@@ -79,6 +87,9 @@ enum KatCmd {
         /// Overwrite a corpus whose entries differ.
         #[arg(long)]
         force: bool,
+        /// Which scheme's files to regenerate.
+        #[arg(long, value_enum, default_value_t = Scheme::All)]
+        scheme: Scheme,
         #[command(flatten)]
         corpus: CorpusArg,
     },
@@ -102,6 +113,14 @@ enum EquivCmd {
         #[command(flatten)]
         corpus: CorpusArg,
     },
+}
+
+/// The schemes of the corpus.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Scheme {
+    All,
+    Bits,
+    Ckks,
 }
 
 #[derive(Args)]
@@ -132,9 +151,40 @@ struct EquivArgs {
     /// Seeds per parameter set.
     #[arg(long, default_value_t = 1000)]
     seeds: u64,
-    /// Parameter sets (repeatable; default: all).
-    #[arg(long, value_parser = parse_params)]
-    params: Vec<ParamSet>,
+    /// Parameter sets and CKKS presets (repeatable; default: every set and the CKKS
+    /// preset slots4096-scale40-depth2).
+    #[arg(long, value_parser = parse_equiv_set)]
+    params: Vec<EquivSet>,
+    /// Seeds per CKKS preset (default: `--seeds`).
+    #[arg(long)]
+    ckks_seeds: Option<u64>,
+}
+
+/// A bit-scheme parameter set or a CKKS preset.
+#[derive(Clone, Copy)]
+enum EquivSet {
+    Bits(ParamSet),
+    Ckks(CkksPreset),
+}
+
+fn parse_equiv_set(s: &str) -> Result<EquivSet, String> {
+    match (s.parse::<ParamSet>(), s.parse::<CkksPreset>()) {
+        (Ok(p), _) => Ok(EquivSet::Bits(p)),
+        (_, Ok(p)) => Ok(EquivSet::Ckks(p)),
+        (Err(a), Err(b)) => Err(format!("{a}; {b}")),
+    }
+}
+
+impl EquivArgs {
+    /// The bit-scheme sets and CKKS presets to run.
+    fn chosen(&self) -> (Vec<ParamSet>, Vec<CkksPreset>) {
+        if self.params.is_empty() {
+            return (ParamSet::ALL.to_vec(), fhe_kat::ckks::EQUIV_PRESETS.to_vec());
+        }
+        let bits = self.params.iter().filter_map(|p| if let EquivSet::Bits(p) = p { Some(*p) } else { None });
+        let ckks = self.params.iter().filter_map(|p| if let EquivSet::Ckks(p) = p { Some(*p) } else { None });
+        (bits.collect(), ckks.collect())
+    }
 }
 
 #[derive(Args)]
@@ -154,14 +204,6 @@ struct SoakArgs {
 
 pub(crate) fn parse_params(s: &str) -> Result<ParamSet, FheError> {
     s.parse()
-}
-
-fn sets(chosen: &[ParamSet]) -> Vec<ParamSet> {
-    if chosen.is_empty() {
-        ParamSet::ALL.to_vec()
-    } else {
-        chosen.to_vec()
-    }
 }
 
 /// Why a command did not pass.
@@ -214,7 +256,7 @@ pub(crate) fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
     }
 }
 
-fn print_mismatches<'a>(ms: impl IntoIterator<Item = &'a Mismatch>) {
+pub(crate) fn print_mismatches<'a>(ms: impl IntoIterator<Item = &'a Mismatch>) {
     for m in ms {
         println!("{m}");
     }
@@ -240,11 +282,21 @@ fn print_total(sets: &[SetReport]) {
     println!("total: {passed}/{seeds} byte-equal over {} parameter sets", sets.len());
 }
 
-fn kat_generate(force: bool, dir: PathBuf) -> Result<(), Fail> {
+fn kat_generate(force: bool, scheme: Scheme, dir: PathBuf) -> Result<(), Fail> {
+    if scheme != Scheme::Ckks {
+        kat_generate_bits(force, &dir)?;
+    }
+    if scheme != Scheme::Bits {
+        kat_ckks::generate(force, &dir)?;
+    }
+    Ok(())
+}
+
+fn kat_generate_bits(force: bool, dir: &std::path::Path) -> Result<(), Fail> {
     let oracle = CpuBackend::oracle();
     let start = Instant::now();
     let new = fhe_kat::corpus::generate(&oracle, &ParamSet::ALL, KAT_ENTRIES_PER_SET)?;
-    let old = Corpus::load(&dir)?;
+    let old = Corpus::load(dir)?;
     let changes = old.diff(&new);
     println!("generated {} entries on {} in {:.1} s", new.len(), oracle.name(), start.elapsed().as_secs_f64());
     if changes.is_empty() {
@@ -261,7 +313,7 @@ fn kat_generate(force: bool, dir: PathBuf) -> Result<(), Fail> {
             dir.display()
         )));
     }
-    new.write(&dir)?;
+    new.write(dir)?;
     println!("wrote {} entries to {}", new.len(), dir.display());
     Ok(())
 }
@@ -272,11 +324,13 @@ fn kat_replay(backend_name: &str, dir: PathBuf) -> Result<(), Fail> {
     let r = fhe_kat::replay(b.as_ref(), &corpus)?;
     print_mismatches(&r.mismatches);
     println!("KAT {}/{} byte-equal ({}, {:.1} s)", r.passed, r.entries, r.backend, r.elapsed.as_secs_f64());
-    if r.ok() {
+    let ckks = kat_ckks::replay(b, &dir)?;
+    let bits = if r.ok() {
         Ok(())
     } else {
         Err(Fail::Failed(format!("{} of {} KAT entries differ", r.entries - r.passed, r.entries)))
-    }
+    };
+    ckks.with_bits(Some(bits))
 }
 
 fn load_corpus(dir: &std::path::Path) -> Result<Corpus, Fail> {
@@ -291,38 +345,45 @@ fn equiv_dispatch(a: EquivArgs) -> Result<(), Fail> {
     let b = backend(&a.backend.backend)?;
     let oracle = CpuBackend::oracle();
     let start = Instant::now();
-    let r = fhe_kat::dispatch(&oracle, b.as_ref(), &sets(&a.params), a.seeds)?;
-    print_mismatches(r.mismatches());
-    for s in &r.sets {
-        print_set("dispatch", s, &r.target, &r.oracle);
+    let (sets, presets) = a.chosen();
+    let mut bits = None;
+    if !sets.is_empty() {
+        let r = fhe_kat::dispatch(&oracle, b.as_ref(), &sets, a.seeds)?;
+        print_mismatches(r.mismatches());
+        for s in &r.sets {
+            print_set("dispatch", s, &r.target, &r.oracle);
+        }
+        print_total(&r.sets);
+        bits = Some(if r.ok() { Ok(()) } else { Err(Fail::Failed("dispatch: mismatches found".into())) });
     }
-    print_total(&r.sets);
+    let ckks = kat_ckks::dispatch(b, &presets, a.ckks_seeds.unwrap_or(a.seeds))?;
     println!("dispatch wall time {:.1} s", start.elapsed().as_secs_f64());
-    if r.ok() {
-        Ok(())
-    } else {
-        Err(Fail::Failed("dispatch: mismatches found".into()))
-    }
+    ckks.with_bits(bits)
 }
 
 fn equiv_sweep(a: EquivArgs, dir: PathBuf) -> Result<(), Fail> {
     let b = backend(&a.backend.backend)?;
-    let corpus = load_corpus(&dir)?;
     let oracle = CpuBackend::oracle();
     let start = Instant::now();
-    let r = fhe_kat::sweep(&oracle, b.as_ref(), &corpus, &sets(&a.params), a.seeds)?;
-    print_mismatches(r.mismatches());
-    println!("KAT {}/{} byte-equal ({}, {:.1} s)", r.kat.passed, r.kat.entries, r.target, r.kat.elapsed.as_secs_f64());
-    for s in &r.sets {
-        print_set("bootstrap sweep", s, &r.target, &r.oracle);
+    // A scheme runs (its KAT replay, then its seed sweep) when `--params` names one of its
+    // sets, or by default.
+    let (sets, presets) = a.chosen();
+    let mut bits = None;
+    if !sets.is_empty() {
+        let corpus = load_corpus(&dir)?;
+        let r = fhe_kat::sweep(&oracle, b.as_ref(), &corpus, &sets, a.seeds)?;
+        print_mismatches(r.mismatches());
+        let secs = r.kat.elapsed.as_secs_f64();
+        println!("KAT {}/{} byte-equal ({}, {secs:.1} s)", r.kat.passed, r.kat.entries, r.target);
+        for s in &r.sets {
+            print_set("bootstrap sweep", s, &r.target, &r.oracle);
+        }
+        print_total(&r.sets);
+        bits = Some(if r.ok() { Ok(()) } else { Err(Fail::Failed("sweep: mismatches found".into())) });
     }
-    print_total(&r.sets);
+    let ckks = kat_ckks::sweep(b, &dir, &presets, a.ckks_seeds.unwrap_or(a.seeds))?;
     println!("sweep wall time {:.1} s", start.elapsed().as_secs_f64());
-    if r.ok() {
-        Ok(())
-    } else {
-        Err(Fail::Failed("sweep: mismatches found".into()))
-    }
+    ckks.with_bits(bits)
 }
 
 fn soak(a: SoakArgs) -> Result<(), Fail> {
@@ -376,7 +437,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Kat(KatCmd::Generate { force, corpus }) => kat_generate(force, corpus.dir()),
+        Cmd::Kat(KatCmd::Generate { force, scheme, corpus }) => kat_generate(force, scheme, corpus.dir()),
         Cmd::Kat(KatCmd::Replay { backend, corpus }) => kat_replay(&backend.backend, corpus.dir()),
         Cmd::Equiv(EquivCmd::Dispatch(a)) => equiv_dispatch(a),
         Cmd::Equiv(EquivCmd::Sweep { args, corpus }) => equiv_sweep(args, corpus.dir()),
