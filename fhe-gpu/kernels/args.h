@@ -24,6 +24,7 @@ struct LuxBlindRotateArgs {
     const u32* slot_exp;
     lux_w* workspace;
     u64* output;
+    const lux_w* lut;
     u32 count;
     u32 reserved;
 };

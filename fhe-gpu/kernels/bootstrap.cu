@@ -50,7 +50,8 @@ LUX_KERNEL(lux_blind_rotate)(LuxBlindRotateArgs args) {
 #endif
     u64* out = args.output + blk * (u64)(LUX_N + 1);
 
-    // ACC = (0, X^-b TV), TV = round(Q/8) in every coefficient.
+    // ACC = (0, X^-b TV), TV the look-up table (round(Q/8) in every coefficient for a
+    // gate): coefficient i moves to i + k, negated once it wraps past N.
     {
         u32 b = lux_ms_to_2n(ct[LUX_LWE_N]);
         u32 k = (2 * LUX_N - b) % (2 * LUX_N);
@@ -64,7 +65,8 @@ LUX_KERNEL(lux_blind_rotate)(LuxBlindRotateArgs args) {
                 j -= LUX_N;
                 neg = !negate_all;
             }
-            acc[LUX_N + j] = (lux_w)(neg ? LUX_Q - LUX_MU : LUX_MU);
+            const lux_w tv = args.lut[i];
+            acc[LUX_N + j] = (neg && tv != 0) ? (lux_w)(LUX_Q - tv) : tv;
         }
     }
     __syncthreads();

@@ -194,6 +194,8 @@ kernel_args! {
         pub workspace: DevPtr<Residue>,
         /// `count` extracted samples of N + 1 words mod Q.
         pub output: DevPtr<u64>,
+        /// The look-up table: the test polynomial's N residues (`fhe_api::Lut`).
+        pub lut: DevPtr<Residue>,
         pub count: u32,
         /// Zero; spells out the tail padding the 8-byte alignment would add.
         pub reserved: u32,

@@ -10,7 +10,7 @@ use fhe_api::per_set::KeyedCache;
 use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::ring::ntt::NttTables;
 use fhe_api::{
-    Backend, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe, KeyOps,
+    Backend, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe, KeyOps, Lut,
     LweCiphertext, NttOps, ParamSet, PreparedKey, Result,
 };
 
@@ -74,6 +74,8 @@ struct RingState<D: GpuDriver> {
     ipsi_shoup: Residues<D>,
     psi_pow: Residues<D>,
     slot_exp: Buffer<D, u32>,
+    /// The sign table (`Lut::sign`), resident so a gate uploads no table.
+    sign_lut: Residues<D>,
 }
 
 /// An evaluation key resident on the device.
@@ -144,6 +146,7 @@ impl<D: GpuDriver> GpuBackend<D> {
             ipsi_shoup: Residues::upload(&self.drv, &companions(&t.ipsi_rev), bits)?,
             psi_pow: Residues::upload(&self.drv, &psi_pow, bits)?,
             slot_exp: Buffer::from_slice(&self.drv, &slot_exp)?,
+            sign_lut: Residues::upload(&self.drv, Lut::sign(set).coefficients(), bits)?,
         })
     }
 
@@ -183,13 +186,15 @@ impl<D: GpuDriver> GpuBackend<D> {
         buf.read_into(data)
     }
 
-    /// Blind rotation (+ extraction) of `inputs` into `out` (device, `(N+1)` words each).
+    /// Blind rotation (+ extraction) of `inputs` with test polynomial `lut` (N residues of
+    /// this set, resident until the call returns) into `out` (device, `(N+1)` words each).
     fn launch_blind_rotate(
         &self,
         ring: &RingState<D>,
         key: &GpuPrepared<D>,
         set: ParamSet,
         inputs: &[LweCiphertext],
+        lut: DevPtr<Residue>,
         out: &Buffer<D, u64>,
     ) -> Result<()> {
         let p = set.params();
@@ -211,13 +216,14 @@ impl<D: GpuDriver> GpuBackend<D> {
             slot_exp: ring.slot_exp.dev_ptr(),
             workspace: workspace.dev_ptr(),
             output: out.dev_ptr(),
+            lut,
             count: grid,
             reserved: 0,
         };
         let shape = LaunchShape { grid, block: self.block_for(n_ring), shared_bytes: shared_bytes as u32 };
         // SAFETY: sizes as documented on `BlindRotateArgs`: inputs (n+1) words each,
-        // the key for this set, the tables, (2 + 2L) N words of workspace and N + 1
-        // output words per ciphertext. The synchronize keeps `input`/`workspace` alive
+        // the key for this set, the tables and the look-up table (N words), (2 + 2L) N
+        // words of workspace and N + 1 output words per ciphertext. The synchronize keeps `input`/`workspace` alive
         // until the kernel is done.
         unsafe { self.drv.launch(&ring.module, shape, &args)? };
         self.drv.synchronize()
@@ -313,16 +319,34 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
     }
 
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
+        self.blind_rotate_batch_lut(key, inputs, &Lut::sign(key.params()))
+    }
+
+    /// The sign table is resident ([`RingState`]); any other is uploaded for the call.
+    fn blind_rotate_batch_lut(
+        &self,
+        key: &PreparedKey,
+        inputs: &[LweCiphertext],
+        lut: &Lut,
+    ) -> Result<Vec<ExtractedLwe>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
+        lut.check_params(key.params())?;
         let prepared = self.prepared(key)?;
         let set = key.params();
         let ring = self.ring(set)?;
         let width = set.params().big_n() + 1;
         let mut result = Vec::with_capacity(inputs.len());
         let _guard = self.lock.lock().map_err(|_| self.device_err("device lock poisoned"))?;
+        let uploaded;
+        let table = if lut.is_sign() {
+            &ring.sign_lut
+        } else {
+            uploaded = Residues::upload(&self.drv, lut.coefficients(), word_bits(set))?;
+            &uploaded
+        };
         for chunk in inputs.chunks(MAX_LAUNCH_BATCH) {
             let out = Buffer::<D, u64>::new(&self.drv, chunk.len() * width)?;
-            self.launch_blind_rotate(&ring, prepared, set, chunk, &out)?;
+            self.launch_blind_rotate(&ring, prepared, set, chunk, table.dev_ptr(), &out)?;
             let mut words = vec![0u64; chunk.len() * width];
             out.read_into(&mut words)?;
             for w in words.chunks(width) {
@@ -364,7 +388,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
         let _guard = self.lock.lock().map_err(|_| self.device_err("device lock poisoned"))?;
         for chunk in inputs.chunks(MAX_LAUNCH_BATCH) {
             let extracted = Buffer::<D, u64>::new(&self.drv, chunk.len() * width)?;
-            self.launch_blind_rotate(&ring, prepared, set, chunk, &extracted)?;
+            self.launch_blind_rotate(&ring, prepared, set, chunk, ring.sign_lut.dev_ptr(), &extracted)?;
             let out = self.launch_key_switch(&ring, prepared, set, &extracted, chunk.len(), eighth)?;
             for w in out.chunks(n + 1) {
                 result.push(LweCiphertext::from_raw(set, w.to_vec())?);

@@ -82,8 +82,6 @@ pub fn defines(set: ParamSet) -> Vec<(&'static str, String)> {
         ("LUX_BARRETT_MU", format!("{barrett_mu}ull")),
         ("LUX_N_INV", format!("{n_inv}ull")),
         ("LUX_N_INV_SHOUP", format!("{}ull", shoup_for(n_inv, q, bits))),
-        // round(Q/8), the test vector of fhe-cpu's blind rotation.
-        ("LUX_MU", format!("{}ull", (q + 4) / 8)),
         ("LUX_L", format!("{}", p.bsk_levels.0)),
         ("LUX_BG_LOG", format!("{}", p.bsk_base_log.0)),
         ("LUX_LWE_N", format!("{}", p.n())),
