@@ -64,7 +64,11 @@ fn two_thread_blind_rotation_gives_the_same_words() {
                 let ramp = Lut::from_coefficients(set, (0..n).map(|j| (j * 7919 + 1) % q).collect()).unwrap();
                 for lut in [&*Lut::sign(set), &ramp] {
                     let one = bootstrap::blind_rotate(ring, prepared, &ct, lut);
-                    assert!(bootstrap::blind_rotate_duo(ring, prepared, &ct, lut) == one, "{set} {} ct {i}", cpu.name());
+                    assert!(
+                        bootstrap::blind_rotate_duo(ring, prepared, &ct, lut) == one,
+                        "{set} {} ct {i}",
+                        cpu.name()
+                    );
                 }
             }
             let (x, y) = (cpu.encrypt_bit(&keys.pk, true).unwrap(), cpu.encrypt_bit(&keys.pk, false).unwrap());

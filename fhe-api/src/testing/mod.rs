@@ -246,6 +246,9 @@ pub fn lut_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend, set: Para
     ));
 }
 
+/// A function of a message mod 4, with its name for failure messages.
+type NamedFn = (&'static str, fn(u64) -> u64);
+
 /// Programmable bootstrapping decrypts to the function: messages `0..4` through the
 /// identity and the negation mod 4 tables, then a key switch, decode to `g(v)` (phase
 /// within `q/16` of `g(v) q/8`).
@@ -255,7 +258,7 @@ pub fn lut_decrypts_function_values(backend: &dyn Backend, set: ParamSet) {
     let inputs = message_inputs(backend, &keys.pk, "pbs");
     let cts: Vec<LweCiphertext> = inputs.iter().map(|(_, ct)| ct.clone()).collect();
     let q = set.params().q_lwe() as i64;
-    let tables: [(&str, fn(u64) -> u64); 2] = [("identity", |v| v), ("negation", |v| (4 - v) % 4)];
+    let tables: [NamedFn; 2] = [("identity", |v| v), ("negation", |v| (4 - v) % 4)];
     let mut max_error = 0;
     for (name, g) in tables {
         let rotated = backend.blind_rotate_batch_lut(&key, &cts, &message_table(set, g)).expect("blind rotation");
