@@ -9,7 +9,7 @@
 //! coefficients short enough for llvmpipe's loop limit, all in one submission, with
 //! the accumulators resident between them.
 
-use fhe_api::{Error, EvaluationKey, ExtractedLwe, LweCiphertext, ParamSet, Result};
+use fhe_api::{Error, EvaluationKey, ExtractedLwe, Lut, LweCiphertext, ParamSet, Result};
 
 use crate::device::{layout_entries, Binding, Gpu};
 use crate::ring::{self, Mont, WG};
@@ -25,6 +25,8 @@ pub struct Pipelines {
     pub bs_layout: wgpu::BindGroupLayout,
     pub blind_rotate: wgpu::ComputePipeline,
     pub key_switch: wgpu::ComputePipeline,
+    /// The sign table (`Lut::sign`), resident so a gate uploads no table.
+    pub sign_lut: wgpu::Buffer,
 }
 
 fn pipeline(
@@ -54,6 +56,7 @@ impl Pipelines {
         let mont = Mont::new(p.q_ring());
         let tables =
             gpu.upload("tables", bytemuck::cast_slice(&ring::tables(p, &mont)), wgpu::BufferUsages::empty())?;
+        let sign_lut = upload_lut(gpu, &Lut::sign(set))?;
         gpu.scoped(&format!("{set} shader compilation"), || {
             let module = |label: &str, body: &str| {
                 gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -78,6 +81,7 @@ impl Pipelines {
                     Binding::ReadWrite,
                     Binding::ReadWrite,
                     Binding::Uniform,
+                    Binding::Read,
                 ]),
             });
             Pipelines {
@@ -90,9 +94,16 @@ impl Pipelines {
                 bs_layout,
                 mont,
                 tables,
+                sign_lut,
             }
         })
     }
+}
+
+/// A look-up table's coefficients as the shader reads them (plain residues, like the
+/// accumulator).
+fn upload_lut(gpu: &Gpu, lut: &Lut) -> Result<wgpu::Buffer> {
+    gpu.upload("look-up table", bytemuck::cast_slice(lut.coefficients()), wgpu::BufferUsages::empty())
 }
 
 /// One chunk of a key: the coefficient range `[lo, hi)` it covers and its buffer.
@@ -196,8 +207,9 @@ fn bind(
     bsk: &wgpu::Buffer,
     ksk: &wgpu::Buffer,
     range: &wgpu::Buffer,
+    lut: &wgpu::Buffer,
 ) -> wgpu::BindGroup {
-    let buffers = [&pipes.tables, bsk, ksk, &g.lwe_in, &g.work, &g.ext, &g.lwe_out, range];
+    let buffers = [&pipes.tables, bsk, ksk, &g.lwe_in, &g.work, &g.ext, &g.lwe_out, range, lut];
     let entries: Vec<wgpu::BindGroupEntry> = buffers
         .iter()
         .enumerate()
@@ -262,8 +274,16 @@ fn bounds(chunks: &[Chunk]) -> Vec<(u32, u32)> {
     chunks.iter().map(|c| (c.lo, c.hi)).collect()
 }
 
-/// Records and submits one group's dispatches, then reads back its output words.
-fn run_group(gpu: &Gpu, pipes: &Pipelines, key: &WgpuPrepared, g: &Group, stage: Stage) -> Result<Vec<u8>> {
+/// Records and submits one group's dispatches, then reads back its output words. `lut`
+/// is the blind rotation's table (bound, unread, for a key switch alone).
+fn run_group(
+    gpu: &Gpu,
+    pipes: &Pipelines,
+    key: &WgpuPrepared,
+    g: &Group,
+    stage: Stage,
+    lut: &wgpu::Buffer,
+) -> Result<Vec<u8>> {
     let set = pipes.set;
     // (rotation?, chunk, range uniform)
     let mut ranges = Vec::new();
@@ -284,9 +304,9 @@ fn run_group(gpu: &Gpu, pipes: &Pipelines, key: &WgpuPrepared, g: &Group, stage:
             .iter()
             .map(|(rotate, ci, range)| {
                 let bg = if *rotate {
-                    bind(gpu, pipes, g, &key.bsk[*ci].buf, &key.ksk[0].buf, range)
+                    bind(gpu, pipes, g, &key.bsk[*ci].buf, &key.ksk[0].buf, range, lut)
                 } else {
-                    bind(gpu, pipes, g, &key.bsk[0].buf, &key.ksk[*ci].buf, range)
+                    bind(gpu, pipes, g, &key.bsk[0].buf, &key.ksk[*ci].buf, range, lut)
                 };
                 (*rotate, bg)
             })
@@ -336,13 +356,14 @@ fn rotate_groups<T>(
     key: &WgpuPrepared,
     inputs: &[LweCiphertext],
     stage: Stage,
+    lut: &wgpu::Buffer,
     decode: impl Fn(&[u8]) -> Result<Vec<T>>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::with_capacity(inputs.len());
     for group in inputs.chunks(group_size(gpu, pipes.set)) {
         let words: Vec<u32> = group.iter().flat_map(|c| c.as_words().iter().copied()).collect();
         let g = group_buffers(gpu, pipes.set, group.len(), &words, None)?;
-        out.extend(decode(&run_group(gpu, pipes, key, &g, stage)?)?);
+        out.extend(decode(&run_group(gpu, pipes, key, &g, stage, lut)?)?);
     }
     Ok(out)
 }
@@ -352,14 +373,24 @@ fn decode_lwe(set: ParamSet, bytes: &[u8]) -> Result<Vec<LweCiphertext>> {
     words.chunks(set.params().n() + 1).map(|w| LweCiphertext::from_raw(set, w.to_vec())).collect()
 }
 
+/// Blind rotation with test polynomial `lut` (of `pipes`' set; the caller checks): the
+/// sign table is resident, any other is uploaded for the call.
 pub fn blind_rotate_batch(
     gpu: &Gpu,
     pipes: &Pipelines,
     key: &WgpuPrepared,
     inputs: &[LweCiphertext],
+    lut: &Lut,
 ) -> Result<Vec<ExtractedLwe>> {
     let set = pipes.set;
-    rotate_groups(gpu, pipes, key, inputs, Stage::BlindRotate, |bytes| {
+    let uploaded;
+    let table = if lut.is_sign() {
+        &pipes.sign_lut
+    } else {
+        uploaded = upload_lut(gpu, lut)?;
+        &uploaded
+    };
+    rotate_groups(gpu, pipes, key, inputs, Stage::BlindRotate, table, |bytes| {
         let words: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);
         words.chunks(set.params().big_n() + 1).map(|w| ExtractedLwe::from_raw(set, w.to_vec())).collect()
     })
@@ -372,7 +403,7 @@ pub fn bootstrap_batch(
     inputs: &[LweCiphertext],
 ) -> Result<Vec<LweCiphertext>> {
     let add = (pipes.set.params().q_lwe() / 8) as u32;
-    rotate_groups(gpu, pipes, key, inputs, Stage::Bootstrap { add }, |b| decode_lwe(pipes.set, b))
+    rotate_groups(gpu, pipes, key, inputs, Stage::Bootstrap { add }, &pipes.sign_lut, |b| decode_lwe(pipes.set, b))
 }
 
 pub fn key_switch_batch(
@@ -386,7 +417,8 @@ pub fn key_switch_batch(
     for group in inputs.chunks(group_size(gpu, set)) {
         let words: Vec<u64> = group.iter().flat_map(|c| c.as_words().iter().copied()).collect();
         let g = group_buffers(gpu, set, group.len(), &[], Some(&words))?;
-        out.extend(decode_lwe(set, &run_group(gpu, pipes, key, &g, Stage::KeySwitch { add: 0 })?)?);
+        let words = run_group(gpu, pipes, key, &g, Stage::KeySwitch { add: 0 }, &pipes.sign_lut)?;
+        out.extend(decode_lwe(set, &words)?);
     }
     Ok(out)
 }
@@ -402,6 +434,24 @@ mod tests {
             vec![(0, [0, 4, 7, 0]), (0, [4, 8, 7, 0]), (0, [8, 10, 7, 0]), (1, [10, 13, 7, 10])];
         assert_eq!(r, want);
         assert!(dispatch_ranges(&[], 4, 0).is_empty());
+    }
+
+    /// Every set's shaders parse and validate with 64-bit integers, through the naga
+    /// that wgpu compiles them with: a check that needs no adapter, so it runs where
+    /// the byte tests skip.
+    #[test]
+    fn every_shader_validates_without_an_adapter() {
+        use wgpu::naga::valid::{Capabilities, ValidationFlags, Validator};
+        for set in ParamSet::ALL {
+            let mont = Mont::new(set.params().q_ring());
+            for (name, body) in [("bootstrap", ring::BOOTSTRAP), ("ntt", ring::NTT)] {
+                let module = wgpu::naga::front::wgsl::parse_str(&ring::shader(set, &mont, body))
+                    .unwrap_or_else(|e| panic!("{set} {name}: {e}"));
+                Validator::new(ValidationFlags::all(), Capabilities::SHADER_INT64)
+                    .validate(&module)
+                    .unwrap_or_else(|e| panic!("{set} {name}: {e:?}"));
+            }
+        }
     }
 
     #[test]

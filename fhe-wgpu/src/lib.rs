@@ -23,7 +23,7 @@ use fhe_api::ops::check_params;
 use fhe_api::per_set::KeyedCache;
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe,
-    KeyOps, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
+    KeyOps, Lut, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
 };
 
 use crate::bootstrap::{Pipelines, WgpuPrepared};
@@ -126,9 +126,19 @@ impl BootstrapOps for WgpuBackend {
     }
 
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
+        self.blind_rotate_batch_lut(key, inputs, &Lut::sign(key.params()))
+    }
+
+    fn blind_rotate_batch_lut(
+        &self,
+        key: &PreparedKey,
+        inputs: &[LweCiphertext],
+        lut: &Lut,
+    ) -> Result<Vec<ExtractedLwe>> {
         check_params(key, inputs.iter().map(|c| c.params()))?;
+        lut.check_params(key.params())?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
-        bootstrap::blind_rotate_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
+        bootstrap::blind_rotate_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs, lut)
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {

@@ -102,7 +102,6 @@ pub fn shader(set: ParamSet, m: &Mont, body: &str) -> String {
          const Q: u64 = {q}lu;\n\
          const Q_I: i64 = {q}li;\n\
          const HALF_Q: u64 = {half_q}lu;\n\
-         const MU: u64 = {mu}lu;\n\
          const QINV: u64 = {qinv}lu;\n\
          const ONE_R: u64 = {one_r}lu;\n\
          const NINV_R: u64 = {ninv_r}lu;\n\
@@ -121,7 +120,6 @@ pub fn shader(set: ParamSet, m: &Mont, body: &str) -> String {
         ks_b = p.ksk_base(),
         ks_levels = p.ksk_levels.0,
         half_q = q / 2,
-        mu = (q + 4) / 8,
         qinv = m.qinv,
         one_r = m.r,
         ninv_r = m.to_mont(ninv),

@@ -27,6 +27,8 @@ struct Range {
 @group(0) @binding(5) var<storage, read_write> ext: array<u64>;
 @group(0) @binding(6) var<storage, read_write> lwe_out: array<u32>;
 @group(0) @binding(7) var<uniform> range: Range;
+// The look-up table: the test polynomial's N coefficients (plain residues).
+@group(0) @binding(8) var<storage, read> lut: array<u64>;
 
 const WORK_ROWS: u32 = 2u + ROWS;
 // Words of one RGSW key: ROWS rows x 2 halves x N slots.
@@ -80,15 +82,23 @@ fn blind_rotate(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     let digits = base + 2u * N;
     let input = ct * (LWE_N + 1u);
     if range.lo == 0u {
-        // ACC = (0, X^-b TV), TV = round(Q/8) in every coefficient.
-        let k = (TWO_N - ms_to_2n(lwe_in[input + LWE_N])) % TWO_N;
+        // ACC = (0, X^-b TV), TV the look-up table (round(Q/8) in every coefficient
+        // for a gate): coefficient c moves to c + k, negated once it wraps past N.
+        var k = (TWO_N - ms_to_2n(lwe_in[input + LWE_N])) % TWO_N;
+        let negate_all = k >= N;
+        if negate_all {
+            k = k - N;
+        }
         for (var c = tid; c < N; c += WG) {
             work[base + c] = 0lu;
-            var pos = c >= k;
-            if k >= N {
-                pos = c < k - N;
+            var j = c + k;
+            var neg = negate_all;
+            if j >= N {
+                j = j - N;
+                neg = !negate_all;
             }
-            work[base + N + c] = select(Q - MU, MU, pos);
+            let tv = lut[c];
+            work[base + N + j] = select(tv, Q - tv, neg && tv != 0lu);
         }
         storageBarrier();
     }
