@@ -403,6 +403,124 @@ mod tests {
         }
     }
 
+    /// Where the noise of mul-then-rotate comes from at a preset (default the big one):
+    /// the precision in bits of each step, and the coefficient noise (bits of its largest
+    /// magnitude) of encryption and of one rotation of a fresh ciphertext.
+    /// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture ckks_noise_breakdown`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn ckks_noise_breakdown() {
+        use fhe_api::ckks::context::precision_bits;
+        use fhe_api::ckks::encoding::Complex;
+        let preset = std::env::var("LUX_CKKS_PRESET")
+            .ok()
+            .map(|s| s.parse().unwrap())
+            .unwrap_or(CkksPreset::Slots32768Scale40Depth34);
+        let backend = Arc::new(CpuBackend::new(None).unwrap());
+        let (ctx, keys, ev) = setup(backend, preset, 1);
+        let p = ctx.params();
+        let bits = |v: &[fhe_api::params::RingModulus]| v.iter().map(|q| 64 - q.0.leading_zeros()).collect::<Vec<_>>();
+        eprintln!(
+            "{preset}: N = {}, q bits {:?}, p bits {:?}, dnum {}, eta {}",
+            p.n(),
+            bits(&p.q),
+            bits(&p.p),
+            p.dnum,
+            p.noise_eta
+        );
+        let slots = p.slots();
+        let (x, y) =
+            (fhe_api::testing::ckks::random_values(slots, 11), fhe_api::testing::ckks::random_values(slots, 12));
+        let rot = |v: &[Complex], k: usize| (0..v.len()).map(|i| v[(i + k) % v.len()]).collect::<Vec<_>>();
+        let xy: Vec<Complex> = x.iter().zip(&y).map(|(a, b)| a.mul(*b)).collect();
+        let px = ctx.encode(&x).unwrap();
+        eprintln!("encode -> decode: {:.2} bits", precision_bits(&ctx.decode(&px).unwrap(), &x));
+        let enc = |v: &[Complex], s| {
+            ctx.encrypt_seeded(&keys.pk, &ctx.encode(v).unwrap(), &fhe_api::Seed::derive("n", s)).unwrap()
+        };
+        let (cx, cy) = (enc(&x, 1), enc(&y, 2));
+        let dec = |h: &fhe_api::ops::CkksHandle| ctx.decrypt(&keys.sk, h).unwrap();
+        // Coefficient noise against a plaintext: centered difference modulo q_0.
+        let coeff_noise = |h: &fhe_api::ops::CkksHandle, want: &[Complex]| {
+            let got = ctx.decrypt_plaintext(&keys.sk, h).unwrap();
+            let mut pw = ctx.encode(want).unwrap();
+            pw = ctx.decode(&pw).map(|_| pw).unwrap();
+            let q0 = p.q[0].0;
+            let n = p.n();
+            let (mx, sq) = got.coeffs()[..n].iter().zip(&pw.coeffs()[..n]).fold((0f64, 0f64), |(mx, sq), (&a, &b)| {
+                let d = (a + q0 - b) % q0;
+                let c = if d > q0 / 2 { d as f64 - q0 as f64 } else { d as f64 };
+                (mx.max(c.abs()), sq + c * c)
+            });
+            // The noise alone as a plaintext at level 0 (scale 1): its slot values, with and
+            // without its mean coefficient.
+            let sum: f64 = got.coeffs()[..n]
+                .iter()
+                .zip(&pw.coeffs()[..n])
+                .map(|(&a, &b)| {
+                    let d = (a + q0 - b) % q0;
+                    if d > q0 / 2 {
+                        d as f64 - q0 as f64
+                    } else {
+                        d as f64
+                    }
+                })
+                .sum();
+            let mean = sum / n as f64;
+            let noise = |demean: bool| {
+                let w: Vec<u64> = got.coeffs()[..n]
+                    .iter()
+                    .zip(&pw.coeffs()[..n])
+                    .map(|(&a, &b)| {
+                        let d = (a + q0 - b) % q0;
+                        if demean {
+                            (d + q0 - (mean.round() as i64).rem_euclid(q0 as i64) as u64) % q0
+                        } else {
+                            d
+                        }
+                    })
+                    .collect();
+                let pt = fhe_api::ckks::entities::CkksPlaintext::from_raw(p.clone(), 0, 1.0, w).unwrap();
+                let v = ctx.decode(&pt).unwrap();
+                let (mut best, mut at) = (0f64, 0);
+                for (i, c) in v.iter().enumerate() {
+                    let a = (c.re * c.re + c.im * c.im).sqrt();
+                    if a > best {
+                        best = a;
+                        at = i;
+                    }
+                }
+                format!("2^{:.2} at slot {at}", best.log2())
+            };
+            format!(
+                "coefficient noise max 2^{:.2}, rms 2^{:.2}, mean {mean:.2}; slot noise max {}, demeaned {}",
+                mx.log2(),
+                (sq / n as f64).sqrt().log2(),
+                noise(false),
+                noise(true)
+            )
+        };
+        eprintln!("encrypt: {:.2} bits; {}", precision_bits(&dec(&cx), &x), coeff_noise(&cx, &x));
+        let c0 = ev.drop_to_level(&cx, 0).unwrap();
+        eprintln!("encrypt, dropped to level 0: {:.2} bits", precision_bits(&dec(&c0), &x));
+        let r = ev.rotate(&cx, 3).unwrap();
+        eprintln!(
+            "rotate(fresh, 3): {:.2} bits; {}",
+            precision_bits(&dec(&r), &rot(&x, 3)),
+            coeff_noise(&r, &rot(&x, 3))
+        );
+        let m = ev.mul(&cx, &cy).unwrap();
+        eprintln!("mul (no rescale): {:.2} bits", precision_bits(&dec(&m), &xy));
+        let mr = ev.rescale(&m).unwrap();
+        eprintln!("mul + rescale: {:.2} bits", precision_bits(&dec(&mr), &xy));
+        let mr0 = ev.drop_to_level(&mr, 0).unwrap();
+        eprintln!("mul + rescale, dropped to level 0: {:.2} bits", precision_bits(&dec(&mr0), &xy));
+        let mrr = ev.rotate(&mr, 3).unwrap();
+        eprintln!("mul + rescale + rotate 3: {:.2} bits", precision_bits(&dec(&mrr), &rot(&xy, 3)));
+        let sk_x = ctx.encrypt_sk_seeded(&keys.sk, &px, &fhe_api::Seed::derive("n", 5)).unwrap();
+        eprintln!("secret-key encrypt: {:.2} bits; {}", precision_bits(&dec(&sk_x), &x), coeff_noise(&sk_x, &x));
+    }
+
     fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::CkksKeySet) -> CpuSwitchKey {
         let k = keys.eval.relin.as_ref().unwrap();
         let _ = backend;
