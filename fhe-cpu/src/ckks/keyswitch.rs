@@ -91,7 +91,7 @@ pub fn mod_up<'a>(plan: &'a CkksPlan, lp: &LevelPlan, d: &'a [u64]) -> Extended<
 const BLOCK: usize = 256;
 
 /// Step 3 for limb `t`: `o0 = sum_j E_j[t] * b_j`, `o1 = sum_j E_j[t] * a_j` mod the
-/// limb's prime, each `E_j[t]` read through `index` when the rotation is fused in. Sums of
+/// limb's prime. Sums of
 /// products accumulate in `u128` and reduce once per word (any order gives the same
 /// residues).
 #[allow(clippy::too_many_arguments)]
@@ -103,7 +103,6 @@ fn inner_product(
     key: &CpuSwitchKey,
     (qp, i): (usize, usize),
     t: usize,
-    index: Option<&[u32]>,
     o0: &mut [u64],
     o1: &mut [u64],
 ) {
@@ -129,23 +128,11 @@ fn inner_product(
             let off = (j * qp + i) * n + start;
             let kb = &key.b[off..off + len];
             let ka = &key.a[off..off + len];
-            match index {
-                Some(idx) => {
-                    let idx = &idx[start..start + len];
-                    for s in 0..len {
-                        let x = u128::from(e[idx[s] as usize]);
-                        acc0[s] += x * u128::from(kb[s]);
-                        acc1[s] += x * u128::from(ka[s]);
-                    }
-                }
-                None => {
-                    let e = &e[start..start + len];
-                    for s in 0..len {
-                        let x = u128::from(e[s]);
-                        acc0[s] += x * u128::from(kb[s]);
-                        acc1[s] += x * u128::from(ka[s]);
-                    }
-                }
+            let e = &e[start..start + len];
+            for s in 0..len {
+                let x = u128::from(e[s]);
+                acc0[s] += x * u128::from(kb[s]);
+                acc1[s] += x * u128::from(ka[s]);
             }
         }
         for (o, a) in o0[start..start + len].iter_mut().zip(acc0.iter()) {
@@ -170,7 +157,8 @@ pub enum Finish<'a> {
 }
 
 /// Steps 2-4: the key-switched pair `(u0, u1)` over `q_0..q_l` (evaluation form) combined
-/// into `out0` and `out1` as `finish0` and `finish1` say.
+/// into `out0` and `out1` as `finish0` and `finish1` say. With `perm` (a rotation), `key`
+/// is a Galois key as `prepare_key` keeps it: every limb permuted by `sigma_g^-1`.
 #[allow(clippy::too_many_arguments)]
 pub fn switch(
     plan: &CkksPlan,
@@ -193,7 +181,21 @@ pub fn switch(
     let mut u1 = plan.take(limbs * n);
     u0.par_chunks_mut(n).zip(u1.par_chunks_mut(n)).enumerate().for_each(|(t, (o0, o1))| {
         let i = qp_index(plan, l, t);
-        inner_product(&plan.primes[i].m, n, lp, ext, key, (qp, i), t, index, o0, o1);
+        let m = &plan.primes[i].m;
+        match index {
+            None => inner_product(m, n, lp, ext, key, (qp, i), t, o0, o1),
+            Some(index) => {
+                // A Galois key is prepared as `sigma^-1(k_j)` (`k'[index[s]] = k[s]`), so
+                // `sum_j E_j[index[s]] k_j[s] = (sum_j E_j k'_j)[index[s]]`: one gather per
+                // limb instead of one per digit, the same words.
+                let (mut v0, mut v1) = (plan.take(n), plan.take(n));
+                inner_product(m, n, lp, ext, key, (qp, i), t, &mut v0, &mut v1);
+                o0.iter_mut().zip(o1.iter_mut()).zip(index).for_each(|((a, b), &k)| {
+                    *a = v0[k as usize];
+                    *b = v1[k as usize];
+                });
+            }
+        }
     });
     mod_down(plan, lp, &mut u0, out0, finish0);
     mod_down(plan, lp, &mut u1, out1, finish1);

@@ -129,12 +129,19 @@ impl CkksOps for CpuBackend {
     }
 
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
-        Ok(PreparedSwitchKey::new(
-            self.name(),
-            key.params().clone(),
-            key.kind(),
-            CpuSwitchKey { b: key.b().to_vec(), a: key.a() },
-        ))
+        let (mut b, mut a) = (key.b().to_vec(), key.a());
+        if let SwitchKind::Galois(g) = key.kind() {
+            // Kept as `sigma_g^-1(key)` limb by limb, so the rotation's inner product streams
+            // (see `keyswitch::switch`).
+            let perm = EvalPermutation::new(key.params().ring_degree, g)?;
+            let n = key.params().n();
+            let mut from = vec![0u64; n];
+            for limb in b.chunks_mut(n).chain(a.chunks_mut(n)) {
+                from.copy_from_slice(limb);
+                perm.index().iter().zip(&from).for_each(|(&k, &x)| limb[k as usize] = x);
+            }
+        }
+        Ok(PreparedSwitchKey::new(self.name(), key.params().clone(), key.kind(), CpuSwitchKey { b, a }))
     }
 
     fn add(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
