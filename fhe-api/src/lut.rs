@@ -62,7 +62,8 @@ impl Lut {
         for m in 0..n {
             let (lo, hi) = (lut.coefficients[m], f(m + n));
             if hi != (q - lo) % q {
-                let detail = format!("f({}) = {hi} is not -f({m}) = {} mod Q (a table is negacyclic)", m + n, (q - lo) % q);
+                let detail =
+                    format!("f({}) = {hi} is not -f({m}) = {} mod Q (a table is negacyclic)", m + n, (q - lo) % q);
                 return Err(Error::InvalidLut { params: set.name(), detail });
             }
         }

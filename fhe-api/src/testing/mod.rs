@@ -221,8 +221,7 @@ fn message_inputs(backend: &dyn Backend, pk: &crate::PublicKey, label: &str) -> 
 pub fn lut_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend, set: ParamSet) {
     let keys = oracle.keygen_from_seed(set, &Seed::derive("lux-fhe-conformance-lut", set.id() as u64)).expect("keygen");
     let (ka, kb) = (backend.prepare(&keys.ek).expect("prepare"), oracle.prepare(&keys.ek).expect("oracle prepare"));
-    let cts: Vec<LweCiphertext> =
-        message_inputs(oracle, &keys.pk, "lut-bytes").into_iter().map(|(_, ct)| ct).collect();
+    let cts: Vec<LweCiphertext> = message_inputs(oracle, &keys.pk, "lut-bytes").into_iter().map(|(_, ct)| ct).collect();
     let p = set.params();
     let mut rng = ChaCha20Rng::seed_from_u64(set.id() as u64);
     let random = (0..p.big_n()).map(|_| rng.next_u64() % p.q_ring()).collect();
@@ -240,10 +239,7 @@ pub fn lut_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend, set: Para
     let sign = backend.blind_rotate_batch_lut(&ka, &cts, &Lut::sign(set)).expect("sign table");
     assert_eq!(sign, backend.blind_rotate_batch(&ka, &cts).expect("blind rotation"), "{set}: sign table");
     let other = *ParamSet::ALL.iter().find(|&&s| s != set).expect("two sets");
-    assert!(matches!(
-        backend.blind_rotate_batch_lut(&ka, &cts, &Lut::sign(other)),
-        Err(Error::ParamMismatch { .. })
-    ));
+    assert!(matches!(backend.blind_rotate_batch_lut(&ka, &cts, &Lut::sign(other)), Err(Error::ParamMismatch { .. })));
 }
 
 /// A function of a message mod 4, with its name for failure messages.
@@ -253,7 +249,8 @@ type NamedFn = (&'static str, fn(u64) -> u64);
 /// identity and the negation mod 4 tables, then a key switch, decode to `g(v)` (phase
 /// within `q/16` of `g(v) q/8`).
 pub fn lut_decrypts_function_values(backend: &dyn Backend, set: ParamSet) {
-    let keys = backend.keygen_from_seed(set, &Seed::derive("lux-fhe-conformance-pbs", set.id() as u64)).expect("keygen");
+    let keys =
+        backend.keygen_from_seed(set, &Seed::derive("lux-fhe-conformance-pbs", set.id() as u64)).expect("keygen");
     let key = backend.prepare(&keys.ek).expect("prepare");
     let inputs = message_inputs(backend, &keys.pk, "pbs");
     let cts: Vec<LweCiphertext> = inputs.iter().map(|(_, ct)| ct.clone()).collect();
