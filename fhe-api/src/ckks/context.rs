@@ -104,6 +104,11 @@ impl CkksContext {
         ckks_ops(&*self.backend)?.upload(&ct)
     }
 
+    /// Secret-key encryption of `values` (encoded at the top level) with OS randomness.
+    pub fn encrypt_sk(&self, sk: &CkksSecretKey, values: &[Complex]) -> Result<CkksHandle> {
+        self.encrypt_sk_seeded(sk, &self.encode(values)?, &Seed::from_os()?)
+    }
+
     /// The noisy plaintext a resident ciphertext holds (downloads it).
     pub fn decrypt_plaintext(&self, sk: &CkksSecretKey, ct: &CkksHandle) -> Result<CkksPlaintext> {
         check_params(&self.params, sk.params())?;

@@ -69,6 +69,8 @@ pub fn ops_match_plaintext(backend: Arc<dyn Backend>, preset: CkksPreset, min_bi
         out.push(OpPrecision { op, bits });
     };
     check("encrypt", &cx, &x);
+    check("encrypt_os_randomness", &ctx.encrypt(&keys.pk, &x).unwrap(), &x);
+    check("encrypt_sk_os_randomness", &ctx.encrypt_sk(&keys.sk, &x).unwrap(), &x);
     check("add", &ev.add(&cx, &cy).unwrap(), &zip(&|a, b| a.add(b)));
     check("sub", &ev.sub(&cx, &cy).unwrap(), &zip(&|a, b| a.sub(b)));
     check("negate", &ev.negate(&cx).unwrap(), &x.iter().map(|a| a.scale(-1.0)).collect::<Vec<_>>());
