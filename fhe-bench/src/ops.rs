@@ -347,9 +347,8 @@ pub fn ntt_input(params: ParamSet, polys: usize) -> Vec<u64> {
 /// How many distinct extracted samples the `key_switch` row cycles through (fewer when
 /// the plan makes fewer calls): together they read more than the whole key, so its rows
 /// come from memory (`PN10QP27`: each reads about 3,000 rows of 1,114 bytes, 3.3 MiB, of
-/// a 106 MiB key). One repeated input read 127-136 us on the EPYC (rows in cache); on
-/// the development Xeon, 2026-12-04, 16 inputs 231 us, 64 inputs 362-374 us, and inside
-/// a gate, after the blind rotation's 71 MiB stream, 550 us (`time_bootstrap_phases`).
+/// a 106 MiB key); one repeated input would time rows in cache (`docs/PERF.md`, "Lab
+/// notes moved from the code").
 pub const KEY_SWITCH_INPUTS: usize = 64;
 
 /// Measures one `(operation, batch size)` on `backend`, returning its row.

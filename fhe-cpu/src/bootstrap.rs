@@ -320,12 +320,9 @@ fn initial_acc<W: Word>(ring: &Ring, ct: &LweCiphertext, lut: &Lut, acc: &mut [W
 /// What step `i` prefetches of `part`, the words of each pair the caller reads (the
 /// whole pair, or one thread's half in [`blind_rotate_duo`]): a part's worth from
 /// `W::WINDOW_EIGHTHS` eighths into its own part, so what its GINX kernel reads last,
-/// and then the next pair's part's first words. Measured on the development Xeon with
-/// whole pairs (`time_bootstrap_phases`, alternated rounds, eighths of the step's own
-/// pair in the window): PN10QP27 0: 9.36-10.18 ms, 2: 9.23-9.39, 4: 8.51-9.51, 6:
-/// 8.73-9.24, 7: 9.64-10.05, 8: 10.69-11.15; PN11QP54 0: 89.1-93.9 ms, 2: 88.8-89.6, 4:
-/// 81.6-90.0, 6: 80.1-83.5, 7: 74.3-76.8, 8: 75.4-75.8. A short step needs the lead; a
-/// long one is better served keeping one pair in cache.
+/// and then the next pair's part's first words. A short step needs the lead; a long one
+/// is better served keeping one pair in cache (measurements per window: `docs/PERF.md`,
+/// "Lab notes moved from the code").
 fn prefetch_window<W: Word>(pairs: &[W], pair_len: usize, part: Range<usize>, i: usize) -> Ahead<'_> {
     let lead = part.len() * W::WINDOW_EIGHTHS / 8;
     let (own, next) = (i * pair_len + part.start, (i + 1) * pair_len + part.start);
@@ -465,10 +462,9 @@ fn current_cpu() -> Option<usize> {
 /// rotation) to one CPU of the process's set other than `cpu`, the caller's. Left to
 /// itself, Linux sometimes starts the helper on the caller's CPU and leaves it there
 /// for tens of milliseconds when the other core has just been busy; two threads that
-/// meet at a barrier every few microseconds then share one core, and a 7 ms rotation
-/// took 17-210 ms (seen with `sched_getcpu` in interleaved peer rounds, where TFHE-rs's
-/// pool thread runs between our gates). Where the set has no other CPU, or on other
-/// systems, nothing changes.
+/// meet at a barrier every few microseconds then share one core, and a rotation takes
+/// several times as long (`docs/PERF.md`, "Lab notes moved from the code"). Where the
+/// set has no other CPU, or on other systems, nothing changes.
 fn keep_off_cpu(cpu: Option<usize>) {
     #[cfg(target_os = "linux")]
     if let Some(cpu) = cpu {

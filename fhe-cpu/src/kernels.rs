@@ -63,9 +63,8 @@ const PREFETCH_CHUNKS: usize = 8;
 /// A zeroed buffer whose first word starts a cache line. The SIMD kernels load and
 /// store 64 bytes at a time from the start of their rows; on a buffer from the allocator
 /// (16-byte aligned, and 16 bytes past a page for the large ones) most of those accesses
-/// straddle two lines. Measured on the development Xeon (`time_step_phases`, six
-/// alternated rounds, medians): a step from cache 14.7 -> 13.2 us, streaming the key
-/// 19.4 -> 18.5 us.
+/// straddle two lines, which slowed a GINX step (`docs/PERF.md`, "Lab notes moved from
+/// the code").
 /// It is a `Vec` with one line of slack and the offset of its first aligned word: it never
 /// grows, so its storage, and the alignment, never move.
 pub struct Aligned<T> {
@@ -83,8 +82,7 @@ impl<T: Copy + Default> Aligned<T> {
     /// [`Aligned::zeroed`], backed where the kernel allows by transparent huge pages
     /// (Linux, where THP is `madvise`): the bootstrap key is streamed once per blind
     /// rotation, and with 4 KiB pages the hardware prefetcher stops at every page boundary
-    /// (the development Xeon, `time_ginx_step`: 21.4 us per step from memory with 4 KiB
-    /// pages, 17.4 us with huge pages, against 6.5 us from cache).
+    /// (`docs/PERF.md`, "Lab notes moved from the code").
     pub fn zeroed_huge(len: usize) -> Self {
         Self::new(len, true)
     }
@@ -152,8 +150,8 @@ pub fn prefetch<T>(words: &[T]) {
 
 /// [`prefetch`] into the second-level cache only, for reads far enough ahead that the
 /// first level (whose misses in flight are few) would hold them back: the key switch's
-/// rows, random reads from a key of ~100 MiB, 16 rows ahead (`time_bootstrap_phases`:
-/// 470 us per key switch with `T0` 4 rows ahead, 345 us with this).
+/// rows, random reads from a key of ~100 MiB, 16 rows ahead (faster than `T0` 4 rows
+/// ahead: `docs/PERF.md`, "Lab notes moved from the code").
 #[inline(always)]
 pub fn prefetch_l2<T>(words: &[T]) {
     #[cfg(target_arch = "x86_64")]
@@ -387,8 +385,7 @@ fn ginx_step_avx2(
 /// [`ginx_step_body`] in AVX-512 intrinsics: the products come from `vpmuludq` on the
 /// even and the odd 32-bit lanes of the packed words, eight 64-bit sums per chunk in
 /// registers, and the Barrett reductions on 64-bit lanes. The kernel is bound by how
-/// many instructions it issues, so it saves them where it can (from 3.8 to 2.9 us per
-/// step from cache on the 2-core EPYC, measured back to back):
+/// many instructions it issues, so it saves them where it can:
 /// - the four sums are only brought below `4Q` (no final subtractions) before the
 ///   monomial products: `2 (4Q) Q < 2^(k+31)` stays inside `reduce`'s range (for
 ///   `k <= 28`, which [`ginx_step`] checks);
@@ -718,8 +715,7 @@ fn add_mod_avx512(q: u32, x: &mut [u32], y: &[u32]) {
 }
 
 /// See [`add_mod_body`]; dispatches on `isa`. The step's accumulator updates: compiled
-/// for the baseline ISA they ran SSE2, which has no unsigned 32-bit minimum (about
-/// 0.5 us of a 12 us step on the 2-core EPYC).
+/// for the baseline ISA they ran SSE2, which has no unsigned 32-bit minimum.
 pub fn add_mod(isa: Isa, q: u32, x: &mut [u32], y: &[u32]) {
     match isa {
         Isa::Portable => add_mod_body(q, x, y),

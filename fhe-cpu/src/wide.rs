@@ -196,10 +196,9 @@ fn fold_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64) -> u64 {
 
 /// The limb kernel of [`ginx_step_avx512`] in plain integer arithmetic on `W` lanes at
 /// a time, for the compiler to vectorize (products of two values below `2^32` become
-/// `vpmuludq`): the AVX2 copy, with four lanes. On the development Xeon with the kernels
-/// forced to AVX2 (`time_bootstrap_phases`), a PN11QP54 blind rotation took 119 ms
-/// this way against 199 ms with the `u128` sums; the intrinsics of the AVX-512 kernel
-/// beat this code compiled for AVX-512 (85 against 129-131 ms), so that copy stays.
+/// `vpmuludq`): the AVX2 copy, with four lanes. It beats the `u128` sums on AVX2, and the
+/// AVX-512 intrinsics beat it compiled for AVX-512, so that copy stays (`docs/PERF.md`,
+/// "Lab notes moved from the code").
 #[inline(always)]
 fn ginx_step_limbs<const W: usize>(
     w: Wide,
