@@ -46,3 +46,20 @@ fn a_key_from_another_backend_is_refused() {
     )
     .is_err());
 }
+
+/// No CKKS on the GPU backend yet: asking for it is an error naming the backend, not a
+/// host fallback or a panic.
+#[test]
+fn ckks_is_declared_unsupported() {
+    use fhe_api::ops::RingOps;
+    use fhe_api::params::{PolynomialSize, RingModulus};
+    let gpu = std::sync::Arc::new(emulated_backend().unwrap());
+    assert!(gpu.ckks().is_none());
+    let e = gpu.ring_forward(PolynomialSize(8192), RingModulus(36_028_797_018_652_673), &mut [0u64; 8192]).unwrap_err();
+    assert!(matches!(e, fhe_api::Error::Unsupported { .. }) && e.to_string().contains("gpu-emu"), "{e}");
+    let ctx = fhe_api::ckks::context::CkksContext::from_preset(
+        gpu,
+        fhe_api::ckks::params::CkksPreset::Slots4096Scale40Depth2,
+    );
+    assert!(matches!(ctx, Err(fhe_api::Error::Unsupported { .. })));
+}

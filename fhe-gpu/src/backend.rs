@@ -262,26 +262,9 @@ fn launch_grid(count: usize) -> Result<u32> {
     u32::try_from(count).map_err(|_| Error::InvalidInput(format!("batch of {count} is too large for one launch")))
 }
 
-/// NTTs over arbitrary rings (CKKS) are not on the device yet: the kernels are compiled
-/// per bit-scheme set. An error that says so, never a silent host fallback.
-impl<D: GpuDriver> fhe_api::ops::RingOps for GpuBackend<D> {
-    fn ring_forward(
-        &self,
-        _: fhe_api::params::PolynomialSize,
-        _: fhe_api::params::RingModulus,
-        _: &mut [u64],
-    ) -> Result<()> {
-        Err(fhe_api::Error::Unsupported { backend: self.name(), scheme: "NTT over an arbitrary ring (CKKS)" })
-    }
-    fn ring_inverse(
-        &self,
-        _: fhe_api::params::PolynomialSize,
-        _: fhe_api::params::RingModulus,
-        _: &mut [u64],
-    ) -> Result<()> {
-        Err(fhe_api::Error::Unsupported { backend: self.name(), scheme: "NTT over an arbitrary ring (CKKS)" })
-    }
-}
+// NTTs over arbitrary rings (CKKS) are not on the device yet: the kernels are compiled
+// per bit-scheme set.
+fhe_api::ring_ops_unsupported!(GpuBackend<D> where D: GpuDriver);
 
 impl<D: GpuDriver> KeyOps for GpuBackend<D> {}
 

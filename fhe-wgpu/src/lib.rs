@@ -79,26 +79,8 @@ impl WgpuBackend {
     }
 }
 
-/// NTTs over arbitrary rings (CKKS) are not in WGSL yet: an error that says so, never a
-/// silent host fallback.
-impl fhe_api::ops::RingOps for WgpuBackend {
-    fn ring_forward(
-        &self,
-        _: fhe_api::params::PolynomialSize,
-        _: fhe_api::params::RingModulus,
-        _: &mut [u64],
-    ) -> Result<()> {
-        Err(fhe_api::Error::Unsupported { backend: self.name(), scheme: "NTT over an arbitrary ring (CKKS)" })
-    }
-    fn ring_inverse(
-        &self,
-        _: fhe_api::params::PolynomialSize,
-        _: fhe_api::params::RingModulus,
-        _: &mut [u64],
-    ) -> Result<()> {
-        Err(fhe_api::Error::Unsupported { backend: self.name(), scheme: "NTT over an arbitrary ring (CKKS)" })
-    }
-}
+// NTTs over arbitrary rings (CKKS) are not in WGSL yet.
+fhe_api::ring_ops_unsupported!(WgpuBackend);
 
 /// Key generation and encryption are fhe-api's, over this backend's NTT.
 impl KeyOps for WgpuBackend {}

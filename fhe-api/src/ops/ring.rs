@@ -24,3 +24,34 @@ pub fn check_ring_input(n: PolynomialSize, q: RingModulus, data: &[u64]) -> Resu
     }
     Ok(())
 }
+
+/// Implements [`RingOps`] for a backend whose kernels do not run NTTs over arbitrary
+/// rings yet: both calls are `Error::Unsupported` naming the backend (never a silent host
+/// fallback). `fhe_api::ring_ops_unsupported!(MyBackend);` for a type that also
+/// implements [`crate::Backend`]; generics as `ring_ops_unsupported!(GpuBackend<D> where D: GpuDriver)`.
+#[macro_export]
+macro_rules! ring_ops_unsupported {
+    ($ty:ty $(where $($bound:tt)+)?) => {
+        impl$(<$($bound)+>)? $crate::ops::RingOps for $ty {
+            fn ring_forward(
+                &self,
+                _: $crate::params::PolynomialSize,
+                _: $crate::params::RingModulus,
+                _: &mut [u64],
+            ) -> $crate::Result<()> {
+                Err($crate::Error::Unsupported {
+                    backend: $crate::Backend::name(self),
+                    scheme: "NTT over an arbitrary ring (CKKS)",
+                })
+            }
+            fn ring_inverse(
+                &self,
+                n: $crate::params::PolynomialSize,
+                q: $crate::params::RingModulus,
+                data: &mut [u64],
+            ) -> $crate::Result<()> {
+                self.ring_forward(n, q, data)
+            }
+        }
+    };
+}
