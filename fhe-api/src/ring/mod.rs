@@ -8,10 +8,12 @@
 //! | [`prime`] | NTT-prime generation for a ring degree and a bit size |
 //! | [`ntt`] | NTT tables built from `(N, q)` alone |
 //! | [`rns`] | an RNS basis: CRT, fast base conversion, ModUp/ModDown, rescale |
+//! | [`moddown`] | ModDown that rounds: the exact centered remainder modulo `P` |
 //! | [`automorphism`] | Galois automorphisms `X -> X^g` on coefficient and evaluation form |
 
 pub mod automorphism;
 pub mod math;
+pub mod moddown;
 pub mod modulus;
 pub mod ntt;
 pub mod prime;

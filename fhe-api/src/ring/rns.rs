@@ -13,6 +13,7 @@
 use crate::error::{Error, Result};
 use crate::params::RingModulus;
 use crate::ring::math::{inv_mod, is_prime, mul_mod};
+use crate::ring::moddown::RoundingConverter;
 use crate::ring::modulus::{csub, mul_shoup_lazy, shoup, Modulus};
 use crate::ring::ntt::MAX_MODULUS_BITS;
 
@@ -259,44 +260,44 @@ pub fn sub_and_scale(q: &Modulus, x: &mut [u64], y: &[u64], scale: u64, scale_sh
     }
 }
 
-/// ModDown: from `x` over `Q ∪ P` to `x / P` (rounded, up to a small error) over `Q`:
+/// ModDown: from `x` over `Q ∪ P` to `round(x / P)` over `Q`:
 ///
 /// ```text
-/// y_i = (x_i - conv_{P->Q}([x]_P)_i) * P^{-1} mod q_i
+/// y_i = (x_i - d_i) * P^{-1} mod q_i
 /// ```
 ///
-/// with `conv` the [`BaseConverter`] from `P` to `Q`. Since `conv` gives `[x]_P + u P`
-/// (`0 <= u < len(P)`), `y = floor(x / P) - u mod Q`: within `len(P)` of `round(x / P)`.
+/// with `d` the centered remainder of `x` modulo `P` from the
+/// [`crate::ring::moddown::RoundingConverter`] (its doc pins the formula).
 #[derive(Clone, Debug)]
 pub struct ModDown {
-    conv: BaseConverter,
+    conv: RoundingConverter,
     p_inv_mod_q: Vec<ShoupConst>,
 }
 
 impl ModDown {
     /// `Q` and `P` must share no prime (else `P` has no inverse mod `Q`): `Error::InvalidRing`.
     pub fn new(q: &RnsBasis, p: &RnsBasis) -> Result<ModDown> {
-        if let Some(shared) = q.moduli.iter().find(|qi| p.moduli.iter().any(|pj| pj.q == qi.q)) {
-            return Err(Error::InvalidRing(format!("ModDown: prime {} is in both Q and P", shared.q)));
-        }
+        let conv = RoundingConverter::new(p, q)?;
         let p_inv_mod_q =
             q.moduli.iter().map(|qi| shoup_const(inv_mod(product_mod(&p.moduli, qi.q), qi.q), qi.q)).collect();
-        Ok(ModDown { conv: BaseConverter::new(p, q), p_inv_mod_q })
+        Ok(ModDown { conv, p_inv_mod_q })
     }
 
     /// In place on `q_limbs` (`len(Q) * n` words), given `p_limbs` (`len(P) * n` words),
     /// both limb-major in coefficient form.
     pub fn apply(&self, n: usize, q_limbs: &mut [u64], p_limbs: &[u64]) {
-        assert_eq!(q_limbs.len(), self.conv.to.len() * n, "q_limbs must hold len(Q) * n words");
-        self.conv.convert_blocks(n, p_limbs, |i, start, y| {
+        let mut d = vec![0u64; q_limbs.len()];
+        self.conv.convert(n, p_limbs, &mut d);
+        let primes = self.conv.to_primes();
+        for (i, (x, d)) in q_limbs.chunks_mut(n).zip(d.chunks(n)).enumerate() {
             let (s, ss) = self.p_inv_mod_q[i];
-            sub_and_scale(&self.conv.to[i], &mut q_limbs[i * n + start..][..y.len()], y, s, ss);
-        });
+            sub_and_scale(&Modulus::new(primes[i]), x, d, s, ss);
+        }
     }
 
-    /// The `P -> Q` converter, for callers that NTT its output before subtracting in
-    /// evaluation form (then [`sub_and_scale`] with [`ModDown::p_inv_mod_q`]).
-    pub fn converter(&self) -> &BaseConverter {
+    /// The `P -> Q` centered-remainder map, for callers that NTT its output before
+    /// subtracting in evaluation form (then [`sub_and_scale`] with [`ModDown::p_inv_mod_q`]).
+    pub fn converter(&self) -> &RoundingConverter {
         &self.conv
     }
 
@@ -532,14 +533,14 @@ mod tests {
     }
 
     #[test]
-    fn mod_down_matches_the_formula_and_rounds() {
+    fn mod_down_rounds_exactly() {
         let mut rng = Rng(2);
         for (lq, bq, lp, bp) in [(3, 50, 1, 60), (5, 45, 2, 61), (8, 40, 3, 60), (4, 60, 4, 55)] {
             let mut used = vec![];
             let (q, p) = (primes(bq, lq, &mut used), primes(bp, lp, &mut used));
             let md = ModDown::new(&basis(&q), &basis(&p)).unwrap();
             let (qq, pp) = (product(&q), product(&p));
-            let (qi_big, pi_big) = (BigInt::from(qq.clone()), BigInt::from(pp.clone()));
+            let pi_big = BigInt::from(pp.clone());
             for _ in 0..4 {
                 let xs = values(&mut rng, &(&qq * &pp));
                 let mut ql = limbs(&xs, &q);
@@ -555,21 +556,12 @@ mod tests {
                 md.apply(N, &mut ql, &pl);
                 assert_eq!(ql, pieces);
                 for (c, x) in xs.iter().enumerate() {
-                    // Exact: (x - conv(x)) is divisible by P; y = (x - conv(x)) / P mod Q.
-                    let s = conv_integer(&x.rem_euclid(&pi_big), &p);
-                    let diff = x - &s;
-                    assert!(diff.rem_euclid(&pi_big).is_zero());
-                    let want = diff / &pi_big;
+                    // round(x / P), halves up, reduced mod each q_i.
+                    let shifted: BigInt = x + &pi_big / 2u32;
+                    let want = shifted.div_euclid(&pi_big);
                     for (i, &qi) in q.iter().enumerate() {
                         assert_eq!(ql[i * N + c], residue(&want, qi), "lq={lq} lp={lp} c={c} i={i}");
                     }
-                    // Within len(P) of round(x / P), read centered mod Q.
-                    let round = (x + &pi_big / 2u32).div_euclid(&pi_big);
-                    let mut err = (&want - round).rem_euclid(&qi_big);
-                    if err > &qi_big / 2 {
-                        err -= &qi_big;
-                    }
-                    assert!(err <= BigInt::zero() && -err <= BigInt::from(lp), "c={c}");
                 }
             }
         }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use fhe_api::ckks::params::CkksParams;
 use fhe_api::per_set::KeyedCache;
 use fhe_api::ring::math::inv_mod;
+use fhe_api::ring::moddown::RoundingConverter;
 use fhe_api::ring::modulus::{shoup, Modulus};
 use fhe_api::ring::rns::{BaseConverter, RnsBasis};
 use fhe_api::{params::RingModulus, Result};
@@ -76,8 +77,8 @@ pub struct DigitPlan {
 pub struct LevelPlan {
     pub level: usize,
     pub digits: Vec<DigitPlan>,
-    /// `P -> q_0 .. q_l`.
-    pub down: BaseConverter,
+    /// `P -> q_0 .. q_l`: the centered remainder modulo `P` (ModDown rounds).
+    pub down: RoundingConverter,
     /// `P^-1 mod q_i` and Shoup companions.
     pub p_inv: Vec<(u64, u64)>,
     /// `q_l^-1 mod q_i` for `i < l` (rescale), with Shoup companions.
@@ -144,7 +145,7 @@ impl CkksPlan {
             let conv = BaseConverter::new(&self.basis(&from)?, &self.basis(&targets)?);
             digits.push(DigitPlan { range, conv, targets });
         }
-        let down = BaseConverter::new(&self.basis(&p_idx)?, &self.basis(&q_idx)?);
+        let down = RoundingConverter::new(&self.basis(&p_idx)?, &self.basis(&q_idx)?)?;
         let p_inv = (0..=level)
             .map(|i| {
                 let m = &self.primes[i].m;
