@@ -89,7 +89,7 @@ impl CkksContext {
     pub fn encrypt_seeded(&self, pk: &CkksPublicKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksHandle> {
         check_params(&self.params, pk.params())?;
         let ct = encrypt_pk(&*self.backend, pk, pt, seed)?;
-        ckks_ops(&*self.backend)?.upload(&ct)
+        ckks_ops(&*self.backend)?.upload_owned(ct)
     }
 
     /// Public-key encryption of `values` (encoded at the top level) with OS randomness.
@@ -101,7 +101,7 @@ impl CkksContext {
     pub fn encrypt_sk_seeded(&self, sk: &CkksSecretKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksHandle> {
         check_params(&self.params, sk.params())?;
         let ct = encrypt_sk(&*self.backend, sk, pt, seed)?;
-        ckks_ops(&*self.backend)?.upload(&ct)
+        ckks_ops(&*self.backend)?.upload_owned(ct)
     }
 
     /// Secret-key encryption of `values` (encoded at the top level) with OS randomness.

@@ -61,7 +61,8 @@ pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, se
         c0[r.clone()].iter_mut().zip(v.iter().zip(b)).for_each(|(c, (&v, &b))| *c = m.add(*c, m.mul(v, b)));
         c1[r].iter_mut().zip(v.iter().zip(a)).for_each(|(c, (&v, &a))| *c = m.add(*c, m.mul(v, a)));
     }
-    CkksCiphertext::from_raw(params.clone(), pt.level, pt.scale, c0, c1)
+    // Every word was reduced here: no second pass over 2 (l + 1) N words to check them.
+    Ok(CkksCiphertext { params: params.clone(), level: pt.level, scale: pt.scale, c0, c1 })
 }
 
 /// `s` in evaluation form over `q_0 .. q_level` (computed once per key over every `q_i`).
@@ -97,7 +98,7 @@ pub fn encrypt_sk(ring: &dyn RingOps, sk: &CkksSecretKey, pt: &CkksPlaintext, se
             .zip(a[r.clone()].iter().zip(&s[r]))
             .for_each(|(c, (&a, &s))| *c = m.sub(*c, m.mul(a, s)));
     }
-    CkksCiphertext::from_raw(params.clone(), pt.level, pt.scale, c0, a)
+    Ok(CkksCiphertext { params: params.clone(), level: pt.level, scale: pt.scale, c0, c1: a })
 }
 
 /// `c0 + c1 s` in coefficient form: the plaintext the ciphertext holds (with its noise).
@@ -114,5 +115,5 @@ pub fn decrypt(ring: &dyn RingOps, sk: &CkksSecretKey, ct: &CkksCiphertext) -> R
         limb.iter_mut().zip(ct.c1[r.clone()].iter().zip(&s[r])).for_each(|(x, (&c, &s))| *x = md.add(*x, md.mul(c, s)));
         ring.ring_inverse(params.ring_degree, RingModulus(md.q), limb)?;
     }
-    CkksPlaintext::from_raw(params.clone(), ct.level, ct.scale, m)
+    Ok(CkksPlaintext { params: params.clone(), level: ct.level, scale: ct.scale, coeffs: m })
 }

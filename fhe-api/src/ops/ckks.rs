@@ -150,6 +150,11 @@ fn downcast<'a, T: Any>(inner: &'a (dyn Any + Send + Sync), owner: &str, user: &
 pub trait CkksOps: Send + Sync {
     /// A host ciphertext into this backend's form.
     fn upload(&self, ct: &CkksCiphertext) -> Result<CkksHandle>;
+    /// [`CkksOps::upload`] of a ciphertext the caller no longer needs: a host-memory
+    /// backend keeps its buffers instead of copying them (fresh encryptions).
+    fn upload_owned(&self, ct: CkksCiphertext) -> Result<CkksHandle> {
+        self.upload(&ct)
+    }
     /// Back to the host, words unchanged.
     fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext>;
     /// A coefficient-form plaintext into evaluation form, resident.

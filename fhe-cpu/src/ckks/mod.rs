@@ -115,6 +115,12 @@ impl CkksOps for CpuBackend {
         ))
     }
 
+    fn upload_owned(&self, ct: CkksCiphertext) -> Result<CkksHandle> {
+        let (params, level, scale) = (ct.params().clone(), ct.level(), ct.scale());
+        let (c0, c1) = ct.into_parts();
+        Ok(CkksHandle::new(self.name(), params, level, scale, CpuCt { c0, c1 }))
+    }
+
     fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext> {
         let c = self.ct(ct)?;
         CkksCiphertext::from_raw(ct.params().clone(), ct.level(), ct.scale(), c.c0.clone(), c.c1.clone())
