@@ -334,3 +334,20 @@ proptest! {
         prop_assert_eq!(decode_err(kind, &b), DecodeError::TrailingBytes { extra: extra.len() });
     }
 }
+
+/// A CBOR array header claiming 2^40 bytes reserves at most the visitor's 64 KiB before
+/// the (absent) bytes are read, for every object kind (issue 27: it reserved an
+/// evaluation key's 174 MiB).
+#[test]
+fn a_huge_cbor_length_claim_reserves_little() {
+    // Major type 4 (array), 8-byte length 2^40, then nothing.
+    let mut claim = vec![0x9b];
+    claim.extend_from_slice(&(1u64 << 40).to_be_bytes());
+    let (r, largest) = largest_allocation(|| ciborium::from_reader::<crate::EvaluationKey, _>(&claim[..]));
+    assert!(r.is_err());
+    assert!(largest <= 1 << 17, "reserved {largest} bytes on a claim");
+    let (r, largest) =
+        largest_allocation(|| ciborium::from_reader::<crate::ckks::entities::SwitchingKey, _>(&claim[..]));
+    assert!(r.is_err());
+    assert!(largest <= 1 << 17, "reserved {largest} bytes on a claim");
+}

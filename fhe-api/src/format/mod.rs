@@ -124,6 +124,9 @@ trait Wire: Decode {
     fn max_encoded_len() -> usize;
 }
 
+/// The most a serde sequence's length hint may reserve before bytes arrive.
+const SEQ_RESERVE_MAX: usize = 1 << 16;
+
 /// The serde visitor of every format type: borrowed bytes, byte buffers and sequences of
 /// `u8` (what self-describing formats such as JSON produce), all decoded as [`Decode`].
 struct BytesVisitor<T>(std::marker::PhantomData<T>);
@@ -149,7 +152,10 @@ impl<'de, T: Wire> Visitor<'de> for BytesVisitor<T> {
         let cap = T::max_encoded_len();
         // Secret keys are small: take the whole cap up front so the buffer never
         // reallocates. Otherwise trust the hint only up to the cap.
-        let initial = if T::SECRET { cap } else { seq.size_hint().unwrap_or(0).min(cap) };
+        // A length hint is the sender's claim, not a checked header: reserve at most 64 KiB
+        // on it and grow as bytes really arrive (a CBOR array header claiming 2^40 bytes
+        // must not reserve an evaluation key's size before the first byte is read).
+        let initial = if T::SECRET { cap } else { seq.size_hint().unwrap_or(0).min(cap).min(SEQ_RESERVE_MAX) };
         let mut buf = Zeroizing::new(Vec::with_capacity(initial));
         while let Some(b) = seq.next_element::<u8>()? {
             if buf.len() == cap {

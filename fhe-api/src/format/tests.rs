@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use serde::de::{Deserialize, Visitor};
+use serde::Serialize;
 
 use super::header::{BODY_LEN_AT, KIND_AT, PARAMS_AT, VERSION_AT};
 use super::*;
@@ -512,4 +513,23 @@ proptest! {
         let want = DecodeError::Truncated { needed, have: len };
         prop_assert_eq!(decode_err(ObjectKind::EvaluationKey, &b[..len]), want);
     }
+}
+
+/// CBOR (ciborium) reads objects far above its 4 KiB borrowed-bytes scratch: the
+/// `Deserialize` impls ask for owned byte buffers (issue 27's failure was every object
+/// over 4 KiB).
+#[test]
+fn cbor_round_trips_objects_over_4_kib() {
+    fn cbor<T: Serialize + for<'de> Deserialize<'de> + PartialEq + fmt::Debug>(x: &T) {
+        let mut bytes = Vec::new();
+        ciborium::into_writer(x, &mut bytes).unwrap();
+        assert_eq!(&ciborium::from_reader::<T, _>(&bytes[..]).unwrap(), x);
+    }
+    for set in ParamSet::ALL {
+        cbor(&ct(set, 1));
+        cbor(&ext(set, 2));
+        cbor(&pk(set, 3));
+        cbor(&sk(set, 4));
+    }
+    cbor(&ek(ParamSet::PN10QP27, 5));
 }

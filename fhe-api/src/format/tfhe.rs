@@ -184,7 +184,7 @@ macro_rules! impl_format {
 
         impl<'de> Deserialize<'de> for $t {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                deserializer.deserialize_bytes(BytesVisitor::<$t>(std::marker::PhantomData))
+                deserializer.deserialize_byte_buf(BytesVisitor::<$t>(std::marker::PhantomData))
             }
         }
     )*};
