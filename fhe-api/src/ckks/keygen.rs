@@ -95,6 +95,107 @@ pub(crate) fn sample_error(params: &CkksParams, seed: &[u8; 32], label: &str, in
     Zeroizing::new((0..params.n()).map(|_| r.cbd(params.noise_eta)).collect())
 }
 
+/// What every key of one secret is made from: the ring's NTT, the parameters, the master
+/// and public seeds, QP's moduli and the secret in evaluation form over QP.
+struct KeyMaker<'a> {
+    ring: &'a dyn RingOps,
+    params: &'a Arc<CkksParams>,
+    seed: &'a Seed,
+    pseed: [u8; 32],
+    moduli: Vec<Modulus>,
+    s_eval: Zeroizing<Vec<u64>>,
+}
+
+impl<'a> KeyMaker<'a> {
+    fn new(ring: &'a dyn RingOps, params: &'a Arc<CkksParams>, seed: &'a Seed, s: &[i8]) -> Result<Self> {
+        let moduli = qp_moduli(params);
+        let s_eval = Zeroizing::new(small_to_eval(ring, params, &moduli, s)?);
+        Ok(KeyMaker { ring, params, seed, pseed: public_seed(seed), moduli, s_eval })
+    }
+
+    fn public_key(&self) -> Result<CkksPublicKey> {
+        let (params, n) = (self.params, self.params.n());
+        let levels = params.q.len();
+        let mut a = vec![0u64; levels * n];
+        expand_uniform(params, &self.pseed, "ckks-pk-a", 0, &mut a);
+        let e = sample_error(params, &self.seed.0, "ckks-pk-e", 0);
+        let mut b = small_to_eval(self.ring, params, &self.moduli[..levels], &e)?;
+        for (((b, a), s), m) in b.chunks_mut(n).zip(a.chunks(n)).zip(self.s_eval.chunks(n)).zip(&self.moduli) {
+            b.iter_mut().zip(a).zip(s).for_each(|((b, &a), &s)| *b = m.sub(*b, m.mul(a, s)));
+        }
+        CkksPublicKey::from_raw(params.clone(), self.pseed, b)
+    }
+
+    fn relin_key(&self) -> Result<SwitchingKey> {
+        let n = self.params.n();
+        let mut s2 = Zeroizing::new(vec![0u64; self.s_eval.len()]);
+        for ((o, x), m) in s2.chunks_mut(n).zip(self.s_eval.chunks(n)).zip(&self.moduli) {
+            o.iter_mut().zip(x).for_each(|(o, &x)| *o = m.mul(x, x));
+        }
+        self.switching_key(&s2, SwitchKind::Relin)
+    }
+
+    fn galois_key(&self, g: u64) -> Result<SwitchingKey> {
+        let n = self.params.n();
+        let perm = EvalPermutation::new(self.params.ring_degree, g)?;
+        let mut sg = Zeroizing::new(vec![0u64; self.s_eval.len()]);
+        for (o, x) in sg.chunks_mut(n).zip(self.s_eval.chunks(n)) {
+            perm.apply(x, o);
+        }
+        self.switching_key(&sg, SwitchKind::Galois(g))
+    }
+
+    /// The hybrid key switching key from `s'` (`target`, evaluation form over QP) to `s`.
+    fn switching_key(&self, target: &[u64], kind: SwitchKind) -> Result<SwitchingKey> {
+        let (params, moduli, s_eval) = (self.params, &self.moduli, &self.s_eval);
+        let n = params.n();
+        let limbs = moduli.len();
+        let digits = params.digits(params.max_level());
+        let mut a = vec![0u64; digits.len() * limbs * n];
+        expand_key_a(params, &self.pseed, kind, &mut a);
+        let label = format!("{}-e", kind.label());
+        // P mod q_i for the gadget term of each digit's own primes.
+        let p_mod: Vec<u64> = moduli[..params.q.len()]
+            .iter()
+            .map(|m| params.p.iter().fold(1u64, |acc, p| m.mul(acc, m.reduce(p.0))))
+            .collect();
+        let mut b = vec![0u64; a.len()];
+        let results: Vec<Result<()>> = b
+            .par_chunks_mut(limbs * n)
+            .zip(a.par_chunks(limbs * n))
+            .enumerate()
+            .map(|(j, (bj, aj))| {
+                let e = sample_error(params, &self.seed.0, &label, j as u64);
+                let e_eval = small_to_eval(self.ring, params, moduli, &e)?;
+                for (i, m) in moduli.iter().enumerate() {
+                    let range = i * n..(i + 1) * n;
+                    let gadget = if digits[j].contains(&i) { Some(p_mod[i]) } else { None };
+                    let (bl, al, el, sl, tl) = (
+                        &mut bj[range.clone()],
+                        &aj[range.clone()],
+                        &e_eval[range.clone()],
+                        &s_eval[range.clone()],
+                        &target[range],
+                    );
+                    for k in 0..n {
+                        let mut v = m.sub(el[k], m.mul(al[k], sl[k]));
+                        if let Some(pm) = gadget {
+                            v = m.add(v, m.mul(pm, tl[k]));
+                        }
+                        bl[k] = v;
+                    }
+                }
+                Ok(())
+            })
+            .collect();
+        results.into_iter().collect::<Result<()>>()?;
+        if b.is_empty() {
+            return Err(Error::InvalidInput("a switching key needs at least one digit".into()));
+        }
+        SwitchingKey::from_raw(params.clone(), kind, self.pseed, b)
+    }
+}
+
 /// Every key for `params` from `seed`, and the evaluation keys `options` names.
 pub fn keygen(
     ring: &dyn RingOps,
@@ -104,19 +205,11 @@ pub fn keygen(
 ) -> Result<CkksKeySet> {
     let s = sample_secret(params, seed);
     let sk = CkksSecretKey::from_raw(params.clone(), s.to_vec())?;
-    let pseed = public_seed(seed);
-    let moduli = qp_moduli(params);
-    let s_eval = Zeroizing::new(small_to_eval(ring, params, &moduli, &s)?);
-    let pk = public_key(ring, params, seed, &pseed, &moduli, &s_eval)?;
-
+    let maker = KeyMaker::new(ring, params, seed, &s)?;
+    let pk = maker.public_key()?;
     let mut eval = CkksEvalKeys::default();
     if options.relin {
-        let n = params.n();
-        let mut s2 = Zeroizing::new(vec![0u64; s_eval.len()]);
-        for ((o, x), m) in s2.chunks_mut(n).zip(s_eval.chunks(n)).zip(&moduli) {
-            o.iter_mut().zip(x).for_each(|(o, &x)| *o = m.mul(x, x));
-        }
-        eval.relin = Some(switching_key(ring, params, seed, &pseed, &moduli, &s_eval, &s2, SwitchKind::Relin)?);
+        eval.relin = Some(maker.relin_key()?);
     }
     let mut elements: Vec<u64> =
         options.rotations.iter().map(|&k| galois_element_for_rotation(params.ring_degree, k)).collect();
@@ -126,8 +219,7 @@ pub fn keygen(
     elements.sort_unstable();
     elements.dedup();
     for g in elements {
-        let key = galois_key(ring, params, seed, &pseed, &moduli, &s_eval, g)?;
-        eval.galois.insert(g, key);
+        eval.galois.insert(g, maker.galois_key(g)?);
     }
     Ok(CkksKeySet { sk, pk, eval })
 }
@@ -135,105 +227,5 @@ pub fn keygen(
 /// A Galois key for one more element from the same master seed (keys can be made and
 /// shipped one by one).
 pub fn galois_key_from_seed(ring: &dyn RingOps, params: &Arc<CkksParams>, seed: &Seed, g: u64) -> Result<SwitchingKey> {
-    let s = sample_secret(params, seed);
-    let moduli = qp_moduli(params);
-    let s_eval = Zeroizing::new(small_to_eval(ring, params, &moduli, &s)?);
-    galois_key(ring, params, seed, &public_seed(seed), &moduli, &s_eval, g)
-}
-
-fn galois_key(
-    ring: &dyn RingOps,
-    params: &Arc<CkksParams>,
-    seed: &Seed,
-    pseed: &[u8; 32],
-    moduli: &[Modulus],
-    s_eval: &[u64],
-    g: u64,
-) -> Result<SwitchingKey> {
-    let n = params.n();
-    let perm = EvalPermutation::new(params.ring_degree, g)?;
-    let mut sg = Zeroizing::new(vec![0u64; s_eval.len()]);
-    for (o, x) in sg.chunks_mut(n).zip(s_eval.chunks(n)) {
-        perm.apply(x, o);
-    }
-    switching_key(ring, params, seed, pseed, moduli, s_eval, &sg, SwitchKind::Galois(g))
-}
-
-fn public_key(
-    ring: &dyn RingOps,
-    params: &Arc<CkksParams>,
-    seed: &Seed,
-    pseed: &[u8; 32],
-    moduli: &[Modulus],
-    s_eval: &[u64],
-) -> Result<CkksPublicKey> {
-    let n = params.n();
-    let levels = params.q.len();
-    let mut a = vec![0u64; levels * n];
-    expand_uniform(params, pseed, "ckks-pk-a", 0, &mut a);
-    let e = sample_error(params, &seed.0, "ckks-pk-e", 0);
-    let mut b = small_to_eval(ring, params, &moduli[..levels], &e)?;
-    for (((b, a), s), m) in b.chunks_mut(n).zip(a.chunks(n)).zip(s_eval.chunks(n)).zip(moduli) {
-        b.iter_mut().zip(a).zip(s).for_each(|((b, &a), &s)| *b = m.sub(*b, m.mul(a, s)));
-    }
-    CkksPublicKey::from_raw(params.clone(), *pseed, b)
-}
-
-/// The hybrid key switching key from `s'` (`target`, evaluation form over QP) to `s`.
-#[allow(clippy::too_many_arguments)]
-fn switching_key(
-    ring: &dyn RingOps,
-    params: &Arc<CkksParams>,
-    seed: &Seed,
-    pseed: &[u8; 32],
-    moduli: &[Modulus],
-    s_eval: &[u64],
-    target: &[u64],
-    kind: SwitchKind,
-) -> Result<SwitchingKey> {
-    let n = params.n();
-    let limbs = moduli.len();
-    let digits = params.digits(params.max_level());
-    let mut a = vec![0u64; digits.len() * limbs * n];
-    expand_key_a(params, pseed, kind, &mut a);
-    let label = format!("{}-e", kind.label());
-    // P mod q_i for the gadget term of each digit's own primes.
-    let p_mod: Vec<u64> = moduli[..params.q.len()]
-        .iter()
-        .map(|m| params.p.iter().fold(1u64, |acc, p| m.mul(acc, m.reduce(p.0))))
-        .collect();
-    let mut b = vec![0u64; a.len()];
-    let results: Vec<Result<()>> = b
-        .par_chunks_mut(limbs * n)
-        .zip(a.par_chunks(limbs * n))
-        .enumerate()
-        .map(|(j, (bj, aj))| {
-            let e = sample_error(params, &seed.0, &label, j as u64);
-            let e_eval = small_to_eval(ring, params, moduli, &e)?;
-            for (i, m) in moduli.iter().enumerate() {
-                let range = i * n..(i + 1) * n;
-                let gadget = if digits[j].contains(&i) { Some(p_mod[i]) } else { None };
-                let (bl, al, el, sl, tl) = (
-                    &mut bj[range.clone()],
-                    &aj[range.clone()],
-                    &e_eval[range.clone()],
-                    &s_eval[range.clone()],
-                    &target[range],
-                );
-                for k in 0..n {
-                    let mut v = m.sub(el[k], m.mul(al[k], sl[k]));
-                    if let Some(pm) = gadget {
-                        v = m.add(v, m.mul(pm, tl[k]));
-                    }
-                    bl[k] = v;
-                }
-            }
-            Ok(())
-        })
-        .collect();
-    results.into_iter().collect::<Result<()>>()?;
-    if b.is_empty() {
-        return Err(Error::InvalidInput("a switching key needs at least one digit".into()));
-    }
-    SwitchingKey::from_raw(params.clone(), kind, *pseed, b)
+    KeyMaker::new(ring, params, seed, &sample_secret(params, seed))?.galois_key(g)
 }
