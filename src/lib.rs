@@ -81,16 +81,21 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// From `LUX_FHE_BACKEND` (`cpu`, `cuda`, `hip`, `wgpu`, `auto` or unset, optionally
     /// `kind:ntt-variant`), `LUX_FHE_NTT` and `LUX_FHE_DEVICE`. A required backend that
-    /// cannot run is an error naming its cause; an unknown value lists the valid ones.
+    /// cannot run is an error naming its cause; an unknown value lists the valid ones; a
+    /// value that is not UTF-8 is an error naming its variable; a `LUX_FHE_NTT` naming
+    /// another variant than `LUX_FHE_BACKEND`'s is an error (README.md, "Choosing a
+    /// backend", has the precedence table).
     pub fn from_env() -> Result<Engine> {
         Ok(Engine { backend: registry().from_env()? })
     }
 
-    /// From an explicit selection string with the syntax of `LUX_FHE_BACKEND`.
+    /// From an explicit selection string with the syntax of `LUX_FHE_BACKEND`, which it
+    /// replaces: `LUX_FHE_BACKEND` is not read; `LUX_FHE_NTT`, `LUX_FHE_DEVICE` (and the
+    /// CPU backend's `LUX_FHE_BOOTSTRAP_THREADS`) are, by the same rule as
+    /// [`Engine::from_env`] (README.md, "Choosing a backend"): a `LUX_FHE_NTT` naming
+    /// another variant than `selection`'s `:variant` is an error.
     pub fn with_backend(selection: &str) -> Result<Engine> {
-        let (sel, ntt_variant) = registry::parse_selection(Some(selection))?;
-        let backend = registry().create(&sel, &BackendOptions { ntt_variant, device: 0 })?;
-        Ok(Engine { backend })
+        Ok(Engine { backend: registry().from_vars(&registry::EnvVars::read(), Some(selection))? })
     }
 
     /// Wraps an already constructed backend.

@@ -626,15 +626,24 @@ impl BootstrapThreads {
             Some(other) => Err(fhe_api::Error::Environment {
                 variable: BootstrapThreads::VAR,
                 value: other.to_string(),
-                valid: "1 or 2 (threads per blind rotation)".into(),
+                valid: BootstrapThreads::VALID.into(),
             }),
         }
     }
 
-    /// From [`BootstrapThreads::VAR`].
-    pub fn from_env() -> Result<BootstrapThreads> {
-        BootstrapThreads::parse(std::env::var(BootstrapThreads::VAR).ok().as_deref())
+    /// A raw value as the OS holds it: as [`BootstrapThreads::parse`], and a value that is
+    /// not UTF-8 is an error naming [`BootstrapThreads::VAR`] (never "unset").
+    pub fn parse_raw(value: Option<&std::ffi::OsStr>) -> Result<BootstrapThreads> {
+        BootstrapThreads::parse(fhe_api::registry::env_text(BootstrapThreads::VAR, value, BootstrapThreads::VALID)?)
     }
+
+    /// From [`BootstrapThreads::VAR`] (the only reader of the real environment here).
+    pub fn from_env() -> Result<BootstrapThreads> {
+        BootstrapThreads::parse_raw(std::env::var_os(BootstrapThreads::VAR).as_deref())
+    }
+
+    /// What [`BootstrapThreads::VAR`] accepts, for error messages.
+    const VALID: &'static str = "1 or 2 (threads per blind rotation)";
 }
 
 /// Two-thread blind rotations running now, in this process.
@@ -672,6 +681,24 @@ impl Drop for DuoSlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `LUX_FHE_BOOTSTRAP_THREADS` as raw OS values: UTF-8 as [`BootstrapThreads::parse`],
+    /// anything else an error naming the variable, never the default.
+    #[cfg(unix)]
+    #[test]
+    fn bootstrap_threads_raw_values() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(BootstrapThreads::parse_raw(None).unwrap(), BootstrapThreads::Two);
+        assert_eq!(BootstrapThreads::parse_raw(Some(OsStr::new(" 1 "))).unwrap(), BootstrapThreads::One);
+        assert!(BootstrapThreads::parse_raw(Some(OsStr::new("3"))).is_err());
+        let err = BootstrapThreads::parse_raw(Some(OsStr::from_bytes(b"\xff1"))).unwrap_err();
+        assert!(
+            matches!(&err, fhe_api::Error::Environment { variable: BootstrapThreads::VAR, value, .. } if value == "\u{fffd}1"),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("UTF-8"), "{err}");
+    }
     use crate::kernels::{decompose, ginx_step, Rows};
     use fhe_api::ParamSet;
     use std::time::Instant;
