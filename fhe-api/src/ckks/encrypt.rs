@@ -12,18 +12,12 @@
 use zeroize::Zeroizing;
 
 use crate::ckks::entities::{expand_uniform, CkksCiphertext, CkksPlaintext, CkksPublicKey, CkksSecretKey};
+use crate::ckks::eval::check_params;
 use crate::ckks::keygen::{qp_moduli, sample_error, small_to_eval};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ops::RingOps;
 use crate::params::RingModulus;
 use crate::rng::{stream, Seed};
-
-fn same_params(a: &crate::ckks::params::CkksParams, b: &crate::ckks::params::CkksParams) -> Result<()> {
-    if a != b {
-        return Err(Error::InvalidInput(format!("CKKS parameter mismatch: {} vs {}", a.name, b.name)));
-    }
-    Ok(())
-}
 
 /// `NTT(e + m)` prime by prime over `q_0 .. q_level`.
 fn error_plus_message(ring: &dyn RingOps, pt: &CkksPlaintext, e: &[i64]) -> Result<Vec<u64>> {
@@ -40,7 +34,7 @@ fn error_plus_message(ring: &dyn RingOps, pt: &CkksPlaintext, e: &[i64]) -> Resu
 
 /// Public-key encryption of `pt` with the randomness of `seed`.
 pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksCiphertext> {
-    same_params(&pk.params, &pt.params)?;
+    check_params(&pk.params, &pt.params)?;
     let params = &pt.params;
     let (n, limbs) = (params.n(), pt.level + 1);
     let moduli = &qp_moduli(params)[..limbs];
@@ -82,7 +76,7 @@ fn secret_eval<'a>(ring: &dyn RingOps, sk: &'a CkksSecretKey, level: usize) -> R
 
 /// Secret-key encryption of `pt` with the randomness of `seed`.
 pub fn encrypt_sk(ring: &dyn RingOps, sk: &CkksSecretKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksCiphertext> {
-    same_params(&sk.params, &pt.params)?;
+    check_params(&sk.params, &pt.params)?;
     let params = &pt.params;
     let (n, limbs) = (params.n(), pt.level + 1);
     let moduli = &qp_moduli(params)[..limbs];
@@ -103,7 +97,7 @@ pub fn encrypt_sk(ring: &dyn RingOps, sk: &CkksSecretKey, pt: &CkksPlaintext, se
 
 /// `c0 + c1 s` in coefficient form: the plaintext the ciphertext holds (with its noise).
 pub fn decrypt(ring: &dyn RingOps, sk: &CkksSecretKey, ct: &CkksCiphertext) -> Result<CkksPlaintext> {
-    same_params(&sk.params, &ct.params)?;
+    check_params(&sk.params, &ct.params)?;
     let params = &ct.params;
     let n = params.n();
     let moduli = qp_moduli(params);

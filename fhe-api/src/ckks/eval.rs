@@ -14,7 +14,6 @@ use crate::ckks::params::CkksParams;
 use crate::error::{Error, Result};
 use crate::ops::{Backend, CkksHandle, CkksOps, PlainHandle, PreparedSwitchKey};
 use crate::ring::automorphism::{conjugation_element, galois_element_for_rotation};
-use crate::ring::modulus::Modulus;
 
 /// Relative scale difference `add` tolerates.
 const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
@@ -174,15 +173,12 @@ impl CkksEvaluator {
         if !r.is_finite() || r.abs() >= 2f64.powi(126) {
             return Err(Error::InvalidInput(format!("constant times scale ({x:e}) is not finite or not below 2^126")));
         }
-        let v = r as i128;
-        Ok(self.params.q[..=level]
-            .iter()
-            .map(|q| {
-                let m = Modulus::new(q.0);
-                let r = v.rem_euclid(q.0 as i128) as u64;
-                m.reduce(r)
-            })
-            .collect())
+        Ok(self.int_residues(r as i128, level))
+    }
+
+    /// Residues of the integer `v` modulo `q_0 .. q_level`.
+    fn int_residues(&self, v: i128, level: usize) -> Vec<u64> {
+        self.params.q[..=level].iter().map(|q| v.rem_euclid(q.0 as i128) as u64).collect()
     }
 
     /// `a + c` in every slot: `round(c * scale)` added to the constant term.
@@ -204,13 +200,8 @@ impl CkksEvaluator {
     /// `a * k` for an integer `k`: exact, scale unchanged.
     pub fn mul_int(&self, a: &CkksHandle, k: i64) -> Result<CkksHandle> {
         self.check_one(a)?;
-        let r = self.residues(k as f64, a.level())?;
-        // Exactly k even beyond 2^53: residues from the integer itself.
-        let r = if k.unsigned_abs() < 1 << 53 {
-            r
-        } else {
-            self.params.q[..=a.level()].iter().map(|q| (k as i128).rem_euclid(q.0 as i128) as u64).collect()
-        };
+        // From the integer itself: exact beyond 2^53, where an `f64` is not.
+        let r = self.int_residues(k.into(), a.level());
         self.ops().mul_scalar(a, &r, 1.0)
     }
 
