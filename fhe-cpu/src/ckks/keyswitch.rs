@@ -45,6 +45,9 @@ impl Extended<'_> {
 pub struct CpuSwitchKey {
     pub b: Vec<u64>,
     pub a: Vec<u64>,
+    /// A Galois key's evaluation-form permutation, built once at prepare time (`None` for
+    /// relinearization).
+    pub perm: Option<EvalPermutation>,
 }
 
 /// Limb `t` of an extended polynomial at level `l` is QP prime `qp_index(t)`.

@@ -86,18 +86,17 @@ impl CpuBackend {
         let ext = mod_up(&plan, &lp, &ct.c1);
         keys.iter()
             .map(|key| {
-                let g = match key.kind() {
-                    SwitchKind::Galois(g) => g,
-                    SwitchKind::Relin => {
-                        return Err(Error::InvalidInput("a relinearization key is not a Galois key".into()))
-                    }
-                };
+                let relin = || Error::InvalidInput("a relinearization key is not a Galois key".into());
+                if key.kind() == SwitchKind::Relin {
+                    return Err(relin());
+                }
                 let k = key.downcast::<CpuSwitchKey>(&self.name())?;
-                let perm = EvalPermutation::new(plan.params.ring_degree, g)?;
+                // Built at prepare time for every Galois key.
+                let perm = k.perm.as_ref().ok_or_else(relin)?;
                 let mut c0 = vec![0u64; ct.c0.len()];
                 let mut c1 = vec![0u64; ct.c1.len()];
                 let finish0 = Finish::AddPermuted(&ct.c0, perm.index());
-                switch(&plan, &lp, &ext, k, Some(&perm), &mut c0, finish0, &mut c1, Finish::Set);
+                switch(&plan, &lp, &ext, k, Some(perm), &mut c0, finish0, &mut c1, Finish::Set);
                 Ok(self.wrap(a, a.level(), a.scale(), c0, c1))
             })
             .collect()
@@ -136,18 +135,20 @@ impl CkksOps for CpuBackend {
 
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
         let (mut b, mut a) = (key.b().to_vec(), key.a());
+        let mut perm = None;
         if let SwitchKind::Galois(g) = key.kind() {
             // Kept as `sigma_g^-1(key)` limb by limb, so the rotation's inner product streams
             // (see `keyswitch::switch`).
-            let perm = EvalPermutation::new(key.params().ring_degree, g)?;
+            let p = EvalPermutation::new(key.params().ring_degree, g)?;
             let n = key.params().n();
             let mut from = vec![0u64; n];
             for limb in b.chunks_mut(n).chain(a.chunks_mut(n)) {
                 from.copy_from_slice(limb);
-                perm.index().iter().zip(&from).for_each(|(&k, &x)| limb[k as usize] = x);
+                p.index().iter().zip(&from).for_each(|(&k, &x)| limb[k as usize] = x);
             }
+            perm = Some(p);
         }
-        Ok(PreparedSwitchKey::new(self.name(), key.params().clone(), key.kind(), CpuSwitchKey { b, a }))
+        Ok(PreparedSwitchKey::new(self.name(), key.params().clone(), key.kind(), CpuSwitchKey { b, a, perm }))
     }
 
     fn add(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
@@ -537,6 +538,6 @@ mod tests {
     fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::CkksKeySet) -> CpuSwitchKey {
         let k = keys.eval.relin.as_ref().unwrap();
         let _ = backend;
-        CpuSwitchKey { b: k.b().to_vec(), a: k.a() }
+        CpuSwitchKey { b: k.b().to_vec(), a: k.a(), perm: None }
     }
 }

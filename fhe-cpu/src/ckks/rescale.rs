@@ -5,8 +5,7 @@
 
 use rayon::prelude::*;
 
-use fhe_api::ring::modulus::mul_shoup_lazy;
-use fhe_api::ring::rns::centered_remainder_to;
+use fhe_api::ring::rns::{centered_remainder_to, sub_and_scale};
 
 use super::plan::{CkksPlan, LevelPlan};
 
@@ -25,12 +24,8 @@ pub fn rescale(plan: &CkksPlan, lp: &LevelPlan, x: &[u64]) -> Vec<u64> {
         let mut d = plan.take(n);
         centered_remainder_to(&plan.primes[l].m, &pr.m, &top, &mut d);
         pr.ntt.forward(&mut d);
-        let q = pr.m.q;
         let (inv, inv_s) = lp.ql_inv[i];
-        for (y, &d) in limb.iter_mut().zip(d.iter()) {
-            let r = mul_shoup_lazy(*y + q - d, inv, inv_s, q);
-            *y = if r >= q { r - q } else { r };
-        }
+        sub_and_scale(&pr.m, limb, &d, inv, inv_s);
     });
     out
 }
