@@ -34,10 +34,7 @@ impl PreparedKey {
     }
     /// The backend's own form; `Error::WrongBackend` when another backend made it.
     pub fn downcast<T: Any>(&self, user: &str) -> Result<&T> {
-        self.inner
-            .downcast_ref::<T>()
-            .filter(|_| self.owner == user)
-            .ok_or_else(|| Error::WrongBackend { owner: self.owner.clone(), used: user.to_string() })
+        super::downcast_owned(&*self.inner, &self.owner, user)
     }
 }
 

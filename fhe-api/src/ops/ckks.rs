@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::ckks::entities::{CkksCiphertext, CkksPlaintext, SwitchKind, SwitchingKey};
 use crate::ckks::params::CkksParams;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A CKKS ciphertext resident in a backend: its metadata on the host, its words wherever
 /// the backend keeps them.
@@ -65,7 +65,7 @@ impl CkksHandle {
     }
     /// The backend's own form; `Error::WrongBackend` when another backend made it.
     pub fn downcast<T: Any>(&self, user: &str) -> Result<&T> {
-        downcast(&*self.inner, &self.owner, user)
+        super::downcast_owned(&*self.inner, &self.owner, user)
     }
 }
 
@@ -104,7 +104,7 @@ impl PlainHandle {
         self.scale
     }
     pub fn downcast<T: Any>(&self, user: &str) -> Result<&T> {
-        downcast(&*self.inner, &self.owner, user)
+        super::downcast_owned(&*self.inner, &self.owner, user)
     }
 }
 
@@ -133,15 +133,8 @@ impl PreparedSwitchKey {
         self.kind
     }
     pub fn downcast<T: Any>(&self, user: &str) -> Result<&T> {
-        downcast(&*self.inner, &self.owner, user)
+        super::downcast_owned(&*self.inner, &self.owner, user)
     }
-}
-
-fn downcast<'a, T: Any>(inner: &'a (dyn Any + Send + Sync), owner: &str, user: &str) -> Result<&'a T> {
-    inner
-        .downcast_ref::<T>()
-        .filter(|_| owner == user)
-        .ok_or_else(|| Error::WrongBackend { owner: owner.to_string(), used: user.to_string() })
 }
 
 /// Evaluation on resident handles. Inputs are checked by the caller

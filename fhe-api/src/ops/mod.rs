@@ -15,7 +15,21 @@ pub use keys::KeyOps;
 pub use ntt::{check_ntt_input, NttOps};
 pub use ring::{check_ring_input, RingOps};
 
+use crate::error::{Error, Result};
 use crate::registry::BackendKind;
+
+/// The backend's own form of a resident object (a prepared key, a CKKS handle):
+/// `Error::WrongBackend` when another backend made it. One rule for every handle type.
+pub(crate) fn downcast_owned<'a, T: std::any::Any>(
+    inner: &'a (dyn std::any::Any + Send + Sync),
+    owner: &str,
+    user: &str,
+) -> Result<&'a T> {
+    inner
+        .downcast_ref::<T>()
+        .filter(|_| owner == user)
+        .ok_or_else(|| Error::WrongBackend { owner: owner.to_string(), used: user.to_string() })
+}
 
 /// What a backend reports about itself (bench and equivalence reports carry it).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
