@@ -184,6 +184,24 @@ impl ServerKey {
         &self.backend
     }
 
+    /// `gate(a, b)` for a gate kind chosen at run time (one bootstrap). Operands of
+    /// another parameter set than the key's are `Error::ParamMismatch`.
+    pub fn gate(&self, gate: Gate, a: &LweCiphertext, b: &LweCiphertext) -> Result<LweCiphertext> {
+        gates::gate(&*self.backend, &self.key, gate, a, b)
+    }
+
+    /// Gates of mixed kinds, `out[i] = gate_i(a_i, b_i)`, in one batched bootstrap (one
+    /// backend call, as [`ServerKey::gate_batch`]): each gate's linear part is computed on
+    /// the host, so the kinds can differ. An empty batch gives an empty result; an operand
+    /// of another parameter set than the key's is `Error::ParamMismatch`.
+    pub fn mixed_batch(&self, batch: &[(Gate, &LweCiphertext, &LweCiphertext)]) -> Result<Vec<LweCiphertext>> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        ops::check_params(&self.key, batch.iter().flat_map(|(_, a, b)| [a.params(), b.params()]))?;
+        gates::mixed_batch(&*self.backend, &self.key, batch)
+    }
+
     /// One gate over whole batches: `out[i] = gate(lhs[i], rhs[i])`, one backend call.
     pub fn gate_batch(&self, gate: Gate, lhs: &[LweCiphertext], rhs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
         gates::gate_batch(&*self.backend, &self.key, gate, lhs, rhs)
@@ -260,5 +278,44 @@ mod tests {
         assert!(!engine.decrypt_bit(&keys.sk, &server.and(&t, &f).unwrap()).unwrap());
         assert!(engine.decrypt_bit(&keys.sk, &server.mux(&t, &t, &f).unwrap()).unwrap());
         assert!(!engine.decrypt_bit(&keys.sk, &server.not(&t)).unwrap());
+    }
+
+    /// `gate` and `mixed_batch` against every gate kind's truth table (one batch holding
+    /// all 24 rows), and mismatched operands refused with an error.
+    #[test]
+    fn run_time_gates_and_mixed_batches_match_truth_tables() {
+        let engine = Engine::with_backend("cpu").unwrap();
+        let set = ParamSet::PN10QP27;
+        let keys = engine.keygen_from_seed(set, &Seed::derive("facade-gates", 0)).unwrap();
+        let server = engine.server_key(&keys.ek).unwrap();
+        let bits = [false, true].map(|b| engine.encrypt_bit(&keys.pk, b).unwrap());
+        let mut rows = Vec::new();
+        for g in Gate::ALL {
+            for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
+                rows.push((g, a, b));
+            }
+        }
+        for &(g, a, b) in &rows {
+            let out = server.gate(g, &bits[a as usize], &bits[b as usize]).unwrap();
+            assert_eq!(engine.decrypt_bit(&keys.sk, &out).unwrap(), g.eval_plain(a, b), "{g:?}({a}, {b})");
+        }
+        let batch: Vec<_> = rows.iter().map(|&(g, a, b)| (g, &bits[a as usize], &bits[b as usize])).collect();
+        let out = server.mixed_batch(&batch).unwrap();
+        assert_eq!(out.len(), rows.len());
+        for (&(g, a, b), ct) in rows.iter().zip(&out) {
+            assert_eq!(engine.decrypt_bit(&keys.sk, ct).unwrap(), g.eval_plain(a, b), "batched {g:?}({a}, {b})");
+        }
+        assert!(server.mixed_batch(&[]).unwrap().is_empty());
+
+        // Operands of another set: an error naming both sets, never a panic.
+        let other = ParamSet::ALL.into_iter().find(|&p| p != set).unwrap();
+        let foreign = gates::constant(other, true);
+        for e in [
+            server.gate(Gate::And, &bits[0], &foreign).unwrap_err(),
+            server.gate(Gate::Or, &foreign, &foreign).unwrap_err(),
+            server.mixed_batch(&[(Gate::Xor, &bits[1], &bits[0]), (Gate::Nand, &foreign, &foreign)]).unwrap_err(),
+        ] {
+            assert!(matches!(e, Error::ParamMismatch { .. }), "{e}");
+        }
     }
 }

@@ -155,16 +155,56 @@ pub fn mux_batch(
 ) -> Result<Vec<LweCiphertext>> {
     same_len("mux", sel.len(), t.len())?;
     same_len("mux", sel.len(), f.len())?;
-    let mut inputs = Vec::with_capacity(2 * sel.len());
-    for (s, t) in sel.iter().zip(t) {
-        inputs.push(LweCiphertext::linear_combination(&[(1, s), (1, t)], eighths(s, -3))?);
+    let muxes: Vec<_> = sel.iter().zip(t).zip(f).map(|((s, t), f)| (s, t, f)).collect();
+    Ok(level_batch(backend, key, &[], &muxes)?.1)
+}
+
+/// The two blind-rotation inputs of `s ? t : f`: `s + t - 3q/8` and `f - s - q/8`.
+fn mux_halves(s: &LweCiphertext, t: &LweCiphertext, f: &LweCiphertext) -> Result<[LweCiphertext; 2]> {
+    Ok([
+        LweCiphertext::linear_combination(&[(1, s), (1, t)], eighths(s, -3))?,
+        LweCiphertext::linear_combination(&[(-1, s), (1, f)], eighths(s, -1))?,
+    ])
+}
+
+/// One level of a circuit: two-input gates of mixed kinds and MUXes `(s, t, f)`, each
+/// MUX in the cheap form (two blind rotations summed before one key switch). Every blind
+/// rotation of the level goes in one backend batch and every key switch in another;
+/// without MUXes the level is one [`mixed_batch`] (the backend's fused bootstrap).
+/// Returns the gates' outputs, then the MUXes'.
+pub fn level_batch(
+    backend: &dyn Backend,
+    key: &PreparedKey,
+    gates: &[(Gate, &LweCiphertext, &LweCiphertext)],
+    muxes: &[(&LweCiphertext, &LweCiphertext, &LweCiphertext)],
+) -> Result<(Vec<LweCiphertext>, Vec<LweCiphertext>)> {
+    if muxes.is_empty() {
+        return Ok((mixed_batch(backend, key, gates)?, Vec::new()));
     }
-    for (s, f) in sel.iter().zip(f) {
-        inputs.push(LweCiphertext::linear_combination(&[(-1, s), (1, f)], eighths(s, -1))?);
+    // Inputs: the gates' linear parts, then every MUX's first half, then its second.
+    let mut inputs = Vec::with_capacity(gates.len() + 2 * muxes.len());
+    for (g, a, b) in gates {
+        inputs.push(g.combine(a, b)?);
     }
-    let rotated = backend.blind_rotate_batch(key, &inputs)?;
-    let (st, sf) = rotated.split_at(sel.len());
-    let summed = st.iter().zip(sf).map(|(a, b)| a.add(b)).collect::<Result<Vec<_>>>()?;
-    let switched = backend.key_switch_batch(key, &summed)?;
-    switched.iter().map(|c| LweCiphertext::linear_combination(&[(1, c)], eighths(c, 2))).collect()
+    let mut second = Vec::with_capacity(muxes.len());
+    for (s, t, f) in muxes {
+        let [st, sf] = mux_halves(s, t, f)?;
+        inputs.push(st);
+        second.push(sf);
+    }
+    inputs.append(&mut second);
+    let mut rotated = backend.blind_rotate_batch(key, &inputs)?;
+    let sf = rotated.split_off(gates.len() + muxes.len());
+    let st = rotated.split_off(gates.len());
+    rotated.reserve_exact(muxes.len());
+    for (a, b) in st.iter().zip(&sf) {
+        rotated.push(a.add(b)?);
+    }
+    let mut switched = backend.key_switch_batch(key, &rotated)?;
+    let mux_out = switched.split_off(gates.len());
+    // A gate's rotation encrypts +-q/8 (+q/8 makes it 0 or q/4); a MUX's sum encrypts
+    // -q/4 or 0 (+q/4 does).
+    let gate_out = switched.iter().map(|c| LweCiphertext::linear_combination(&[(1, c)], eighths(c, 1)));
+    let mux_out = mux_out.iter().map(|c| LweCiphertext::linear_combination(&[(1, c)], eighths(c, 2)));
+    Ok((gate_out.collect::<Result<_>>()?, mux_out.collect::<Result<_>>()?))
 }

@@ -1,6 +1,8 @@
-//! A levelled netlist of two-input gates: built once in the clear, evaluated either in
-//! plain booleans (tests, gate counts) or on encrypted bits, one batched bootstrap per
-//! level.
+//! A levelled netlist of two-input gates and MUXes: built once in the clear, evaluated
+//! either in plain booleans (tests, gate counts) or on encrypted bits, one batched
+//! bootstrap per level. A MUX node costs two blind rotations and one key switch
+//! ([`gates::level_batch`], as `ServerKey::mux`), where AND/AND/OR would cost three
+//! bootstraps over two levels.
 //!
 //! A wire ([`Bit`]) is a node with a polarity: NOT flips the polarity and costs nothing
 //! (on ciphertexts it is `q/4 - c`, [`gates::not`]); the constants are the two polarities
@@ -57,6 +59,29 @@ enum Node {
     Zero,
     Input(usize),
     Gate(Gate, Bit, Bit),
+    /// `s ? t : f`, with `s` and `t` not negated (the builder normalises).
+    Mux(Bit, Bit, Bit),
+}
+
+impl Node {
+    /// The wires this node reads.
+    fn operands(self) -> impl Iterator<Item = Bit> {
+        let ops = match self {
+            Node::Zero | Node::Input(_) => [None; 3],
+            Node::Gate(_, a, b) => [Some(a), Some(b), None],
+            Node::Mux(s, t, f) => [Some(s), Some(t), Some(f)],
+        };
+        ops.into_iter().flatten()
+    }
+
+    /// Blind rotations the node costs: one for a gate, two for a MUX.
+    fn rotations(self) -> usize {
+        match self {
+            Node::Zero | Node::Input(_) => 0,
+            Node::Gate(..) => 1,
+            Node::Mux(..) => 2,
+        }
+    }
 }
 
 /// Builds a netlist gate by gate.
@@ -67,6 +92,7 @@ pub struct Builder {
     level: Vec<usize>,
     inputs: usize,
     shared: HashMap<(Gate, Bit, Bit), Bit>,
+    shared_mux: HashMap<(Bit, Bit, Bit), Bit>,
 }
 
 impl Default for Builder {
@@ -77,7 +103,13 @@ impl Default for Builder {
 
 impl Builder {
     pub fn new() -> Builder {
-        Builder { nodes: vec![Node::Zero], level: vec![0], inputs: 0, shared: HashMap::new() }
+        Builder {
+            nodes: vec![Node::Zero],
+            level: vec![0],
+            inputs: 0,
+            shared: HashMap::new(),
+            shared_mux: HashMap::new(),
+        }
     }
 
     /// The next input wire (inputs are numbered in the order they are asked for).
@@ -136,14 +168,49 @@ impl Builder {
         self.level[bit.node()]
     }
 
-    /// `s ? t : f` as `(s AND t) OR (NOT s AND f)`: three gates, two levels.
+    /// `s ? t : f`: one MUX node (two blind rotations, one key switch, one level), or a
+    /// single gate or none where an operand is a constant or repeats another.
     pub fn mux(&mut self, s: Bit, t: Bit, f: Bit) -> Bit {
+        if let Some(c) = s.constant() {
+            return if c { t } else { f };
+        }
         if t == f {
             return t;
         }
-        let on = self.and(s, t);
-        let off = self.and(!s, f);
-        self.or(on, off)
+        // A NOT is free: one stored form per MUX (selector and `t` not negated).
+        if s.negated() {
+            return self.mux(!s, f, t);
+        }
+        if t.negated() {
+            return !self.mux(s, !t, !f);
+        }
+        // One gate is cheaper than a MUX's two rotations whenever one suffices.
+        match (t.constant(), f.constant()) {
+            (Some(true), _) => return self.or(s, f),
+            (Some(false), _) => return self.and(!s, f),
+            (_, Some(true)) => return self.gate(Gate::Or, !s, t),
+            (_, Some(false)) => return self.and(s, t),
+            _ => {}
+        }
+        if t == !f {
+            return self.xnor(s, t);
+        }
+        if s == t {
+            return self.or(s, f);
+        }
+        if s == f || s == !f {
+            // `s ? t : s` is `s AND t`; `s ? t : !s` is `!s OR t`.
+            return if s == f { self.and(s, t) } else { self.gate(Gate::Or, !s, t) };
+        }
+        if let Some(&bit) = self.shared_mux.get(&(s, t, f)) {
+            return bit;
+        }
+        self.nodes.push(Node::Mux(s, t, f));
+        let level = [s, t, f].iter().map(|b| self.level[b.node()]).max().unwrap_or(0);
+        self.level.push(1 + level);
+        let bit = Bit::new(self.nodes.len() - 1, false);
+        self.shared_mux.insert((s, t, f), bit);
+        bit
     }
 
     /// The finished circuit computing `outputs`; gates the outputs do not need are dropped.
@@ -154,15 +221,14 @@ impl Builder {
             live[o.node()] = true;
         }
         for i in (0..self.nodes.len()).rev() {
-            if let (true, Node::Gate(_, a, b)) = (live[i], self.nodes[i]) {
-                live[a.node()] = true;
-                live[b.node()] = true;
+            if live[i] {
+                self.nodes[i].operands().for_each(|o| live[o.node()] = true);
             }
         }
         // Levels do not change when dead gates go: a gate's level depends on its inputs only.
         let mut levels: Vec<Vec<usize>> = Vec::new();
         for (i, node) in self.nodes.iter().enumerate() {
-            if let (true, Node::Gate(..)) = (live[i], node) {
+            if live[i] && node.rotations() > 0 {
                 let l = self.level[i];
                 if levels.len() < l {
                     levels.resize(l, Vec::new());
@@ -174,10 +240,7 @@ impl Builder {
         let mut last_use = vec![0usize; self.nodes.len()];
         for (l, gates) in levels.iter().enumerate() {
             for &g in gates {
-                if let Node::Gate(_, a, b) = self.nodes[g] {
-                    last_use[a.node()] = l + 1;
-                    last_use[b.node()] = l + 1;
-                }
+                self.nodes[g].operands().for_each(|o| last_use[o.node()] = l + 1);
             }
         }
         for o in &outputs {
@@ -212,19 +275,23 @@ pub struct Circuit {
     nodes: Vec<Node>,
     inputs: usize,
     outputs: Vec<Bit>,
-    /// `levels[l]`: the gate nodes at level `l + 1`, all independent of each other.
+    /// `levels[l]`: the gate and MUX nodes at level `l + 1`, all independent of each other.
     levels: Vec<Vec<usize>>,
     last_use: Vec<usize>,
 }
 
-/// The shape of a circuit: what a bootstrap-bound backend pays for it.
+/// The shape of a circuit: what a bootstrap-bound backend pays for it. Costs count blind
+/// rotations (the bootstrap's dominant part): one per two-input gate, two per MUX.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CircuitStats {
-    /// Two-input gates, one bootstrap each.
+    /// Blind rotations: one per two-input gate, two per MUX node (whose two share one
+    /// key switch).
     pub gates: usize,
+    /// MUX nodes (each counted twice in `gates`).
+    pub muxes: usize,
     /// Levels: sequential batched bootstraps.
     pub depth: usize,
-    /// Gates per level, first level first.
+    /// Blind rotations per level, first level first.
     pub level_widths: Vec<usize>,
 }
 
@@ -251,8 +318,10 @@ impl Circuit {
     }
 
     pub fn stats(&self) -> CircuitStats {
-        let level_widths: Vec<usize> = self.levels.iter().map(Vec::len).collect();
-        CircuitStats { gates: level_widths.iter().sum(), depth: level_widths.len(), level_widths }
+        let level_widths: Vec<usize> =
+            self.levels.iter().map(|l| l.iter().map(|&g| self.nodes[g].rotations()).sum()).collect();
+        let muxes = self.levels.iter().flatten().filter(|&&g| matches!(self.nodes[g], Node::Mux(..))).count();
+        CircuitStats { gates: level_widths.iter().sum(), muxes, depth: level_widths.len(), level_widths }
     }
 
     fn check_inputs(&self, given: usize) -> Result<()> {
@@ -274,16 +343,20 @@ impl Circuit {
         }
         for level in &self.levels {
             for &g in level {
-                if let Node::Gate(gate, a, b) = self.nodes[g] {
-                    value[g] = gate.eval_plain(read(&value, a), read(&value, b));
-                }
+                value[g] = match self.nodes[g] {
+                    Node::Gate(gate, a, b) => gate.eval_plain(read(&value, a), read(&value, b)),
+                    Node::Mux(s, t, f) => read(&value, if read(&value, s) { t } else { f }),
+                    Node::Zero | Node::Input(_) => unreachable!("levels hold gate and MUX nodes only"),
+                };
             }
         }
         Ok(self.outputs.iter().map(|&o| read(&value, o)).collect())
     }
 
-    /// Evaluates on encrypted bits: every level is one [`gates::mixed_batch`] (one
-    /// `bootstrap_batch` call on the backend); NOTs and constants cost no bootstrap.
+    /// Evaluates on encrypted bits: every level is one [`gates::level_batch`] (one
+    /// `bootstrap_batch` call on the backend for a level of gates only; one blind-rotation
+    /// and one key-switch batch for a level with MUXes); NOTs and constants cost no
+    /// bootstrap.
     pub fn eval_encrypted(
         &self,
         backend: &dyn Backend,
@@ -311,27 +384,33 @@ impl Circuit {
             }
         };
         for (l, level) in self.levels.iter().enumerate() {
-            let operands: Vec<(Gate, LweCiphertext, LweCiphertext)> = level
-                .iter()
-                .map(|&g| match self.nodes[g] {
-                    Node::Gate(gate, a, b) => (gate, read(&value, a), read(&value, b)),
-                    _ => unreachable!("levels hold gate nodes only"),
-                })
-                .collect();
-            let batch: Vec<(Gate, &LweCiphertext, &LweCiphertext)> =
-                operands.iter().map(|(g, a, b)| (*g, a, b)).collect();
-            let out = gates::mixed_batch(backend, key, &batch)?;
-            tracing::trace!(level = l + 1, width = out.len(), "circuit level bootstrapped");
-            for (&g, ct) in level.iter().zip(out) {
+            let (mut gate_nodes, mut mux_nodes) = (Vec::new(), Vec::new());
+            let (mut gate_ops, mut mux_ops) = (Vec::new(), Vec::new());
+            for &g in level {
+                match self.nodes[g] {
+                    Node::Gate(gate, a, b) => {
+                        gate_nodes.push(g);
+                        gate_ops.push((gate, read(&value, a), read(&value, b)));
+                    }
+                    Node::Mux(s, t, f) => {
+                        mux_nodes.push(g);
+                        mux_ops.push([read(&value, s), read(&value, t), read(&value, f)]);
+                    }
+                    Node::Zero | Node::Input(_) => unreachable!("levels hold gate and MUX nodes only"),
+                }
+            }
+            let gate_batch: Vec<_> = gate_ops.iter().map(|(g, a, b)| (*g, a, b)).collect();
+            let mux_batch: Vec<_> = mux_ops.iter().map(|[s, t, f]| (s, t, f)).collect();
+            let (gate_out, mux_out) = gates::level_batch(backend, key, &gate_batch, &mux_batch)?;
+            tracing::trace!(level = l + 1, gates = gate_out.len(), muxes = mux_out.len(), "circuit level bootstrapped");
+            for (g, ct) in gate_nodes.into_iter().zip(gate_out).chain(mux_nodes.into_iter().zip(mux_out)) {
                 value[g] = Some(ct);
             }
             // Free the operands no later level reads (their last reader was this level).
             for &g in level {
-                if let Node::Gate(_, a, b) = self.nodes[g] {
-                    for n in [a.node(), b.node()] {
-                        if n != 0 && self.last_use[n] == l + 1 {
-                            value[n] = None;
-                        }
+                for n in self.nodes[g].operands().map(Bit::node) {
+                    if n != 0 && self.last_use[n] == l + 1 {
+                        value[n] = None;
                     }
                 }
             }
@@ -392,13 +471,34 @@ mod tests {
         assert!((s.modelled_seconds(10e-3, 1000.0) - 30e-3).abs() < 1e-12);
     }
 
+    /// Every MUX over constants, three inputs and their negations, folded or not, against
+    /// its truth table on all eight assignments.
+    #[test]
+    fn mux_folds_and_normalises_correctly() {
+        for choice in 0..8usize.pow(3) {
+            let mut b = Builder::new();
+            let i = b.inputs(3);
+            let wires = [Bit::FALSE, Bit::TRUE, i[0], !i[0], i[1], !i[1], i[2], !i[2]];
+            let (s, t, f) = (wires[choice % 8], wires[choice / 8 % 8], wires[choice / 64]);
+            let m = b.mux(s, t, f);
+            let c = b.finish(vec![m, s, t, f]);
+            assert!(c.stats().gates <= 2, "{s:?} {t:?} {f:?}");
+            for v in 0..8u32 {
+                let bits: Vec<bool> = (0..3).map(|k| v >> k & 1 == 1).collect();
+                let out = c.eval_plain(&bits).unwrap();
+                assert_eq!(out[0], if out[1] { out[2] } else { out[3] }, "{s:?} {t:?} {f:?} at {bits:?}");
+            }
+        }
+    }
+
     #[test]
     fn mux_selects() {
         let mut b = Builder::new();
         let i = b.inputs(3);
         let m = b.mux(i[0], i[1], i[2]);
         let c = b.finish(vec![m]);
-        assert_eq!((c.stats().gates, c.stats().depth), (3, 2));
+        let s = c.stats();
+        assert_eq!((s.gates, s.muxes, s.depth, s.level_widths.clone()), (2, 1, 1, vec![2]));
         for v in 0..8u32 {
             let bits: Vec<bool> = (0..3).map(|k| v >> k & 1 == 1).collect();
             assert_eq!(c.eval_plain(&bits).unwrap()[0], if bits[0] { bits[1] } else { bits[2] });

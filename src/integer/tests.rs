@@ -371,3 +371,35 @@ fn wgpu_encrypted_8_bit_add_lt_mul_select() {
         conformance::random_operands_decrypt_right(fx, op, 8, 1, 30 + i as u64);
     }
 }
+
+/// MUX nodes evaluated encrypted (the cheap form) beside gates in the same level and
+/// feeding a second level: every assignment of three bits, in one circuit of eight copies.
+#[test]
+fn mux_nodes_decrypt_right_beside_gates() {
+    let engine = Engine::with_backend("cpu").unwrap();
+    let keys = engine.keygen_from_seed(ParamSet::PN10QP27, &crate::Seed::derive("netlist-mux", 0)).unwrap();
+    let server = engine.server_key(&keys.ek).unwrap();
+    let mut b = Builder::new();
+    let mut outs = Vec::new();
+    for _ in 0..8 {
+        let i = b.inputs(3);
+        let m = b.mux(i[0], i[1], i[2]);
+        let x = b.xor(i[0], i[1]);
+        let m2 = b.mux(x, m, !i[2]);
+        outs.extend([m, x, m2]);
+    }
+    let c = b.finish(outs);
+    let s = c.stats();
+    assert_eq!((s.muxes, s.depth, s.level_widths.clone()), (16, 2, vec![8 * 3, 8 * 2]));
+    let plain: Vec<bool> = (0..24).map(|k| (k / 3) >> (k % 3) & 1 == 1).collect();
+    let enc: Vec<_> = plain.iter().map(|&v| engine.encrypt_bit(&keys.pk, v).unwrap()).collect();
+    let got = server.eval_circuit(&c, &enc.iter().collect::<Vec<_>>()).unwrap();
+    let want = c.eval_plain(&plain).unwrap();
+    for (copy, bits) in plain.chunks(3).enumerate() {
+        let m = if bits[0] { bits[1] } else { bits[2] };
+        let x = bits[0] ^ bits[1];
+        assert_eq!(&want[3 * copy..3 * copy + 3], &[m, x, if x { m } else { !bits[2] }]);
+    }
+    let got: Vec<bool> = got.iter().map(|ct| engine.decrypt_bit(&keys.sk, ct).unwrap()).collect();
+    assert_eq!(got, want);
+}
