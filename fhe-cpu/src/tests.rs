@@ -242,3 +242,20 @@ fn ckks_depth_chain_big_preset() {
     let bits = fhe_api::testing::ckks::depth_chain(std::sync::Arc::new(CpuBackend::new(None).unwrap()), preset, 10.0);
     eprintln!("{preset}: {bits:.1} bits after 34 multiplications");
 }
+
+/// `negacyclic_mul` of every supported NTT variant against the schoolbook product on
+/// every set (the conformance suite checks the default variant only).
+#[test]
+fn negacyclic_mul_matches_schoolbook_on_every_variant() {
+    use fhe_api::testing::{negacyclic_cases, schoolbook_negacyclic};
+    use fhe_api::NttOps;
+    for set in ParamSet::ALL {
+        for (a, b) in negacyclic_cases(set) {
+            let want = schoolbook_negacyclic(&a, &b, set.params().q_ring());
+            for v in crate::ntt::variants().iter().filter(|v| (v.supported)()) {
+                let got = CpuBackend::new(Some(v.name)).unwrap().negacyclic_mul(set, &a, &b).unwrap();
+                assert!(got == want, "{set} {}: negacyclic_mul differs from the schoolbook", v.name);
+            }
+        }
+    }
+}

@@ -11,12 +11,50 @@
 
 use crate::error::{Error, Result};
 use crate::params::ParamSet;
+use crate::ring::modulus::Modulus;
 
 pub trait NttOps {
     fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()>;
     fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()>;
     /// The NTT variant in use (`reference`, `harvey`, ...).
     fn ntt_variant(&self) -> &str;
+
+    /// The negacyclic product `a b mod (X^N + 1, Q)` of two polynomials of `params`'s
+    /// ring, coefficients in natural order and in `[0, Q)`, result likewise: both
+    /// operands forward in one batch, a pointwise product mod `Q`, one inverse (which
+    /// includes the `1/N`). An operand of another length than `N`, or with a coefficient
+    /// at or above `Q`, is `Error::InvalidInput` naming the operand.
+    fn negacyclic_mul(&self, params: ParamSet, a: &[u64], b: &[u64]) -> Result<Vec<u64>> {
+        let p = params.params();
+        let (n, q) = (p.big_n(), p.q_ring());
+        for (name, x) in [("a", a), ("b", b)] {
+            if x.len() != n {
+                return Err(Error::InvalidInput(format!(
+                    "negacyclic_mul: operand {name} has {} coefficients, {params} has N = {n}",
+                    x.len()
+                )));
+            }
+            if any_at_or_above(q, x) {
+                let i = x.iter().position(|&c| c >= q).expect("a coefficient at or above Q");
+                return Err(Error::InvalidInput(format!(
+                    "negacyclic_mul: operand {name} coefficient {i} is {}, not below Q = {q}",
+                    x[i]
+                )));
+            }
+        }
+        let mut both = Vec::with_capacity(2 * n);
+        both.extend_from_slice(a);
+        both.extend_from_slice(b);
+        self.ntt_forward(params, &mut both)?;
+        // Evaluation form is pointwise: the product of the two transforms is the
+        // transform of the negacyclic product.
+        let m = Modulus::new(q);
+        let (fa, fb) = both.split_at_mut(n);
+        fa.iter_mut().zip(fb.iter()).for_each(|(x, &y)| *x = m.mul(*x, y));
+        both.truncate(n);
+        self.ntt_inverse(params, &mut both)?;
+        Ok(both)
+    }
 }
 
 /// The input contract of both transforms, checked by every backend before it touches

@@ -184,6 +184,59 @@ pub fn ntt_matches_oracle(backend: &dyn Backend, oracle: &dyn Backend) {
     }
 }
 
+/// `a b mod (X^N + 1, q)` by the schoolbook rule (`O(N^2)`): the reference for
+/// [`NttOps::negacyclic_mul`](crate::NttOps::negacyclic_mul).
+pub fn schoolbook_negacyclic(a: &[u64], b: &[u64], q: u64) -> Vec<u64> {
+    let n = a.len();
+    let q = q as u128;
+    let mut c = vec![0u128; n];
+    for (i, &x) in a.iter().enumerate() {
+        for (j, &y) in b.iter().enumerate() {
+            let t = x as u128 * y as u128 % q;
+            // X^N = -1: a product that wraps past degree N - 1 is subtracted.
+            let k = i + j;
+            if k < n {
+                c[k] = (c[k] + t) % q;
+            } else {
+                c[k - n] = (c[k - n] + q - t) % q;
+            }
+        }
+    }
+    c.into_iter().map(|x| x as u64).collect()
+}
+
+/// The operands the negacyclic product is checked on for `set`: random pairs, and
+/// `X^(N-1) * X = -1` with the largest coefficients (the wrap and the top of the range).
+pub fn negacyclic_cases(set: ParamSet) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let (n, q) = (set.params().big_n(), set.params().q_ring());
+    let mut rng = ChaCha20Rng::seed_from_u64(0x6e63 + set.id() as u64);
+    let mut random = || (0..n).map(|_| rng.next_u64() % q).collect::<Vec<u64>>();
+    let mut top = vec![0; n];
+    top[n - 1] = q - 1;
+    let mut x = vec![0; n];
+    x[1] = q - 1;
+    vec![(random(), random()), (top, x), (vec![q - 1; n], vec![q - 1; n])]
+}
+
+/// [`NttOps::negacyclic_mul`](crate::NttOps::negacyclic_mul) equals the schoolbook
+/// product on every set, and refuses a short operand or a coefficient at `Q` by name.
+pub fn negacyclic_mul_matches_schoolbook(backend: &dyn Backend) {
+    for set in ParamSet::ALL {
+        let (n, q) = (set.params().big_n(), set.params().q_ring());
+        for (a, b) in negacyclic_cases(set) {
+            let got = backend.negacyclic_mul(set, &a, &b).expect("negacyclic_mul");
+            assert!(got == schoolbook_negacyclic(&a, &b, q), "{set}: negacyclic_mul differs from the schoolbook");
+        }
+        let ok = vec![1u64; n];
+        let e = backend.negacyclic_mul(set, &ok, &ok[1..]).expect_err("short operand").to_string();
+        assert!(e.contains("operand b") && e.contains(&format!("N = {n}")), "{e}");
+        let mut bad = ok.clone();
+        bad[7] = q;
+        let e = backend.negacyclic_mul(set, &bad, &ok).expect_err("coefficient at Q").to_string();
+        assert!(e.contains("operand a coefficient 7"), "{e}");
+    }
+}
+
 /// The table of `g` on messages `0..4` in a padded encoding: message `v` at phase
 /// `v q/8 + q/16` (the middle of its box in `[0, q/2)`), mapped to `g(v) round(Q/8)`.
 fn message_table(set: ParamSet, g: fn(u64) -> u64) -> Lut {
@@ -410,6 +463,12 @@ macro_rules! conformance_tests {
             fn ntt_matches_oracle() {
                 let backend = $crate::conformance_tests!(@get $get, "ntt_matches_oracle");
                 testing::ntt_matches_oracle(&*backend, &*$oracle);
+            }
+            #[test]
+            $(#[$attr])?
+            fn negacyclic_mul_matches_schoolbook() {
+                let backend = $crate::conformance_tests!(@get $get, "negacyclic_mul_matches_schoolbook");
+                testing::negacyclic_mul_matches_schoolbook(&*backend);
             }
         }
     };
