@@ -10,7 +10,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{Error, Result};
 use crate::ops::Operation;
-use crate::report::{load_report, Report};
+use crate::report::Report;
+use crate::schema::load_report;
 use crate::table::format_ns;
 
 /// Reads (and validates) `result_files` and renders their medians to `out_path` as SVG.

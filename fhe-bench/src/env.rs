@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// x86 SIMD features relevant to the CPU NTT variants (all false on other targets).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CpuFeatures {
     pub avx2: bool,
     pub avx512f: bool,
@@ -35,6 +36,7 @@ impl CpuFeatures {
 
 /// The identity of the machine, toolchain and code that produced a result file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Environment {
     pub cpu_model: String,
     /// Vendor, family, model and stepping (`GenuineIntel family 6 model 207 stepping 2`)
@@ -63,8 +65,12 @@ pub struct Environment {
     /// `rustc --version` of the compiler that built fhe-bench.
     pub rustc_version: String,
     /// GPU name, when the measured backend reports a device (not the CPU backend).
+    /// Always written, null without a GPU: a file that leaves it out is malformed
+    /// (`Option::deserialize` makes the field required but nullable).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub gpu_name: Option<String>,
-    /// GPU driver or runtime version, where the backend reports one.
+    /// GPU driver or runtime version, where the backend reports one (always written).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub gpu_driver: Option<String>,
     /// Version of the fhe-bench crate.
     pub crate_version: String,

@@ -27,8 +27,18 @@ pub enum Error {
     },
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),
-    #[error("result file does not follow bench/schema.json: {}", .0.join("; "))]
-    Schema(Vec<String>),
+    /// A result or recommendation file (or one about to be written) that does not
+    /// follow its schema: a missing, unknown or mistyped field, or a broken rule across
+    /// fields. Every problem found is listed, each with its JSON path.
+    #[error("does not follow {schema}: {}", problems.join("; "))]
+    Schema { schema: &'static str, problems: Vec<String> },
+    /// An error reading one file, naming it.
+    #[error("{}: {source}", path.display())]
+    InFile {
+        path: PathBuf,
+        #[source]
+        source: Box<Error>,
+    },
     #[error("chart: {0}")]
     Chart(String),
     #[error("peer `{peer}`: {message}")]
@@ -42,5 +52,13 @@ impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
         let path = path.into();
         move |source| Error::Io { path, source }
+    }
+
+    pub(crate) fn in_file(path: &std::path::Path, source: Error) -> Error {
+        match source {
+            // An I/O error names its path already.
+            e @ Error::Io { .. } => e,
+            e => Error::InFile { path: path.to_path_buf(), source: Box::new(e) },
+        }
     }
 }

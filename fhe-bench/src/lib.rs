@@ -11,8 +11,10 @@
 //! - [`stats`]: [`Stats`], [`measure`];
 //! - [`ops`]: the [`Operation`]s, [`SuiteConfig`] and [`run_suite`] over any backend;
 //! - [`env`]: the [`Environment`] identity;
-//! - [`report`]: [`Row`], [`Report`], [`write_results`], [`load_report`], [`validate`],
-//!   [`ratios`];
+//! - [`report`]: [`Row`], [`Report`], [`write_results`], [`ratios`];
+//! - [`schema`]: the file formats read back, typed (`deny_unknown_fields`), with the
+//!   rules across fields: [`load_report`], [`parse_report`], [`validate`], and the same
+//!   for recommendation files;
 //! - [`table`]: [`format_table`]; [`chart`]: [`render_chart`];
 //! - `peers` (cargo feature `peers`): TFHE-rs gates and tfhe-ntt in the same process;
 //! - [`ckks`]: CKKS rows (precision in bits in each) and the alternated comparison with
@@ -31,6 +33,7 @@ pub mod ops;
 pub mod peers;
 pub mod recommend;
 pub mod report;
+pub mod schema;
 pub mod stats;
 pub mod table;
 
@@ -42,8 +45,10 @@ pub use ops::{
     Progress, SuiteConfig,
 };
 pub use report::{
-    load_report, ratios, validate, validate_str, write_results, CircuitShape, EquivalenceGate, GateState, Ratio,
-    Report, Row, INTERLEAVED, SCHEMA_VERSION,
+    ratios, write_results, CircuitShape, EquivalenceGate, GateState, Ratio, Report, Row, INTERLEAVED, SCHEMA_VERSION,
+};
+pub use schema::{
+    load_recommendation, load_report, parse_recommendation, parse_report, validate, validate_recommendation,
 };
 pub use stats::{measure, measure_with, sample_with, Plan, Stats};
 pub use table::{format_ns, format_ratios, format_table};

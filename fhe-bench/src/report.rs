@@ -1,12 +1,11 @@
 //! Result files: rows, the report around them, writing under `bench/results/<lane>/`,
-//! reading back, and validation against the rules of `bench/schema.json`
-//! (documented in `bench/SCHEMA.md`).
+//! and the ratios between rows. These structs are the file format (`crate::schema`
+//! reads them back and holds the rules across fields; `bench/SCHEMA.md` documents it).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::env::{file_timestamp, Environment};
 use crate::error::{Error, Result};
@@ -17,6 +16,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// One measured `(operation, parameter set, backend, batch size)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Row {
     /// [`crate::Operation`] name, e.g. `ntt_forward`, `gate_and`.
     pub operation: String,
@@ -55,6 +55,7 @@ pub struct Row {
 
 /// The gate circuit behind an integer-operation row: what one call bootstraps.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CircuitShape {
     /// Operand width in bits.
     pub width_bits: usize,
@@ -129,6 +130,7 @@ pub enum GateState {
 
 /// The equivalence-gate field, filled by the caller (xtask) before measuring.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EquivalenceGate {
     pub status: GateState,
     /// What ran and what it found (counts, first mismatch), free text.
@@ -147,6 +149,7 @@ impl EquivalenceGate {
 
 /// One result file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Report {
     pub schema_version: u32,
     /// Hardware lane, e.g. `cpu-oracle`, `h200`; the folder under `bench/results/`.
@@ -211,7 +214,7 @@ pub fn sanitize(component: &str) -> String {
 
 /// Writes `report` as `<dir>/<lane>/<timestamp>-<backend>-<params>.json` and returns the
 /// path. `dir` is the results root, normally `<workspace>/bench/results`; the timestamp
-/// is UTC (`20261202T165504Z`). The report is validated first. The lane must be a
+/// is UTC (`20261202T165504Z`). The report is validated first (`crate::schema::validate`). The lane must be a
 /// single path component; `report.lane` is set to it.
 pub fn write_results(dir: &Path, lane: &str, report: &Report) -> Result<PathBuf> {
     if lane.is_empty() || lane != sanitize(lane) || lane.starts_with('.') {
@@ -220,7 +223,8 @@ pub fn write_results(dir: &Path, lane: &str, report: &Report) -> Result<PathBuf>
     let mut report = report.clone();
     report.lane = lane.to_string();
     let json = report.to_json()?;
-    validate_str(&json)?;
+    // Checked as a reader will see it: the text, through the typed schema.
+    crate::schema::parse_report(&json)?;
     let folder = dir.join(lane);
     std::fs::create_dir_all(&folder).map_err(Error::io(&folder))?;
     let stem =
@@ -234,221 +238,6 @@ pub fn write_results(dir: &Path, lane: &str, report: &Report) -> Result<PathBuf>
     std::fs::write(&path, json + "\n").map_err(Error::io(&path))?;
     tracing::info!(path = %path.display(), rows = report.rows.len(), "wrote bench results");
     Ok(path)
-}
-
-/// Reads and validates one result file.
-pub fn load_report(path: &Path) -> Result<Report> {
-    let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
-    validate_str(&text)?;
-    Ok(serde_json::from_str(&text)?)
-}
-
-/// [`validate`] on JSON text.
-pub fn validate_str(json: &str) -> Result<()> {
-    validate(&serde_json::from_str::<Value>(json)?)
-}
-
-#[derive(Clone, Copy)]
-enum Kind {
-    NonEmptyStr,
-    OptStr,
-    Bool,
-    /// A boolean, null, or absent.
-    OptBool,
-    PosInt,
-    UInt,
-    NonNegNum,
-    /// A finite number, null, or absent.
-    OptNum,
-    NumArray,
-}
-
-fn check(obj: &serde_json::Map<String, Value>, at: &str, field: &str, kind: Kind, problems: &mut Vec<String>) {
-    let v = match obj.get(field) {
-        Some(v) => v,
-        None if matches!(kind, Kind::OptStr | Kind::OptBool | Kind::OptNum) => return,
-        None => {
-            problems.push(format!("{at}.{field}: missing"));
-            return;
-        }
-    };
-    let ok = match kind {
-        Kind::NonEmptyStr => v.as_str().is_some_and(|s| !s.is_empty()),
-        Kind::OptStr => v.is_null() || v.is_string(),
-        Kind::Bool => v.is_boolean(),
-        Kind::OptBool => v.is_null() || v.is_boolean(),
-        Kind::PosInt => v.as_u64().is_some_and(|n| n >= 1),
-        Kind::UInt => v.as_u64().is_some(),
-        Kind::NonNegNum => v.as_f64().is_some_and(|x| x.is_finite() && x >= 0.0),
-        Kind::OptNum => v.is_null() || v.as_f64().is_some_and(f64::is_finite),
-        Kind::NumArray => v.as_array().is_some_and(|a| a.iter().all(|x| x.as_f64().is_some_and(|x| x >= 0.0))),
-    };
-    if !ok {
-        let want = match kind {
-            Kind::NonEmptyStr => "a non-empty string",
-            Kind::OptStr => "a string or null",
-            Kind::Bool => "a boolean",
-            Kind::OptBool => "a boolean or null",
-            Kind::PosInt => "an integer >= 1",
-            Kind::UInt => "an integer >= 0",
-            Kind::NonNegNum => "a finite number >= 0",
-            Kind::OptNum => "a finite number or null",
-            Kind::NumArray => "an array of numbers >= 0",
-        };
-        problems.push(format!("{at}.{field}: expected {want}, found {v}"));
-    }
-}
-
-const STAT_FIELDS: [&str; 7] = ["median_ns", "p99_ns", "min_ns", "max_ns", "mean_ns", "stddev_ns", "cv"];
-
-/// Checks a result document against the rules of `bench/schema.json`: every required
-/// field present with its type, the gate status one of its values, no rows when the
-/// gate failed, and `min <= median <= p99 <= max` in every row. All problems are
-/// reported together in [`Error::Schema`].
-pub fn validate(json: &Value) -> Result<()> {
-    let mut problems = Vec::new();
-    let Some(root) = json.as_object() else {
-        return Err(Error::Schema(vec!["$: expected an object".into()]));
-    };
-    match root.get("schema_version").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => problems.push(format!("$.schema_version: {v} is not the supported {SCHEMA_VERSION}")),
-        None => problems.push("$.schema_version: missing or not an integer".into()),
-    }
-    for f in ["lane", "backend", "params"] {
-        check(root, "$", f, Kind::NonEmptyStr, &mut problems);
-    }
-
-    match root.get("environment").and_then(Value::as_object) {
-        None => problems.push("$.environment: missing or not an object".into()),
-        Some(env) => {
-            for f in ["cpu_model", "os", "arch", "rustc_version", "crate_version", "git_commit", "date_utc"] {
-                check(env, "$.environment", f, Kind::NonEmptyStr, &mut problems);
-            }
-            check(env, "$.environment", "cores", Kind::PosInt, &mut problems);
-            for f in ["cpu_id", "cpu_caches"] {
-                check(env, "$.environment", f, Kind::OptStr, &mut problems);
-            }
-            check(env, "$.environment", "git_dirty", Kind::OptBool, &mut problems);
-            for f in ["gpu_name", "gpu_driver"] {
-                if !env.contains_key(f) {
-                    problems.push(format!("$.environment.{f}: missing (null when there is no GPU)"));
-                }
-                check(env, "$.environment", f, Kind::OptStr, &mut problems);
-            }
-            match env.get("cpu_features").and_then(Value::as_object) {
-                None => problems.push("$.environment.cpu_features: missing or not an object".into()),
-                Some(feat) => {
-                    for f in ["avx2", "avx512f", "avx512ifma"] {
-                        check(feat, "$.environment.cpu_features", f, Kind::Bool, &mut problems);
-                    }
-                }
-            }
-            if let Some(d) = env.get("date_utc").and_then(Value::as_str) {
-                if !looks_rfc3339_utc(d) {
-                    problems.push(format!("$.environment.date_utc: `{d}` is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SSZ)"));
-                }
-            }
-        }
-    }
-
-    let mut failed = false;
-    match root.get("equivalence_gate").and_then(Value::as_object) {
-        None => problems.push("$.equivalence_gate: missing or not an object".into()),
-        Some(g) => {
-            match g.get("status").and_then(Value::as_str) {
-                Some("passed" | "skipped" | "not_run") => {}
-                Some("failed") => failed = true,
-                other => problems.push(format!(
-                    "$.equivalence_gate.status: expected passed, failed, skipped or not_run, found {other:?}"
-                )),
-            }
-            check(g, "$.equivalence_gate", "detail", Kind::OptStr, &mut problems);
-        }
-    }
-
-    match root.get("rows").and_then(Value::as_array) {
-        None => problems.push("$.rows: missing or not an array".into()),
-        Some(rows) => {
-            if failed && !rows.is_empty() {
-                problems.push("$.rows: a backend that failed the equivalence gate reports no numbers".into());
-            }
-            for (i, row) in rows.iter().enumerate() {
-                let at = format!("$.rows[{i}]");
-                let Some(r) = row.as_object() else {
-                    problems.push(format!("{at}: expected an object"));
-                    continue;
-                };
-                for f in ["operation", "param_set", "backend", "ntt_variant"] {
-                    check(r, &at, f, Kind::NonEmptyStr, &mut problems);
-                }
-                for f in ["batch_size", "iterations", "runs", "samples"] {
-                    check(r, &at, f, Kind::PosInt, &mut problems);
-                }
-                check(r, &at, "warmup", Kind::UInt, &mut problems);
-                for f in STAT_FIELDS.iter().chain(&["per_item_median_ns", "throughput_per_s"]) {
-                    check(r, &at, f, Kind::NonNegNum, &mut problems);
-                }
-                check(r, &at, "run_medians_ns", Kind::NumArray, &mut problems);
-                check(r, &at, "note", Kind::OptStr, &mut problems);
-                check(r, &at, "precision_bits", Kind::OptNum, &mut problems);
-                match r.get("circuit") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Object(c)) => {
-                        let cat = format!("{at}.circuit");
-                        check(c, &cat, "width_bits", Kind::PosInt, &mut problems);
-                        for f in ["gates", "depth", "max_level_width"] {
-                            check(c, &cat, f, Kind::UInt, &mut problems);
-                        }
-                        check(c, &cat, "level_widths", Kind::NumArray, &mut problems);
-                        let widths: Option<Vec<u64>> = c
-                            .get("level_widths")
-                            .and_then(Value::as_array)
-                            .map(|a| a.iter().filter_map(Value::as_u64).collect());
-                        let n = |f: &str| c.get(f).and_then(Value::as_u64);
-                        if let (Some(w), Some(gates), Some(depth), Some(max)) =
-                            (widths, n("gates"), n("depth"), n("max_level_width"))
-                        {
-                            if w.len() as u64 != depth
-                                || w.iter().sum::<u64>() != gates
-                                || w.iter().copied().max().unwrap_or(0) != max
-                            {
-                                problems.push(format!(
-                                    "{cat}: level_widths must have `depth` entries summing to `gates` with maximum `max_level_width`"
-                                ));
-                            }
-                        }
-                    }
-                    Some(v) => problems.push(format!("{at}.circuit: expected an object or null, found {v}")),
-                }
-                let num = |f: &str| r.get(f).and_then(Value::as_f64);
-                if let (Some(min), Some(med), Some(p99), Some(max)) =
-                    (num("min_ns"), num("median_ns"), num("p99_ns"), num("max_ns"))
-                {
-                    if !(min <= med && med <= p99 && p99 <= max) {
-                        problems.push(format!("{at}: expected min_ns <= median_ns <= p99_ns <= max_ns"));
-                    }
-                }
-            }
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::Schema(problems))
-    }
-}
-
-fn looks_rfc3339_utc(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 20
-        && b.iter().enumerate().all(|(i, c)| match i {
-            4 | 7 => *c == b'-',
-            10 => *c == b'T',
-            13 | 16 => *c == b':',
-            19 => *c == b'Z',
-            _ => c.is_ascii_digit(),
-        })
 }
 
 /// One matching pair of rows: ours over theirs.

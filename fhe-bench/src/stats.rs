@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 
 /// Summary of one measurement, every time in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Stats {
     /// Timed calls that went into the statistics (warm-up excluded): `iterations * runs`.
     pub samples: usize,

@@ -7,6 +7,11 @@ use serde_json::Value;
 
 use crate::*;
 
+/// The typed schema on a JSON document, as a reader of its text sees it.
+fn check(doc: &Value) -> Result<Report> {
+    parse_report(&doc.to_string())
+}
+
 fn sample_row(op: &str, backend: &str, median: f64) -> Row {
     let stats = Stats::from_samples(&[median * 0.9, median, median * 1.2]).unwrap();
     Row::new(op, "PN10QP27", backend, "reference", 1, Plan { iterations: 3, warmup: 1, runs: 1 }, stats)
@@ -49,7 +54,7 @@ fn tiny_ntt_report() -> Report {
 fn tiny_real_measurement_is_a_valid_report() {
     let report = tiny_ntt_report();
     let json = report.to_json().unwrap();
-    validate_str(&json).unwrap();
+    parse_report(&json).unwrap();
     assert_eq!(report.params, "PN10QP27");
     assert_eq!(report.backend, "cpu:reference");
     for row in &report.rows {
@@ -70,7 +75,7 @@ fn tiny_real_measurement_is_a_valid_report() {
 #[test]
 fn sample_json_validates_and_every_required_field_is_checked() {
     let json: Value = serde_json::to_value(sample_report("cpu-oracle", "cpu:reference")).unwrap();
-    validate(&json).unwrap();
+    check(&json).unwrap();
 
     // Every field bench/schema.json requires is one validate() insists on.
     let schema: Value = serde_json::from_str(JSON_SCHEMA).unwrap();
@@ -80,17 +85,17 @@ fn sample_json_validates_and_every_required_field_is_checked() {
     for f in required(&schema) {
         let mut doc = json.clone();
         doc.as_object_mut().unwrap().remove(&f);
-        assert!(validate(&doc).is_err(), "top-level `{f}` removed, still valid");
+        assert!(check(&doc).is_err(), "top-level `{f}` removed, still valid");
     }
     for f in required(&schema["$defs"]["environment"]) {
         let mut doc = json.clone();
         doc["environment"].as_object_mut().unwrap().remove(&f);
-        assert!(validate(&doc).is_err(), "environment `{f}` removed, still valid");
+        assert!(check(&doc).is_err(), "environment `{f}` removed, still valid");
     }
     for f in required(&schema["$defs"]["row"]) {
         let mut doc = json.clone();
         doc["rows"][0].as_object_mut().unwrap().remove(&f);
-        assert!(validate(&doc).is_err(), "row `{f}` removed, still valid");
+        assert!(check(&doc).is_err(), "row `{f}` removed, still valid");
     }
 }
 
@@ -115,16 +120,16 @@ fn wrong_types_and_broken_rules_are_rejected() {
     for (what, mutate) in cases {
         let mut doc = good.clone();
         mutate(&mut doc);
-        assert!(matches!(validate(&doc), Err(Error::Schema(_))), "{what}: accepted");
+        assert!(matches!(check(&doc), Err(Error::Schema { .. })), "{what}: accepted");
     }
-    assert!(validate(&Value::Array(vec![])).is_err());
+    assert!(check(&Value::Array(vec![])).is_err());
     // The optional identity fields may be null or absent (older files).
     for f in ["cpu_id", "cpu_caches", "git_dirty", "bootstrap_threads"] {
         let mut doc = good.clone();
         doc["environment"][f] = Value::Null;
-        validate(&doc).unwrap_or_else(|e| panic!("{f} null: {e}"));
+        check(&doc).unwrap_or_else(|e| panic!("{f} null: {e}"));
         doc["environment"].as_object_mut().unwrap().remove(f);
-        validate(&doc).unwrap_or_else(|e| panic!("{f} absent: {e}"));
+        check(&doc).unwrap_or_else(|e| panic!("{f} absent: {e}"));
     }
 }
 
@@ -139,7 +144,7 @@ fn failed_gate_reports_no_numbers() {
         rows,
     );
     assert!(r.rows.is_empty());
-    validate_str(&r.to_json().unwrap()).unwrap();
+    parse_report(&r.to_json().unwrap()).unwrap();
 }
 
 #[test]
@@ -172,13 +177,14 @@ fn write_load_and_chart() {
     assert!(text.contains("bootstrap PN10QP27"));
 }
 
-/// `precision_bits` is optional (old files have none), a number or null when present.
+/// `precision_bits` is optional (old files have none), a number or null when present,
+/// and only on CKKS rows that decrypt.
 #[test]
 fn precision_bits_is_optional_and_checked() {
     let mut rep = sample_report("x", "cpu:reference");
-    rep.rows[0] = rep.rows[0].clone().with_precision(Some(21.5));
+    rep.rows[0] = sample_row("ckks_mul_relin", "cpu:reference", 1e6).with_precision(Some(21.5));
     let json = rep.to_json().unwrap();
-    validate_str(&json).unwrap();
+    parse_report(&json).unwrap();
     assert!(json.contains("\"precision_bits\": 21.5"));
     assert_eq!(json.matches("precision_bits").count(), 1, "absent where unset");
     let back: Report = serde_json::from_str(&json).unwrap();
@@ -186,9 +192,16 @@ fn precision_bits_is_optional_and_checked() {
     assert_eq!(back.rows[1].precision_bits, None);
     let mut v: Value = serde_json::from_str(&json).unwrap();
     v["rows"][0]["precision_bits"] = Value::Null;
-    validate(&v).unwrap();
+    check(&v).unwrap();
     v["rows"][0]["precision_bits"] = Value::from("many");
-    assert!(validate(&v).unwrap_err().to_string().contains("precision_bits"));
+    assert!(check(&v).unwrap_err().to_string().contains("expected f64"));
+    // Not on a row of another kind, nor on CKKS key generation.
+    for op in ["bootstrap", "ckks_keygen"] {
+        v["rows"][0]["precision_bits"] = Value::from(20.0);
+        v["rows"][0]["operation"] = Value::from(op);
+        let msg = check(&v).unwrap_err().to_string();
+        assert!(msg.contains("$.rows[0].precision_bits: only CKKS operations"), "{op}: {msg}");
+    }
 }
 
 #[test]
@@ -268,7 +281,7 @@ fn run_report_measures_nothing_when_the_gate_failed() {
     assert!(report.rows.is_empty());
     assert_eq!(events, 0);
     assert_eq!(report.params, "none");
-    validate_str(&report.to_json().unwrap()).unwrap();
+    parse_report(&report.to_json().unwrap()).unwrap();
 }
 
 #[test]
@@ -278,7 +291,7 @@ fn circuit_shapes_round_trip_and_inconsistent_ones_are_rejected() {
     let report =
         Report::new("test", "cpu:reference", Environment::capture(None), EquivalenceGate::not_run(), vec![row]);
     let json = report.to_json().unwrap();
-    validate_str(&json).unwrap();
+    parse_report(&json).unwrap();
     let back: Report = serde_json::from_str(&json).unwrap();
     assert_eq!(back.rows[0].circuit.as_ref(), Some(&shape));
     // A row without a circuit serializes without the field.
@@ -286,8 +299,14 @@ fn circuit_shapes_round_trip_and_inconsistent_ones_are_rejected() {
 
     let mut v: Value = serde_json::from_str(&json).unwrap();
     v["rows"][0]["circuit"]["gates"] = Value::from(6);
-    let msg = validate(&v).unwrap_err().to_string();
+    let msg = check(&v).unwrap_err().to_string();
     assert!(msg.contains("level_widths must have `depth` entries summing to `gates`"), "{msg}");
     v["rows"][0]["circuit"] = Value::from("wide");
-    assert!(validate(&v).unwrap_err().to_string().contains("circuit: expected an object"));
+    assert!(check(&v).unwrap_err().to_string().contains("expected struct CircuitShape"));
+    // An integer row carries its circuit; no other row does.
+    v["rows"][0].as_object_mut().unwrap().remove("circuit");
+    assert!(check(&v).unwrap_err().to_string().contains("$.rows[0].circuit: missing"));
+    let mut other: Value = serde_json::to_value(sample_report("t", "b")).unwrap();
+    other["rows"][0]["circuit"] = serde_json::to_value(&shape).unwrap();
+    assert!(check(&other).unwrap_err().to_string().contains("only integer operations"));
 }

@@ -64,7 +64,7 @@ fn small_preset_rows_are_complete() {
     }
     let report = Report::new("test", &backend.name(), Environment::capture(None), gate_passed(), rows);
     let json = report.to_json().unwrap();
-    crate::validate_str(&json).unwrap();
+    crate::parse_report(&json).unwrap();
     assert!(json.contains("precision_bits"));
 }
 

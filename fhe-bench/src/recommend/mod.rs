@@ -216,6 +216,7 @@ pub struct CandidateTimings {
 
 /// One operation of one candidate, summarized.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OpResult {
     pub operation: String,
     /// Timed calls pooled over every repetition.
@@ -233,19 +234,24 @@ pub struct OpResult {
 
 /// One candidate, scored.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CandidateResult {
     pub backend: String,
-    /// Why it is excluded, or null.
+    /// Why it is excluded, or null (always written).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub disqualified: Option<String>,
     pub ops: Vec<OpResult>,
     /// Geometric mean of the operation ratios (baseline = 1, lower is faster); null when
     /// disqualified.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub score: Option<f64>,
     /// The score of each repetition on its own (ratios of repetition medians).
     pub rep_scores: Vec<f64>,
     /// `score / best score - 1` (0 for the fastest).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub relative_latency: Option<f64>,
     /// Median over the operations of their `cv`.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub median_cv: Option<f64>,
 }
 
@@ -270,6 +276,7 @@ impl fmt::Display for Confidence {
 
 /// The outcome of [`score`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Scoring {
     /// The candidate every ratio is taken against.
     pub baseline: String,
@@ -285,7 +292,8 @@ pub struct Scoring {
     /// The winner's lead in each repetition (negative where another was faster); empty
     /// with a single qualified candidate.
     pub lead_per_rep: Vec<f64>,
-    /// The smallest of `lead_per_rep`.
+    /// The smallest of `lead_per_rep` (always written, null when it is empty).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub min_lead: Option<f64>,
     pub confidence: Confidence,
     /// Why that confidence, in words.

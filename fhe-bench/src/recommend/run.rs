@@ -80,6 +80,7 @@ impl RecommendConfig {
 /// How to select a backend and NTT variant: in Rust, through the facade, and in the
 /// environment.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Constructor {
     /// e.g. `CpuBackend::new(Some("avx512"))`.
     pub rust: String,
@@ -107,6 +108,7 @@ pub fn constructor_lines(backend: &str) -> Constructor {
 
 /// One recommendation file (documented in `bench/SCHEMA.md`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Recommendation {
     pub schema_version: u32,
     /// Always `ntt_recommendation` (tells these files from bench result files).
@@ -590,6 +592,8 @@ pub fn write_recommendation(dir: &Path, rec: &Recommendation, out: Option<&Path>
         std::fs::create_dir_all(parent).map_err(Error::io(parent))?;
     }
     let json = serde_json::to_string_pretty(rec)?;
+    // Checked as a reader will see it: the text, through the typed schema.
+    crate::schema::parse_recommendation(&json)?;
     std::fs::write(&path, json + "\n").map_err(Error::io(&path))?;
     tracing::info!(path = %path.display(), "wrote NTT recommendation");
     Ok(path)
