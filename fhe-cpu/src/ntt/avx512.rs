@@ -3,17 +3,19 @@
 //! - `Q < 2^30` (the 25- and 27-bit sets): sixteen 32-bit lanes, Shoup companions
 //!   `floor(w 2^32 / Q)`; lazy values stay `< 2^32` (see `k32::ct`). The high half of
 //!   `x w'` comes from two `vpmuludq` (even and odd lanes), the low halves from `vpmulld`.
-//! - `Q < 2^60` (the 54-bit set): eight 64-bit lanes with the tables' 64-bit companions.
-//!   IFMA (`vpmadd52*`) multiplies 52-bit limbs and a 54-bit `Q` does not fit one, so the
-//!   quotient estimate is built from three `vpmuludq`, dropping the low-by-low product
-//!   (estimate low by at most 2 instead of 1, see `k64::mul_shoup_raw`), and the low products
-//!   use `vpmullq` (AVX-512DQ). Lazy forward outputs are finished by the plan's
-//!   `PowerFold` where `Q` allows it (the 54-bit set), else by a Shoup product with one.
+//! - `2^30 <= Q < 2^50` on a CPU with avx512ifma (the CKKS scale primes): eight 64-bit
+//!   lanes, IFMA products on 52-bit limbs (`avx512_wide::k52`).
+//! - other `Q < 2^60` (the 54-bit set, CKKS's 55- and 60-bit primes): eight 64-bit lanes
+//!   with the tables' 64-bit companions; the quotient estimate is built from three
+//!   `vpmuludq`, dropping the low-by-low product (estimate low by at most 2 instead of 1,
+//!   see `avx512_wide::k64::mul_shoup_raw`), and the low products use `vpmullq`
+//!   (AVX-512DQ). Lazy forward outputs are finished by the plan's `PowerFold` where `Q`
+//!   allows it (the 54-bit set), else by a Shoup product with one.
 //! - otherwise the portable `harvey` code.
 //!
-//! IFMA is not used: its 52-bit limbs cannot hold the 54-bit `Q`, and for `Q < 2^30` an
-//! IFMA kernel would hold eight coefficients a register against these sixteen, for the
-//! same three multiplies a product (reasoned from the instruction counts, not measured).
+//! For `Q < 2^30` an IFMA kernel would hold eight coefficients a register against the
+//! 32-bit kernel's sixteen, for the same three multiplies a product (reasoned from the
+//! instruction counts, not measured), so those rings keep the 32-bit kernel.
 //!
 //! Layers closer than one register run on register pairs through the `lanes` schedule.
 //! Every butterfly is exact modulo `Q` and the output is reduced to `[0, Q)`, so the bytes
@@ -24,6 +26,8 @@ use std::sync::Arc;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+#[cfg(target_arch = "x86_64")]
+use super::avx512_wide::{k52, k64};
 use super::lanes::Plan;
 use super::{harvey, NttEngine, NttTables};
 use crate::kernels::Ahead;
@@ -40,10 +44,24 @@ pub fn supported() -> bool {
     }
 }
 
+/// Whether this CPU also has the 52-bit multiply-add (`vpmadd52*`) the `k52` kernel uses.
+fn ifma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx512ifma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 enum Path {
     U32(Plan<u32>),
     U64(Plan<u64>),
+    /// IFMA products; the plan's companions are 52-bit (`avx512_wide::shoup52`).
+    U52(Plan<u64>),
     Portable,
 }
 
@@ -56,12 +74,23 @@ impl Avx512 {
     /// Picks the kernel for this ring; a modulus or size no kernel takes (or a CPU without
     /// AVX-512) falls back to `harvey`, so the engine is always usable.
     pub fn new(t: Arc<NttTables>) -> Self {
+        Self::with_ifma(t, ifma())
+    }
+
+    /// As [`Avx512::new`], with the IFMA kernel allowed only when `use_ifma` (and the CPU
+    /// has it): tests and timings reach the 64-bit kernel on the primes IFMA would take,
+    /// as a CPU without IFMA runs them.
+    pub(crate) fn with_ifma(t: Arc<NttTables>, use_ifma: bool) -> Self {
         let q = t.modulus.q;
         let path = if !supported() {
             Path::Portable
         } else if q < 1 << 30 && t.n >= 128 {
             // Sizes: two registers of 16 lanes, SIDE = 4 blocks side by side.
             Path::U32(Plan::new(&t, 16, |v| v as u32, |w| super::lanes::shoup32(w, q)))
+        } else if q < 1 << 50 && t.n >= 64 && use_ifma && ifma() {
+            // As the 64-bit plan; lazy layers add 2Q each.
+            let plan = Plan::new(&t, 8, |v| v, |w| super::avx512_wide::shoup52(w, q));
+            Path::U52(plan.with_fold(q, 2, u32::MAX.into()))
         } else if q < 1 << 60 && t.n >= 64 {
             // Two registers of 8 lanes, SIDE = 4 blocks. Lazy layers add 3Q each; the
             // fold's factors must fit `vpmuludq`'s 32 bits.
@@ -133,6 +162,9 @@ impl NttEngine for Avx512 {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             Path::U64(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k64::forward(p, a, buf, ahead) }),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a 52-bit path exists only when `ifma()` also saw avx512ifma.
+            Path::U52(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k52::forward(p, a, buf, ahead) }),
             _ => harvey::forward(&self.t, a),
         }
     }
@@ -150,6 +182,9 @@ impl NttEngine for Avx512 {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             Path::U64(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k64::inverse(p, a, buf, ahead) }),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a 52-bit path exists only when `ifma()` also saw avx512ifma.
+            Path::U52(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k52::inverse(p, a, buf, ahead) }),
             _ => harvey::inverse(&self.t, a),
         }
     }
@@ -576,283 +611,5 @@ pub(crate) mod k32 {
             }
         }
         true
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-mod k64 {
-    use super::super::lanes::PowerFold;
-    use super::*;
-
-    const L: usize = 8;
-    /// Register-resident blocks run side by side (see the 32-bit kernel).
-    const SIDE: usize = 4;
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn splat(v: u64) -> __m512i {
-        _mm512_set1_epi64(v as i64)
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn load(s: &[u64]) -> __m512i {
-        let s = &s[..L];
-        // SAFETY: 8 in-bounds words; unaligned load.
-        unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn store(s: &mut [u64], v: __m512i) {
-        let s = &mut s[..L];
-        // SAFETY: 8 in-bounds words; unaligned store.
-        unsafe { _mm512_storeu_si512(s.as_mut_ptr().cast(), v) }
-    }
-
-    /// `x mod m` for `x < 2m`.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn csub(x: __m512i, m: __m512i) -> __m512i {
-        _mm512_min_epu64(x, _mm512_sub_epi64(x, m))
-    }
-
-    /// `x w mod Q` in `[0, 3Q)` for `x < 2^62`, `ws = floor(w 2^64 / Q)`, `wsh = ws >> 32`.
-    ///
-    /// With `x = x1 2^32 + x0`, `ws = s1 2^32 + s0`, the estimate `x1 s1 + floor(x0 s1 / 2^32)
-    /// + floor((x1 s0 + (x0 s1 mod 2^32)) / 2^32)` omits `x0 s0` and one carry, each `< 2^64`,
-    /// so it is below `floor(x ws / 2^64)` by at most 2 and `x w - qe Q` lies in `[0, 3Q)`.
-    /// `x1 < 2^30` keeps the
-    /// middle sum below `2^63`.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn mul_shoup_raw(x: __m512i, w: __m512i, ws: __m512i, wsh: __m512i, q: __m512i) -> __m512i {
-        // Only the low word of each lane feeds `vpmuludq`: a port-5 `vpshufd` will do.
-        let x1 = _mm512_shuffle_epi32::<0xF5>(x);
-        let p01 = _mm512_mul_epu32(x, wsh);
-        let p10 = _mm512_mul_epu32(x1, ws);
-        let p11 = _mm512_mul_epu32(x1, wsh);
-        let mid = _mm512_add_epi64(p10, _mm512_and_si512(p01, _mm512_set1_epi64(0xffff_ffff)));
-        let qe = _mm512_add_epi64(_mm512_add_epi64(p11, _mm512_srli_epi64::<32>(p01)), _mm512_srli_epi64::<32>(mid));
-        _mm512_sub_epi64(_mm512_mullo_epi64(x, w), _mm512_mullo_epi64(qe, q))
-    }
-
-    /// `mul_shoup_raw` folded to `[0, 2Q)`.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn mul_shoup(x: __m512i, w: __m512i, ws: __m512i, wsh: __m512i, q: __m512i, q2: __m512i) -> __m512i {
-        csub(mul_shoup_raw(x, w, ws, wsh, q), q2)
-    }
-
-    /// Cooley-Tukey. Folding (`LAZY = false`): inputs and outputs `< 4Q`. Lazy: neither
-    /// the input nor the product (`< 3Q`) is folded, each layer adds `3Q` to the bound, so
-    /// from `[0, Q)` values stay below `(1 + 3 log N) Q`, which `forward` checks is `< 2^62`
-    /// (the input bound of `mul_shoup`) before choosing it.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn ct<const LAZY: bool>(x: __m512i, y: __m512i, w: [__m512i; 3], q: __m512i, q2: __m512i) -> (__m512i, __m512i) {
-        if LAZY {
-            let q3 = _mm512_add_epi64(q2, q);
-            let t = mul_shoup_raw(y, w[0], w[1], w[2], q);
-            (_mm512_add_epi64(x, t), _mm512_sub_epi64(_mm512_add_epi64(x, q3), t))
-        } else {
-            let x = csub(x, q2);
-            let t = mul_shoup(y, w[0], w[1], w[2], q, q2);
-            (_mm512_add_epi64(x, t), _mm512_sub_epi64(_mm512_add_epi64(x, q2), t))
-        }
-    }
-
-    /// What [`finish`] reads: the broadcast companion of one, and the plan's
-    /// [`PowerFold`] as shift, factor and mask (zeros where it has none).
-    struct Finish {
-        one: [__m512i; 3],
-        fold: [__m512i; 3],
-    }
-
-    impl Finish {
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        fn new(p: &Plan<u64>) -> Finish {
-            let f = p.fold.unwrap_or(PowerFold { k: 0, c: 0 });
-            Finish { one: bcast(1, p.one_s), fold: [splat(f.k.into()), splat(f.c), splat((1 << f.k) - 1)] }
-        }
-    }
-
-    /// A forward output to `[0, Q)`: two subtractions after folding layers; after lazy ones
-    /// the plan's [`PowerFold`] (`FOLD`), whose factors fit 32 bits ([`Avx512::new`] asks
-    /// for that) so that `vpmuludq` multiplies them, else a Shoup multiplication by one.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn finish<const LAZY: bool, const FOLD: bool>(v: __m512i, f: &Finish, q: __m512i, q2: __m512i) -> __m512i {
-        if !LAZY {
-            csub(csub(v, q2), q)
-        } else if FOLD {
-            let [k, c, mask] = f.fold;
-            let folded = _mm512_mul_epu32(_mm512_srlv_epi64(v, k), c);
-            csub(_mm512_add_epi64(_mm512_and_si512(v, mask), folded), q)
-        } else {
-            csub(mul_shoup(v, f.one[0], f.one[1], f.one[2], q, q2), q)
-        }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn gs(x: __m512i, y: __m512i, w: [__m512i; 3], q: __m512i, q2: __m512i) -> (__m512i, __m512i) {
-        let s = csub(_mm512_add_epi64(x, y), q2);
-        (s, mul_shoup(_mm512_sub_epi64(_mm512_add_epi64(x, q2), y), w[0], w[1], w[2], q, q2))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn bcast(w: u64, ws: u64) -> [__m512i; 3] {
-        [splat(w), splat(ws), splat(ws >> 32)]
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn lanes(tw: &[u64], tws: &[u64], at: usize) -> [__m512i; 3] {
-        let ws = load(&tws[at..]);
-        [load(&tw[at..]), ws, _mm512_srli_epi64::<32>(ws)]
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    fn perm(x: __m512i, idx: __m512i, y: __m512i) -> __m512i {
-        _mm512_permutex2var_epi64(x, idx, y)
-    }
-
-    /// Callers must have checked avx512f and avx512dq.
-    #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) fn forward(p: &Plan<u64>, a: &mut [u64], buf: &mut [u64], ahead: &mut Ahead) {
-        if (1 + 3 * u128::from(p.n.trailing_zeros())) * u128::from(p.q) >= 1 << 62 {
-            forward_impl::<false, false>(p, a, buf, ahead)
-        } else if p.fold.is_some() {
-            forward_impl::<true, true>(p, a, buf, ahead)
-        } else {
-            forward_impl::<true, false>(p, a, buf, ahead)
-        }
-    }
-
-    /// Callers must have checked avx512f and avx512dq. The first layer reads `a` into
-    /// `buf` (on a cache line, [`crate::kernels::Aligned`]), the others run there and the
-    /// register phase writes `a`: the caller's buffer is touched once each way, so its
-    /// alignment no longer matters (N = 2048, 54 bits, alternated with the in-place kernel
-    /// it replaced: 6.2-6.3 us either way on a 64-byte-aligned `a`; two words off,
-    /// 6.7-6.8 us in place, 6.4-6.5 us through the scratch).
-    #[target_feature(enable = "avx512f,avx512dq")]
-    /// `ahead` is touched once per loop iteration ([`Ahead`]).
-    fn forward_impl<const LAZY: bool, const FOLD: bool>(
-        p: &Plan<u64>,
-        a: &mut [u64],
-        buf: &mut [u64],
-        ahead: &mut Ahead,
-    ) {
-        let n = p.n;
-        let (q, q2) = (splat(p.q), splat(2 * p.q));
-        let fin = Finish::new(p);
-        // `n >= 64` (the plan's condition), so there is a first layer above the registers.
-        let mut half = n / 2;
-        let w = bcast(p.w[1], p.ws[1]);
-        let (src, dst) = (a.split_at(half), buf.split_at_mut(half));
-        let pairs = src.0.chunks_exact(L).zip(src.1.chunks_exact(L));
-        for ((x, y), (dx, dy)) in pairs.zip(dst.0.chunks_exact_mut(L).zip(dst.1.chunks_exact_mut(L))) {
-            ahead.touch();
-            let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
-            store(dx, u);
-            store(dy, v);
-        }
-        let mut m = 2;
-        while half > 2 * L {
-            half >>= 1;
-            for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
-                let w = bcast(p.w[m + i], p.ws[m + i]);
-                let (lo, hi) = block.split_at_mut(half);
-                for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
-                    ahead.touch();
-                    let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
-                    store(x, u);
-                    store(y, v);
-                }
-            }
-            m <<= 1;
-        }
-        let f = &p.fwd;
-        let pm: [[__m512i; 2]; 3] = std::array::from_fn(|k| [load(&f.perm[k][0]), load(&f.perm[k][1])]);
-        let nat = [load(&f.to_natural[0]), load(&f.to_natural[1])];
-        // Blocks side by side, as in the 32-bit kernel.
-        for b2 in (0..n / (2 * L)).step_by(SIDE) {
-            // A loop, not `array::from_fn` (see `lanes`, "Building register arrays").
-            let mut xy = [(q, q); SIDE];
-            for (d, xy) in xy.iter_mut().enumerate() {
-                let (b, at) = (b2 + d, 2 * L * (b2 + d));
-                *xy = ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
-            }
-            for (k, pk) in pm.iter().enumerate() {
-                for (d, (x, y)) in xy.iter_mut().enumerate() {
-                    let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
-                    (*x, *y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * (b2 + d)), q, q2);
-                }
-            }
-            for (d, &(x, y)) in xy.iter().enumerate() {
-                let at = 2 * L * (b2 + d);
-                let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
-                store(&mut a[at..], finish::<LAZY, FOLD>(lo, &fin, q, q2));
-                store(&mut a[at + L..], finish::<LAZY, FOLD>(hi, &fin, q, q2));
-            }
-        }
-    }
-
-    /// Callers must have checked avx512f and avx512dq. The register phase reads `a` into
-    /// `buf`, the last layer writes `a` (as `forward_impl`).
-    #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) fn inverse(p: &Plan<u64>, a: &mut [u64], buf: &mut [u64], ahead: &mut Ahead) {
-        let n = p.n;
-        let (q, q2) = (splat(p.q), splat(2 * p.q));
-        let v = &p.inv;
-        let pm: [[__m512i; 2]; 3] = std::array::from_fn(|k| [load(&v.perm[k][0]), load(&v.perm[k][1])]);
-        let nat = [load(&v.to_natural[0]), load(&v.to_natural[1])];
-        let h = n / (2 * L);
-        for b2 in (0..n / (2 * L)).step_by(SIDE) {
-            let mut xy: [(__m512i, __m512i); SIDE] = std::array::from_fn(|d| {
-                let at = 2 * L * (b2 + d);
-                (load(&a[at..]), load(&a[at + L..]))
-            });
-            for (k, pk) in pm.iter().enumerate() {
-                for (d, (x, y)) in xy.iter_mut().enumerate() {
-                    let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
-                    (*x, *y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * (b2 + d)), q, q2);
-                }
-            }
-            for (d, &(x, y)) in xy.iter().enumerate() {
-                let (b, at) = (b2 + d, 2 * L * (b2 + d));
-                let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
-                let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
-                store(&mut buf[at..], x);
-                store(&mut buf[at + L..], y);
-            }
-        }
-        let mut half = 2 * L;
-        while half < n / 2 {
-            let h = n / (2 * half);
-            for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
-                let w = bcast(p.iw[h + i], p.iws[h + i]);
-                let (lo, hi) = block.split_at_mut(half);
-                for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
-                    ahead.touch();
-                    let (u, v) = gs(load(x), load(y), w, q, q2);
-                    store(x, u);
-                    store(y, v);
-                }
-            }
-            half <<= 1;
-        }
-        let (ni, wn) = (bcast(p.n_inv, p.n_inv_s), bcast(p.wn, p.wn_s));
-        for j in (0..half).step_by(L) {
-            ahead.touch();
-            let (x, y) = (load(&buf[j..]), load(&buf[j + half..]));
-            let (s, d) = (_mm512_add_epi64(x, y), _mm512_sub_epi64(_mm512_add_epi64(x, q2), y));
-            store(&mut a[j..], csub(mul_shoup(s, ni[0], ni[1], ni[2], q, q2), q));
-            store(&mut a[j + half..], csub(mul_shoup(d, wn[0], wn[1], wn[2], q, q2), q));
-        }
     }
 }

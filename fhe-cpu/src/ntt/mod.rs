@@ -4,6 +4,7 @@
 
 mod avx2;
 pub(crate) mod avx512;
+mod avx512_wide;
 mod harvey;
 mod lanes;
 mod reference;
@@ -334,13 +335,18 @@ mod tests {
     /// layers with `PowerFold` on the largest prime below `2^54`, and with a Shoup
     /// multiplication by one on the smallest above `2^53` (too far from a power of two to
     /// fold); the largest below `2^60` takes its folding layers. No parameter set reaches
-    /// the last three.
+    /// the last three. With avx512ifma the 52-bit kernel takes the primes next to `2^40`
+    /// (CKKS's scale primes: lazy layers, folded or Shoup-finished), the largest below
+    /// `2^47` (lazy up to N = 2048, then folding) and below `2^50` (folding); the smallest
+    /// above `2^50` goes back to the 64-bit kernel.
     #[test]
     fn variants_match_reference_on_other_rings() {
         use fhe_api::params::{PolynomialSize, RingModulus};
         for log_n in 7..=12 {
             let n = 1usize << log_n;
-            for (bits, below) in [(27, true), (27, false), (30, true), (54, true), (54, false), (60, true)] {
+            let rings = [(27, true), (27, false), (30, true), (54, true), (54, false), (60, true)];
+            let wide = [(40, true), (41, false), (47, true), (50, true), (51, false)];
+            for (bits, below) in rings.into_iter().chain(wide) {
                 let step = 2 * n as u64;
                 let candidates: Box<dyn Iterator<Item = u64>> = if below {
                     Box::new((1u64..).map(|k| (1 << bits) + 1 - k * step))
@@ -354,6 +360,76 @@ mod tests {
                 let ring = format!("N={n} Q={q}");
                 for v in variants().iter().filter(|v| (v.supported)() && v.name != "reference") {
                     check_against_reference(&a, &ring, q, &reference, (v.build)(t.clone()).as_ref());
+                }
+                if avx512::supported() {
+                    // The 64-bit kernel on the primes IFMA takes, as a CPU without it runs them.
+                    check_against_reference(&a, &ring, q, &reference, &Avx512::with_ifma(t.clone(), false));
+                }
+            }
+        }
+    }
+
+    /// CKKS's sizes: N = 2^16 and 2^17 on a 40-bit and a 60-bit prime (the 52- and
+    /// 64-bit AVX-512 kernels), every variant against the reference.
+    #[test]
+    fn variants_match_reference_at_ckks_sizes() {
+        use fhe_api::params::{PolynomialSize, RingModulus};
+        for log_n in [16, 17] {
+            let n = 1usize << log_n;
+            for q in [
+                fhe_api::ring::prime::primes_near(40, PolynomialSize(n), 1, &[]).expect("a prime")[0],
+                fhe_api::ring::prime::primes_below(60, PolynomialSize(n), 1, &[]).expect("a prime")[0],
+            ] {
+                let t = Arc::new(NttTables::new(PolynomialSize(n), RingModulus(q)).expect("an NTT ring"));
+                let reference = Reference::new(t.clone());
+                let a = random_poly(q, n, q ^ n as u64);
+                let ring = format!("N={n} Q={q}");
+                for v in variants().iter().filter(|v| (v.supported)() && v.name != "reference") {
+                    check_against_reference(&a, &ring, q, &reference, (v.build)(t.clone()).as_ref());
+                }
+                if avx512::supported() {
+                    check_against_reference(&a, &ring, q, &reference, &Avx512::with_ifma(t.clone(), false));
+                }
+            }
+        }
+    }
+
+    /// Single-threaded timings at CKKS's N = 2^16 on a 40-bit and a 60-bit prime, with
+    /// the AVX-512 engine both with and without its IFMA kernel:
+    /// `cargo test -p fhe-cpu --release -- --ignored --nocapture bench_ckks_sizes`.
+    #[test]
+    #[ignore = "timing, not a check"]
+    fn bench_ckks_sizes() {
+        use fhe_api::params::{PolynomialSize, RingModulus};
+        let n = PolynomialSize(1 << 16);
+        let q40 = fhe_api::ring::prime::primes_near(40, n, 1, &[]).expect("a prime")[0];
+        let q60 = fhe_api::ring::prime::primes_below(60, n, 1, &[]).expect("a prime")[0];
+        for round in 0..3 {
+            for q in [q40, q60] {
+                let t = Arc::new(NttTables::new(n, RingModulus(q)).expect("an NTT ring"));
+                let mut engines: Vec<(&str, Box<dyn NttEngine>)> = variants()
+                    .iter()
+                    .filter(|v| (v.supported)() && v.name != "reference")
+                    .map(|v| (v.name, (v.build)(t.clone())))
+                    .collect();
+                if avx512::supported() {
+                    engines.push(("avx512-no-ifma", Box::new(Avx512::with_ifma(t.clone(), false))));
+                }
+                for (name, e) in &engines {
+                    let mut a = random_poly(q, n.0, 9);
+                    let time = |f: &dyn Fn(&mut [u64]), a: &mut [u64]| {
+                        let mut best = f64::MAX;
+                        for _ in 0..30 {
+                            let start = std::time::Instant::now();
+                            for _ in 0..10 {
+                                f(std::hint::black_box(&mut *a));
+                            }
+                            best = best.min(start.elapsed().as_secs_f64() * 1e6 / 10.0);
+                        }
+                        best
+                    };
+                    let (fwd, inv) = (time(&|a| e.forward(a), &mut a), time(&|a| e.inverse(a), &mut a));
+                    println!("round {round} N=2^16 Q={q} {name:>15}: forward {fwd:.1} us, inverse {inv:.1} us");
                 }
             }
         }
