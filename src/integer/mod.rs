@@ -25,6 +25,7 @@ pub mod circuit;
 pub mod conformance;
 pub mod netlist;
 
+use fhe_api::format::{self, Decode, UintBits};
 use fhe_api::gates;
 
 pub use circuit::{IntOp, PrefixNetwork};
@@ -32,8 +33,8 @@ pub use netlist::{Bit, Builder, Circuit, CircuitStats};
 
 use crate::{Engine, Error, LweCiphertext, ParamSet, PublicKey, Result, SecretKey, ServerKey};
 
-/// The widest integer (bits).
-pub const MAX_WIDTH: usize = 256;
+/// The widest integer (bits): the widest the binary format carries.
+pub const MAX_WIDTH: usize = fhe_api::format::MAX_UINT_BITS;
 
 fn check_width(width: usize) -> Result<()> {
     if width == 0 || width > MAX_WIDTH {
@@ -132,6 +133,32 @@ impl FheUint {
             )));
         }
         Ok(limbs.iter().take(2).enumerate().map(|(i, &l)| (l as u128) << (64 * i)).sum())
+    }
+}
+
+/// The binary format (`docs/FORMAT.md`, "Composed objects": kind 12, a width, then each
+/// bit's `LweCiphertext` encoding) and serde, which carries exactly those bytes.
+impl FheUint {
+    /// The encoding, canonical: `FheUint::decode(&x.encode()) == x`.
+    pub fn encode(&self) -> Vec<u8> {
+        format::encode_uint_bits(&self.bits).expect("an FheUint holds 1 to 256 bits of one parameter set")
+    }
+
+    /// Parses [`FheUint::encode`]'s bytes; anything else is `Error::Decode`, never a panic.
+    pub fn decode(bytes: &[u8]) -> Result<FheUint> {
+        Ok(FheUint { bits: UintBits::decode(bytes)?.into_bits() })
+    }
+}
+
+impl serde::Serialize for FheUint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.encode())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FheUint {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        Ok(FheUint { bits: <UintBits as serde::Deserialize>::deserialize(deserializer)?.into_bits() })
     }
 }
 

@@ -149,7 +149,10 @@ fn kind_name(id: u16) -> String {
     match (ObjectKind::from_id(id), CkksObjectKind::from_id(id)) {
         (Some(k), _) => k.name().to_string(),
         (None, Some(k)) => format!("{} (a CKKS object: see peek_ckks_header)", k.name()),
-        (None, None) => format!("unknown kind id {id}"),
+        (None, None) => match ComposedKind::from_id(id) {
+            Some(k) => format!("{} (a composed object of other objects' encodings)", k.name()),
+            None => format!("unknown kind id {id}"),
+        },
     }
 }
 
@@ -439,4 +442,78 @@ fn read_level(bytes: &[u8]) -> Result<u64, DecodeError> {
 
 pub(super) fn write_ckks_header(out: &mut [u8], kind: CkksObjectKind, preset: CkksPreset, body_len: u64) {
     write_raw_header(out, kind.id(), preset.id(), body_len);
+}
+
+// ---------------------------------------------------------------------------------------
+// Composed objects: a body made of other objects' whole encodings (each with its own
+// header, checked by its own reader). Ids follow the CKKS kinds.
+
+/// The kind of a composed object. The numeric ids are part of the format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ComposedKind {
+    /// A secret, public and evaluation key of one seed (`KeySet`).
+    KeySet,
+    /// An encrypted unsigned integer: a width, then one LWE ciphertext per bit.
+    FheUint,
+}
+
+impl ComposedKind {
+    /// Every kind, in id order.
+    pub const ALL: [ComposedKind; 2] = [ComposedKind::KeySet, ComposedKind::FheUint];
+
+    /// The id written into the header.
+    pub const fn id(self) -> u16 {
+        match self {
+            ComposedKind::KeySet => 11,
+            ComposedKind::FheUint => 12,
+        }
+    }
+
+    /// Inverse of [`ComposedKind::id`].
+    pub const fn from_id(id: u16) -> Option<ComposedKind> {
+        match id {
+            11 => Some(ComposedKind::KeySet),
+            12 => Some(ComposedKind::FheUint),
+            _ => None,
+        }
+    }
+
+    /// The Rust type name of the kind.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ComposedKind::KeySet => "KeySet",
+            ComposedKind::FheUint => "FheUint",
+        }
+    }
+}
+
+impl fmt::Display for ComposedKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+pub(super) fn write_composed_header(out: &mut [u8], kind: ComposedKind, params: ParamSet, body_len: u64) {
+    write_raw_header(out, kind.id(), params.id(), body_len);
+}
+
+/// Validates a composed header for `kind` and the input length; returns the set and the
+/// body. `expected_body_len` gets the set and the bytes after the header (a prefix such
+/// as a width may decide the length) and bounds the length before anything is allocated.
+pub(super) fn open_composed(
+    bytes: &[u8],
+    kind: ComposedKind,
+    expected_body_len: impl FnOnce(ParamSet, &[u8]) -> Result<u64, DecodeError>,
+) -> Result<(ParamSet, &[u8]), DecodeError> {
+    let raw = read_raw_header(bytes)?;
+    if raw.kind != kind.id() {
+        return Err(DecodeError::WrongKind { expected: kind.name(), found: kind_name(raw.kind) });
+    }
+    let params = ParamSet::from_id(raw.params).ok_or(DecodeError::UnknownParamSet(raw.params))?;
+    let expected = expected_body_len(params, &bytes[HEADER_LEN..])?;
+    if raw.body_len != expected {
+        return Err(DecodeError::BadLength { params: params.name(), expected, found: raw.body_len });
+    }
+    Ok((params, body_of(bytes, HEADER_LEN as u64 + expected)?))
 }

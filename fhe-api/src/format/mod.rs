@@ -34,6 +34,9 @@
 //! | `header` | the header, both schemes' kinds, [`peek_header`] and [`peek_ckks_header`], the checks before any body |
 //! | `tfhe` | the bit scheme's bodies and their serde glue |
 //! | `ckks` | the CKKS bodies ([`TryEncode`], since only presets have an encoding) |
+//! | `keyset`, `uint` | the composed objects ([`ComposedKind`]): a [`KeySet`] and an encrypted integer's bits ([`UintBits`]), made of the other kinds' whole encodings |
+//!
+//! [`KeySet`]: crate::entities::KeySet
 //!
 //! [`LweCiphertext`]: crate::entities::LweCiphertext
 //! [`ExtractedLwe`]: crate::entities::ExtractedLwe
@@ -51,16 +54,21 @@ mod ckks;
 mod ckks_refusal_tests;
 #[cfg(test)]
 mod ckks_tests;
+#[cfg(test)]
+mod composed_tests;
 mod header;
+mod keyset;
 #[cfg(test)]
 mod tests;
 mod tfhe;
+mod uint;
 
 pub use header::{
-    peek_ckks_header, peek_header, CkksHeader, CkksObjectKind, Header, ObjectKind, CKKS_LEVEL_PREFIX_LEN,
+    peek_ckks_header, peek_header, CkksHeader, CkksObjectKind, ComposedKind, Header, ObjectKind, CKKS_LEVEL_PREFIX_LEN,
     CKKS_SWITCH_PREFIX_LEN, CKKS_WORD_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC, SEED_LEN,
 };
 pub use tfhe::lwe_word_bytes;
+pub use uint::{encode_uint_bits, UintBits, MAX_UINT_BITS, UINT_WIDTH_LEN};
 
 use std::fmt;
 
@@ -116,8 +124,8 @@ pub trait Decode: Sized {
 trait Wire: Decode {
     /// The kind's name, for messages.
     const NAME: &'static str;
-    /// Whether the encoding is a secret (the visitor then never reallocates its buffer,
-    /// which would leave unwiped copies).
+    /// Whether the encoding holds a secret (the visitor then reserves its largest first
+    /// buffer at once; every buffer it outgrows is wiped).
     const SECRET: bool;
     /// The longest encoding of the kind under any parameter set: the cap a serde
     /// sequence may grow to before it is rejected.
@@ -150,19 +158,25 @@ impl<'de, T: Wire> Visitor<'de> for BytesVisitor<T> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
         let cap = T::max_encoded_len();
-        // Secret keys are small: take the whole cap up front so the buffer never
-        // reallocates. Otherwise trust the hint only up to the cap.
         // A length hint is the sender's claim, not a checked header: reserve at most 64 KiB
         // on it and grow as bytes really arrive (a CBOR array header claiming 2^40 bytes
-        // must not reserve an evaluation key's size before the first byte is read).
-        let initial = if T::SECRET { cap } else { seq.size_hint().unwrap_or(0).min(cap).min(SEQ_RESERVE_MAX) };
-        let mut buf = Zeroizing::new(Vec::with_capacity(initial));
+        // must not reserve an evaluation key's size before the first byte is read). A
+        // secret takes the 64 KiB at once: a secret key then never grows.
+        let hint = if T::SECRET { cap } else { seq.size_hint().unwrap_or(0).min(cap) };
+        let mut buf = Zeroizing::new(Vec::with_capacity(hint.min(SEQ_RESERVE_MAX)));
         while let Some(b) = seq.next_element::<u8>()? {
             if buf.len() == cap {
                 return Err(de::Error::custom(DecodeError::Invalid(format!(
                     "byte sequence longer than any {} encoding ({cap} bytes)",
                     T::NAME
                 ))));
+            }
+            if buf.len() == buf.capacity() {
+                // Grow into a fresh buffer so the old one is wiped when dropped: Vec's own
+                // reallocation would free an unwiped copy (a key set opens with its secret).
+                let mut bigger = Zeroizing::new(Vec::with_capacity((2 * buf.len()).clamp(64, cap)));
+                bigger.extend_from_slice(&buf);
+                buf = bigger;
             }
             buf.push(b);
         }
