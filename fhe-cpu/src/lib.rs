@@ -6,6 +6,7 @@
 //! [`wide`] (its inner loops on 32- and 64-bit words), [`keyswitch`].
 //! Batches run on all cores through rayon.
 
+pub mod arith;
 pub mod bootstrap;
 pub mod ckks;
 pub mod kernels;
@@ -196,6 +197,12 @@ impl RingOps for CpuBackend {
         let e = self.engine(n, q)?;
         check_ring_input(n, q, data)?;
         data.chunks_mut(n.0).for_each(|p| e.inverse(p));
+        Ok(())
+    }
+
+    fn ring_mul_add(&self, q: RingModulus, a: &[u64], b: &[u64], acc: &mut [u64]) -> Result<()> {
+        let m = fhe_api::ops::checked_modulus(q, a, b, acc)?;
+        arith::mul_add(&m, a, b, acc);
         Ok(())
     }
 }

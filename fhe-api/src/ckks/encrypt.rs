@@ -26,7 +26,7 @@ fn error_plus_message(ring: &dyn RingOps, pt: &CkksPlaintext, e: &[i64]) -> Resu
     let moduli = qp_moduli(params);
     let mut out = pt.coeffs.clone();
     for (limb, m) in out.chunks_mut(n).zip(&moduli) {
-        limb.iter_mut().zip(e).for_each(|(x, &e)| *x = m.add(*x, m.from_i64(e)));
+        limb.iter_mut().zip(e).for_each(|(x, &e)| *x = m.add(*x, m.from_small(e)));
         ring.ring_forward(params.ring_degree, RingModulus(m.q), limb)?;
     }
     Ok(out)
@@ -48,12 +48,12 @@ pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, se
     // `NTT(v)` one limb at a time in one buffer (no `limbs x N` temporary to fault in).
     let mut v_limb = Zeroizing::new(vec![0u64; n]);
     for (i, m) in moduli.iter().enumerate() {
-        v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = m.from_i64(x.into()));
+        v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = m.from_small(x.into()));
         ring.ring_forward(params.ring_degree, RingModulus(m.q), &mut v_limb)?;
         let r = i * n..(i + 1) * n;
-        let (v, b, a) = (&v_limb[..], &pk.b[r.clone()], &a[r.clone()]);
-        c0[r.clone()].iter_mut().zip(v.iter().zip(b)).for_each(|(c, (&v, &b))| *c = m.add(*c, m.mul(v, b)));
-        c1[r].iter_mut().zip(v.iter().zip(a)).for_each(|(c, (&v, &a))| *c = m.add(*c, m.mul(v, a)));
+        let q = RingModulus(m.q);
+        ring.ring_mul_add(q, &v_limb, &pk.b[r.clone()], &mut c0[r.clone()])?;
+        ring.ring_mul_add(q, &v_limb, &a[r.clone()], &mut c1[r])?;
     }
     // Every word was reduced here: no second pass over 2 (l + 1) N words to check them.
     Ok(CkksCiphertext { params: params.clone(), level: pt.level, scale: pt.scale, c0, c1 })

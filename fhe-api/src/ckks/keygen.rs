@@ -83,7 +83,8 @@ pub(crate) fn small_to_eval<T: Copy + Into<i64> + Sync>(
     let n = params.n();
     let mut out = vec![0u64; moduli.len() * n];
     for (limb, m) in out.chunks_mut(n).zip(moduli) {
-        limb.iter_mut().zip(small).for_each(|(o, &x)| *o = m.from_i64(x.into()));
+        // Secrets and errors are far below every prime of the chain.
+        limb.iter_mut().zip(small).for_each(|(o, &x)| *o = m.from_small(x.into()));
         ring.ring_forward(params.ring_degree, crate::params::RingModulus(m.q), limb)?;
     }
     Ok(out)

@@ -13,7 +13,7 @@ pub use bootstrap::{check_params, BootstrapOps, PreparedKey};
 pub use ckks::{CkksHandle, CkksOps, PlainHandle, PreparedSwitchKey};
 pub use keys::KeyOps;
 pub use ntt::{check_ntt_input, NttOps};
-pub use ring::{check_ring_input, RingOps};
+pub use ring::{check_ring_input, checked_modulus, RingOps};
 
 use crate::error::{Error, Result};
 use crate::registry::BackendKind;

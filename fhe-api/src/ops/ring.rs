@@ -12,6 +12,33 @@ pub trait RingOps: Send + Sync {
     fn ring_forward(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()>;
     /// The exact inverse of [`RingOps::ring_forward`], `1/N` included.
     fn ring_inverse(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()>;
+    /// `acc[i] = (acc[i] + a[i] b[i]) mod q` elementwise: the pointwise product of two
+    /// polynomials in evaluation form, accumulated. Words must be below `q` (not checked:
+    /// a pass over every word would cost as much as the product; other words give
+    /// unspecified words, never a panic). The default runs the portable host code; the
+    /// CPU backend has a SIMD kernel.
+    fn ring_mul_add(&self, q: RingModulus, a: &[u64], b: &[u64], acc: &mut [u64]) -> Result<()> {
+        let m = checked_modulus(q, a, b, acc)?;
+        acc.iter_mut().zip(a.iter().zip(b)).for_each(|(c, (&a, &b))| *c = m.add(*c, m.mul(a, b)));
+        Ok(())
+    }
+}
+
+/// The [`Modulus`](crate::ring::modulus::Modulus) of `q` for [`RingOps::ring_mul_add`],
+/// once the lengths agree and `q` is one it takes (`2 < q < 2^62`).
+pub fn checked_modulus(q: RingModulus, a: &[u64], b: &[u64], acc: &[u64]) -> Result<crate::ring::modulus::Modulus> {
+    if a.len() != acc.len() || b.len() != acc.len() {
+        return Err(Error::InvalidInput(format!(
+            "pointwise product lengths differ: {}, {} and {} words",
+            a.len(),
+            b.len(),
+            acc.len()
+        )));
+    }
+    if q.0 <= 2 || q.0 >= 1 << 62 {
+        return Err(Error::InvalidInput(format!("modulus {} is not in (2, 2^62)", q.0)));
+    }
+    Ok(crate::ring::modulus::Modulus::new(q.0))
 }
 
 /// The input contract of both transforms: whole polynomials, every word below `q`.

@@ -78,6 +78,15 @@ impl Modulus {
         csub(a.wrapping_sub(b).wrapping_add(self.q), self.q)
     }
 
+    /// `x mod Q` for `|x| < Q` (errors, secrets, ternary words), without a branch or a
+    /// division so that a loop over a polynomial vectorizes: a negative `x` wraps to
+    /// `x + Q`.
+    #[inline]
+    pub fn from_small(&self, x: i64) -> u64 {
+        debug_assert!(x.unsigned_abs() < self.q, "{x} is not small next to {}", self.q);
+        (x as u64).wrapping_add(self.q & ((x >> 63) as u64))
+    }
+
     /// A signed small integer as a residue.
     #[inline]
     pub fn from_i64(&self, x: i64) -> u64 {
@@ -129,6 +138,9 @@ mod tests {
                 prop_assert_eq!(m.reduce(x), x % q);
                 for y in [x as i64, (x as i64) >> 40, -((x >> 40) as i64), i64::MIN, -1, 0, q as i64, -(q as i64)] {
                     prop_assert_eq!(m.from_i64(y), y.rem_euclid(q as i64) as u64);
+                    if y.unsigned_abs() < q {
+                        prop_assert_eq!(m.from_small(y), y.rem_euclid(q as i64) as u64);
+                    }
                 }
                 let wide = (a as u128) * (x as u128) + (b as u128) * (u64::MAX as u128);
                 prop_assert_eq!(m.reduce_u128(wide), (wide % q as u128) as u64);
