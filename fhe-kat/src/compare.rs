@@ -11,6 +11,8 @@ pub enum Source {
     Kat,
     Dispatch,
     Sweep,
+    /// fhe-bench's `recommend` screening of a candidate, on the inputs it then times.
+    Recommend,
 }
 
 impl Source {
@@ -19,6 +21,7 @@ impl Source {
             Source::Kat => "kat",
             Source::Dispatch => "dispatch",
             Source::Sweep => "sweep",
+            Source::Recommend => "recommend",
         }
     }
 }
@@ -135,6 +138,17 @@ pub fn first_difference(expected: &[u8], found: &[u8]) -> Option<usize> {
     }
 }
 
+/// The gate's byte rule for one surface a caller computed itself on the oracle
+/// (`expected`) and on a target (`found`): `None` when equal, else the [`Mismatch`]
+/// naming the case, the surface and the first differing byte. For checks of the very
+/// inputs a caller goes on to use (fhe-bench's `recommend`), where the gate's own seeds
+/// would check other inputs; one comparison, so both read the same.
+pub fn compare_bytes(case: &Case, surface: &str, expected: &[u8], found: &[u8]) -> Option<Mismatch> {
+    let mut check = Checker::new(case.clone());
+    check.bytes(surface, expected, found);
+    check.found.pop()
+}
+
 /// Collects the mismatches of one case.
 pub(crate) struct Checker {
     pub case: Case,
@@ -209,5 +223,15 @@ mod tests {
         assert!(s.contains("PN10QP27") && s.contains("seed index 7") && s.contains("bootstrap[1]"), "{s}");
         assert!(s.contains("offset 2") && s.contains("0x03") && s.contains("0x09"), "{s}");
         assert_eq!(c.found[0].offset(), Some(2));
+    }
+
+    #[test]
+    fn compare_bytes_is_the_checkers_rule() {
+        let case = Case { source: Source::Recommend, params: ParamSet::PN10QP27.into(), index: 0, entry: None };
+        assert_eq!(compare_bytes(&case, "ntt_forward", &[1, 2], &[1, 2]), None);
+        let m = compare_bytes(&case, "ntt_forward", &[1, 2, 3], &[1, 2]).unwrap();
+        assert_eq!(m.offset(), Some(2));
+        let s = m.to_string();
+        assert!(s.starts_with("mismatch: recommend params PN10QP27") && s.contains("surface ntt_forward"), "{s}");
     }
 }

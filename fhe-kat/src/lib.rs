@@ -64,7 +64,7 @@ mod surfaces;
 #[cfg(test)]
 mod testing;
 
-pub use compare::{first_difference, Case, CaseSet, Mismatch, MismatchKind, Source};
+pub use compare::{compare_bytes, first_difference, Case, CaseSet, Mismatch, MismatchKind, Source};
 pub use corpus::{Corpus, KatEntry, KatFile};
 pub use equiv::{dispatch, replay, sweep, DispatchReport, ReplayReport, SetReport, SweepReport};
 pub use soak::{soak, SoakReport};

@@ -32,6 +32,7 @@
 //!   repetition starts with a different candidate, which spreads order effects
 //!   (caches, frequency, neighbours on a shared machine) over all of them.
 
+mod check;
 pub mod run;
 
 use std::fmt;

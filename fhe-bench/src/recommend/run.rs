@@ -5,21 +5,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use fhe_api::ckks::context::{precision_bits, CkksContext};
-use fhe_api::ckks::encoding::Complex;
-use fhe_api::ckks::entities::{CkksCiphertext, CkksKeySet, CkksPlaintext};
-use fhe_api::ckks::eval::CkksEvaluator;
 use fhe_api::ckks::params::CkksPreset;
 use fhe_api::gates::{self, Gate};
-use fhe_api::ops::CkksHandle;
-use fhe_api::{Backend, ExtractedLwe, LweCiphertext, ParamSet, PreparedKey, Seed};
+use fhe_api::{Backend, ParamSet};
 use serde::{Deserialize, Serialize};
 
+use super::check::{
+    check_ckks, check_kernel, check_primitive, ckks_inputs, primitive_inputs, CkksInputs, CkksSetup, PrimitiveInputs,
+    Setup,
+};
 use super::{rotation, score, CandidateTimings, OpTimings, Scoring, Suite, SuiteOp};
-use crate::ckks::{self as bench_ckks, MIN_PRECISION_BITS, ROTATIONS};
+use crate::ckks::ROTATIONS;
 use crate::env::{file_timestamp, Environment};
 use crate::error::{Error, Result};
-use crate::ops::{ntt_input, Progress, KEY_SWITCH_INPUTS};
+use crate::ops::Progress;
 use crate::report::sanitize;
 use crate::stats::{sample_with, Plan};
 use crate::table::{format_ns, render};
@@ -136,201 +135,6 @@ pub struct Recommendation {
     pub scoring: Scoring,
     /// How to select the winner.
     pub constructor: Constructor,
-}
-
-/// Inputs and oracle outputs shared by every candidate of a primitive run.
-struct PrimitiveInputs {
-    ek: fhe_api::EvaluationKey,
-    /// `[x, a, b]`: `x` is bootstrapped and key-switched, `a AND b` is the gate.
-    cts: Vec<LweCiphertext>,
-    rotated: Vec<ExtractedLwe>,
-    switched: Vec<LweCiphertext>,
-    bootstrapped: Vec<LweCiphertext>,
-    gate: Vec<LweCiphertext>,
-    /// Distinct extracted samples (the oracle's blind rotations of fresh encryptions)
-    /// that the `key_switch` timing cycles through, so its key rows come from memory as
-    /// in a gate rather than staying in cache (see [`KEY_SWITCH_INPUTS`]).
-    switch_inputs: Vec<ExtractedLwe>,
-}
-
-/// Keys, inputs and the oracle's outputs shared by every candidate of a `ckks-primitive`
-/// run (keys are host objects; each candidate prepares its own evaluator from them).
-struct CkksInputs {
-    preset: CkksPreset,
-    keys: CkksKeySet,
-    x: Vec<Complex>,
-    y: Vec<Complex>,
-    /// `x` and `y` encoded at the top level.
-    pts: [CkksPlaintext; 2],
-    /// The encryption seeds of `x` and `y`.
-    seeds: [Seed; 2],
-    /// The oracle's `[Enc(x), Enc(y), x*y, rotate(x, 1), hoisted(x, 1..4)...]`.
-    want: Vec<CkksCiphertext>,
-}
-
-/// A candidate's CKKS context and evaluator, and its own encryptions of `x` and `y`.
-struct CkksSetup {
-    ctx: CkksContext,
-    ev: CkksEvaluator,
-    cx: CkksHandle,
-    cy: CkksHandle,
-}
-
-/// What one qualified candidate needs to be timed.
-enum Setup {
-    Kernel { input: Vec<u64> },
-    Primitive { key: PreparedKey },
-    Ckks(Box<CkksSetup>),
-}
-
-fn first_difference<T: PartialEq>(got: &[T], want: &[T]) -> Option<usize> {
-    if got.len() != want.len() {
-        return Some(got.len().min(want.len()));
-    }
-    got.iter().zip(want).position(|(g, w)| g != w)
-}
-
-fn compare<T: PartialEq>(what: &str, got: &[T], want: &[T], oracle: &str) -> std::result::Result<(), String> {
-    match first_difference(got, want) {
-        None => Ok(()),
-        Some(i) => Err(format!("{what} differs from the oracle {oracle} at word {i}")),
-    }
-}
-
-fn words(cts: &[LweCiphertext]) -> Vec<u32> {
-    cts.iter().flat_map(|c| c.as_words().iter().copied()).collect()
-}
-
-fn extracted_words(cts: &[ExtractedLwe]) -> Vec<u64> {
-    cts.iter().flat_map(|c| c.as_words().iter().copied()).collect()
-}
-
-/// Checks a candidate against the oracle and prepares what timing it needs; `Err` is
-/// the disqualification reason (a differing result, or an error of the candidate).
-fn check_kernel(b: &dyn Backend, params: ParamSet, oracle: &dyn Backend) -> Result<std::result::Result<Setup, String>> {
-    let input = ntt_input(params, 1);
-    let mut want = input.clone();
-    oracle.ntt_forward(params, &mut want)?;
-    let o = oracle.name();
-    let verdict = (|| {
-        let mut got = input.clone();
-        b.ntt_forward(params, &mut got).map_err(|e| format!("ntt_forward failed: {e}"))?;
-        compare("ntt_forward", &got, &want, &o)?;
-        b.ntt_inverse(params, &mut got).map_err(|e| format!("ntt_inverse failed: {e}"))?;
-        compare("ntt_inverse", &got, &input, &o)
-    })();
-    Ok(verdict.map(|()| Setup::Kernel { input }))
-}
-
-fn primitive_inputs(oracle: &dyn Backend, config: &RecommendConfig) -> Result<PrimitiveInputs> {
-    let keys = oracle.keygen_from_seed(config.params, &Seed::derive(&config.seed_root, 0))?;
-    let cts = (0..3u64)
-        .map(|i| oracle.encrypt_bit_seeded(&keys.pk, i != 2, &Seed::derive(&config.seed_root, 1 + i)))
-        .collect::<fhe_api::Result<Vec<_>>>()?;
-    let key = oracle.prepare(&keys.ek)?;
-    let rotated = oracle.blind_rotate_batch(&key, &cts[0..1])?;
-    let switched = oracle.key_switch_batch(&key, &rotated)?;
-    let bootstrapped = oracle.bootstrap_batch(&key, &cts[0..1])?;
-    let gate = gates::gate_batch(oracle, &key, Gate::And, &cts[1..2], &cts[2..3])?;
-    // The oracle itself must be right: true AND false is false, and a bootstrap keeps x.
-    if oracle.decrypt_bit(&keys.sk, &gate[0])? || !oracle.decrypt_bit(&keys.sk, &bootstrapped[0])? {
-        return Err(Error::InvalidInput(format!("the oracle {} decrypts a wrong gate result", oracle.name())));
-    }
-    // One timed or warm-up call per distinct sample, up to `KEY_SWITCH_INPUTS`.
-    let calls = config.plan().warmup + config.plan().iterations;
-    let fresh = (0..KEY_SWITCH_INPUTS.min(calls.max(1)) as u64)
-        .map(|i| oracle.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive(&config.seed_root, 100 + i)))
-        .collect::<fhe_api::Result<Vec<_>>>()?;
-    let switch_inputs = oracle.blind_rotate_batch(&key, &fresh)?;
-    Ok(PrimitiveInputs { ek: keys.ek, cts, rotated, switched, bootstrapped, gate, switch_inputs })
-}
-
-/// The candidate's CKKS outputs for the words of `want`, in the same order.
-fn ckks_outputs(
-    ctx: &CkksContext,
-    ev: &CkksEvaluator,
-    i: &CkksInputs,
-) -> fhe_api::Result<(CkksHandle, CkksHandle, Vec<CkksCiphertext>)> {
-    let cx = ctx.encrypt_seeded(&i.keys.pk, &i.pts[0], &i.seeds[0])?;
-    let cy = ctx.encrypt_seeded(&i.keys.pk, &i.pts[1], &i.seeds[1])?;
-    let mut out = vec![ev.download(&cx)?, ev.download(&cy)?, ev.download(&ev.mul(&cx, &cy)?)?];
-    out.push(ev.download(&ev.rotate(&cx, 1)?)?);
-    for h in ev.rotate_hoisted(&cx, &ROTATIONS)? {
-        out.push(ev.download(&h)?);
-    }
-    Ok((cx, cy, out))
-}
-
-const CKKS_OUTPUTS: [&str; 8] = [
-    "encrypt(x)",
-    "encrypt(y)",
-    "mul_relin",
-    "rotate(1)",
-    "hoisted rotate(1)",
-    "hoisted rotate(2)",
-    "hoisted rotate(3)",
-    "hoisted rotate(4)",
-];
-
-fn ckks_inputs(oracle: &Arc<dyn Backend>, config: &RecommendConfig) -> Result<CkksInputs> {
-    let preset =
-        config.preset.ok_or_else(|| Error::InvalidInput("the ckks-primitive suite needs a CKKS preset".into()))?;
-    let ctx = CkksContext::from_preset(oracle.clone(), preset)?;
-    let keys = ctx.keygen_from_seed(&Seed::derive(&config.seed_root, 0), &bench_ckks::keygen_options())?;
-    let slots = ctx.params().slots();
-    let (x, y) = (bench_ckks::values(slots, 1), bench_ckks::values(slots, 2));
-    let pts = [ctx.encode(&x)?, ctx.encode(&y)?];
-    let seeds = [Seed::derive(&config.seed_root, 1), Seed::derive(&config.seed_root, 2)];
-    let mut inputs = CkksInputs { preset, keys, x, y, pts, seeds, want: Vec::new() };
-    let ev = ctx.evaluator(&inputs.keys.eval)?;
-    inputs.want = ckks_outputs(&ctx, &ev, &inputs)?.2;
-    Ok(inputs)
-}
-
-fn ckks_words(ct: &CkksCiphertext) -> Vec<u64> {
-    ct.c0().iter().chain(ct.c1()).copied().collect()
-}
-
-/// Same outputs as the oracle's, word for word, and decryptions (Enc(x), x*y after a
-/// rescale) within [`MIN_PRECISION_BITS`] of plaintext arithmetic.
-fn check_ckks(b: &Arc<dyn Backend>, i: &CkksInputs, oracle: &str) -> std::result::Result<Setup, String> {
-    let fail = |what: &'static str| move |e: fhe_api::Error| format!("{what} failed: {e}");
-    let ctx = CkksContext::from_preset(b.clone(), i.preset).map_err(fail("context"))?;
-    let ev = ctx.evaluator(&i.keys.eval).map_err(fail("evaluator"))?;
-    let (cx, cy, got) = ckks_outputs(&ctx, &ev, i).map_err(fail("ckks operations"))?;
-    for ((what, g), w) in CKKS_OUTPUTS.iter().zip(&got).zip(&i.want) {
-        if g.level() != w.level() || g.scale() != w.scale() {
-            return Err(format!("{what}: level or scale differs from the oracle {oracle}"));
-        }
-        compare(what, &ckks_words(g), &ckks_words(w), oracle)?;
-    }
-    let dec = |h: &CkksHandle| ctx.decrypt(&i.keys.sk, h).map_err(fail("decrypt"));
-    let xy: Vec<Complex> = i.x.iter().zip(&i.y).map(|(&a, &b)| a.mul(b)).collect();
-    let product = ev.rescale(&ev.mul(&cx, &cy).map_err(fail("mul_relin"))?).map_err(fail("rescale"))?;
-    for (what, bits) in
-        [("decrypt(encrypt(x))", precision_bits(&dec(&cx)?, &i.x)), ("x*y", precision_bits(&dec(&product)?, &xy))]
-    {
-        if bits.is_nan() || bits < MIN_PRECISION_BITS {
-            return Err(format!("{what} decrypts with {bits:.1} bits of precision (< {MIN_PRECISION_BITS})"));
-        }
-    }
-    Ok(Setup::Ckks(Box::new(CkksSetup { ctx, ev, cx, cy })))
-}
-
-fn check_primitive(b: &dyn Backend, inputs: &PrimitiveInputs, oracle: &str) -> std::result::Result<Setup, String> {
-    fn fail(what: &'static str) -> impl Fn(fhe_api::Error) -> String {
-        move |e| format!("{what} failed: {e}")
-    }
-    let key = b.prepare(&inputs.ek).map_err(fail("prepare"))?;
-    let rotated = b.blind_rotate_batch(&key, &inputs.cts[0..1]).map_err(fail("blind_rotate"))?;
-    compare("blind_rotate", &extracted_words(&rotated), &extracted_words(&inputs.rotated), oracle)?;
-    let switched = b.key_switch_batch(&key, &rotated).map_err(fail("key_switch"))?;
-    compare("key_switch", &words(&switched), &words(&inputs.switched), oracle)?;
-    let boot = b.bootstrap_batch(&key, &inputs.cts[0..1]).map_err(fail("bootstrap"))?;
-    compare("bootstrap", &words(&boot), &words(&inputs.bootstrapped), oracle)?;
-    let gate = gates::gate_batch(b, &key, Gate::And, &inputs.cts[1..2], &inputs.cts[2..3]).map_err(fail("gate_and"))?;
-    compare("gate_and", &words(&gate), &words(&inputs.gate), oracle)?;
-    Ok(Setup::Primitive { key })
 }
 
 fn time_op(
@@ -504,10 +308,10 @@ pub fn run_recommend(
     for (b, name) in candidates.iter().zip(&names) {
         let verdict = match &inputs {
             None => match &ckks {
-                Some(c) => check_ckks(b, c, &oracle_name),
+                Some(c) => check_ckks(b, c),
                 None => check_kernel(b.as_ref(), params, oracle)?,
             },
-            Some(i) => check_primitive(b.as_ref(), i, &oracle_name),
+            Some(i) => check_primitive(b.as_ref(), i),
         };
         let disqualified = verdict.as_ref().err().cloned();
         if let Some(why) = &disqualified {
@@ -672,6 +476,7 @@ pub fn format_recommendation(rec: &Recommendation) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fhe_api::{ExtractedLwe, LweCiphertext, PreparedKey};
     use fhe_cpu::CpuBackend;
 
     #[test]
@@ -897,21 +702,12 @@ mod tests {
         .unwrap();
         let w = rec.scoring.candidates.iter().find(|c| c.backend == "cpu:wrong").unwrap();
         let why = w.disqualified.as_deref().unwrap();
-        assert!(why.contains("ntt_forward differs") && why.contains("word 7"), "{why}");
+        // fhe_kat's report: the surface, and the first differing byte (word 7, 8 bytes each).
+        assert!(why.contains("surface ntt_forward") && why.contains("offset 56"), "{why}");
         assert!(w.ops.is_empty() && w.score.is_none());
         assert!(labels.iter().all(|l| !l.contains("cpu:wrong")), "{labels:?}");
         assert_eq!(rec.scoring.winner, "cpu:reference");
         assert!(!rec.scoring.baseline_is_default);
         assert!(format_recommendation(&rec).contains("DISQUALIFIED"));
-    }
-
-    #[test]
-    fn differing_results_disqualify() {
-        let got = [1u32, 2, 3];
-        assert_eq!(first_difference(&got, &[1, 2, 3]), None);
-        assert_eq!(first_difference(&got, &[1, 9, 3]), Some(1));
-        assert_eq!(first_difference(&got, &[1, 2]), Some(2));
-        let e = compare("bootstrap", &got, &[1, 2, 4], "cpu:reference").unwrap_err();
-        assert!(e.contains("bootstrap differs") && e.contains("word 2"), "{e}");
     }
 }
