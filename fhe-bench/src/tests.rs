@@ -66,7 +66,7 @@ fn tiny_real_measurement_is_a_valid_report() {
     }
     // The CPU backend reports no GPU.
     assert!(report.environment.gpu_name.is_none());
-    let back: Report = serde_json::from_str(&json).unwrap();
+    let back = parse_report(&json).unwrap();
     assert_eq!(back, report);
     let table = format_table(&report);
     assert!(table.contains("ntt_forward") && table.contains("p99") && table.contains("median"));
@@ -187,7 +187,7 @@ fn precision_bits_is_optional_and_checked() {
     parse_report(&json).unwrap();
     assert!(json.contains("\"precision_bits\": 21.5"));
     assert_eq!(json.matches("precision_bits").count(), 1, "absent where unset");
-    let back: Report = serde_json::from_str(&json).unwrap();
+    let back = parse_report(&json).unwrap();
     assert_eq!(back.rows[0].precision_bits, Some(21.5));
     assert_eq!(back.rows[1].precision_bits, None);
     let mut v: Value = serde_json::from_str(&json).unwrap();
@@ -292,7 +292,7 @@ fn circuit_shapes_round_trip_and_inconsistent_ones_are_rejected() {
         Report::new("test", "cpu:reference", Environment::capture(None), EquivalenceGate::not_run(), vec![row]);
     let json = report.to_json().unwrap();
     parse_report(&json).unwrap();
-    let back: Report = serde_json::from_str(&json).unwrap();
+    let back = parse_report(&json).unwrap();
     assert_eq!(back.rows[0].circuit.as_ref(), Some(&shape));
     // A row without a circuit serializes without the field.
     assert!(!sample_report("t", "b").to_json().unwrap().contains("circuit"));
