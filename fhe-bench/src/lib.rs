@@ -10,7 +10,7 @@
 //!
 //! - [`stats`]: [`Stats`], [`measure`];
 //! - [`ops`]: the [`Operation`]s, [`SuiteConfig`] and [`run_suite`] over any backend;
-//! - [`env`]: the [`Environment`] identity;
+//! - [`env`](mod@env): the [`Environment`] identity;
 //! - [`report`]: [`Row`], [`Report`], [`write_results`], [`ratios`];
 //! - [`schema`]: the file formats read back, typed (`deny_unknown_fields`), with the
 //!   rules across fields: [`load_report`], [`parse_report`], [`validate`], and the same
