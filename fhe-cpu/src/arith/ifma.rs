@@ -53,6 +53,103 @@ pub(super) unsafe fn mul_add(q: u64, a: &[u64], b: &[u64], acc: &mut [u64]) {
     }
 }
 
+/// Whether [`dot_pair`] takes `q` and `terms` products a word on this CPU.
+pub(super) fn takes_dot(q: u64, terms: usize) -> bool {
+    q < 1 << 46 && (1..=16).contains(&terms) && takes(q)
+}
+
+/// `o0 = sum_j e_j b_j`, `o1 = sum_j e_j a_j` mod `q < 2^46`, at most 16 terms.
+///
+/// Each sum accumulates the products' low and high 52-bit halves in two 64-bit lanes
+/// (`vpmadd52*` add into their destination), so `x = hi 2^52 + lo < 16 Q^2 < 2^(2K)` with
+/// `K = bitlen(Q) + 2`, and is reduced once: Barrett with `K` in place of `bitlen(Q)`,
+/// `mu = floor(2^(2K) / Q) < 2^(K+3) <= 2^51`. As `Q >= 2^(K-3)`, the estimate is low by
+/// at most 5 (its two truncations cost under 1 and 2^(K-1) / Q <= 4), so `x - qe Q < 6Q <
+/// 2^52` is exact in 52 bits and three conditional subtractions (4Q, 2Q, Q) finish it.
+#[target_feature(enable = "avx512f,avx512ifma")]
+pub(super) unsafe fn dot_pair(q: u64, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut [u64], o1: &mut [u64]) {
+    let big_k = u64::from(64 - q.leading_zeros()) + 2;
+    let mu = ((1u128 << (2 * big_k)) / u128::from(q)) as u64;
+    let r = Reducer {
+        q: _mm512_set1_epi64(q as i64),
+        q2: _mm512_set1_epi64(2 * q as i64),
+        q4: _mm512_set1_epi64(4 * q as i64),
+        mu: _mm512_set1_epi64(mu as i64),
+        mask: _mm512_set1_epi64((1 << 52) - 1),
+        h_up: _mm_set_epi64x(0, (53 - big_k) as i64),
+        l_down: _mm_set_epi64x(0, (big_k - 1) as i64),
+        ph_up: _mm_set_epi64x(0, (51 - big_k) as i64),
+        pl_down: _mm_set_epi64x(0, (big_k + 1) as i64),
+    };
+    let n = o0.len();
+    let whole = n / L * L;
+    let zero = _mm512_setzero_si512();
+    for at in (0..whole).step_by(L) {
+        let (mut lo0, mut hi0, mut lo1, mut hi1) = (zero, zero, zero, zero);
+        for ((e, b), a) in e.iter().zip(b).zip(a) {
+            let (e, b, a) = (&e[at..at + L], &b[at..at + L], &a[at..at + L]);
+            // SAFETY: each slice holds L = 8 words; unaligned loads.
+            let (ev, bv, av) = unsafe {
+                (
+                    _mm512_loadu_si512(e.as_ptr().cast()),
+                    _mm512_loadu_si512(b.as_ptr().cast()),
+                    _mm512_loadu_si512(a.as_ptr().cast()),
+                )
+            };
+            lo0 = _mm512_madd52lo_epu64(lo0, ev, bv);
+            hi0 = _mm512_madd52hi_epu64(hi0, ev, bv);
+            lo1 = _mm512_madd52lo_epu64(lo1, ev, av);
+            hi1 = _mm512_madd52hi_epu64(hi1, ev, av);
+        }
+        let (w0, w1) = (r.reduce(lo0, hi0), r.reduce(lo1, hi1));
+        // SAFETY: `at + L <= whole <= n` words; unaligned stores.
+        unsafe {
+            _mm512_storeu_si512(o0[at..at + L].as_mut_ptr().cast(), w0);
+            _mm512_storeu_si512(o1[at..at + L].as_mut_ptr().cast(), w1);
+        }
+    }
+    // The tail, word by word in `u128`.
+    for s in whole..n {
+        let (mut x0, mut x1) = (0u128, 0u128);
+        for ((e, b), a) in e.iter().zip(b).zip(a) {
+            x0 += u128::from(e[s]) * u128::from(b[s]);
+            x1 += u128::from(e[s]) * u128::from(a[s]);
+        }
+        o0[s] = (x0 % u128::from(q)) as u64;
+        o1[s] = (x1 % u128::from(q)) as u64;
+    }
+}
+
+/// [`dot_pair`]'s constants, broadcast.
+struct Reducer {
+    q: __m512i,
+    q2: __m512i,
+    q4: __m512i,
+    mu: __m512i,
+    mask: __m512i,
+    h_up: __m128i,
+    l_down: __m128i,
+    ph_up: __m128i,
+    pl_down: __m128i,
+}
+
+impl Reducer {
+    /// `(hi 2^52 + lo) mod Q` for the accumulated halves ([`dot_pair`]'s bounds).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    fn reduce(&self, lo: __m512i, hi: __m512i) -> __m512i {
+        let zero = _mm512_setzero_si512();
+        let hi = _mm512_add_epi64(hi, _mm512_srli_epi64::<52>(lo));
+        let lo = _mm512_and_si512(lo, self.mask);
+        let x1 = _mm512_or_si512(_mm512_sll_epi64(hi, self.h_up), _mm512_srl_epi64(lo, self.l_down));
+        let ph = _mm512_madd52hi_epu64(zero, x1, self.mu);
+        let pl = _mm512_madd52lo_epu64(zero, x1, self.mu);
+        let qe = _mm512_or_si512(_mm512_sll_epi64(ph, self.ph_up), _mm512_srl_epi64(pl, self.pl_down));
+        let r = _mm512_and_si512(_mm512_sub_epi64(lo, _mm512_madd52lo_epu64(zero, qe, self.q)), self.mask);
+        csub(csub(csub(r, self.q4), self.q2), self.q)
+    }
+}
+
 /// `x mod m` for `x < 2m`.
 #[inline]
 #[target_feature(enable = "avx512f")]

@@ -25,10 +25,95 @@ fn portable_mul_add(m: &Modulus, a: &[u64], b: &[u64], acc: &mut [u64]) {
     acc.iter_mut().zip(a.iter().zip(b)).for_each(|(c, (&a, &b))| *c = m.add(*c, m.mul(a, b)));
 }
 
+/// Two inner products sharing their left operands, word by word:
+/// `o0 = sum_j e_j b_j` and `o1 = sum_j e_j a_j` mod `q` (key switching's digit sum, the
+/// key's two halves). Every slice has `o0`'s length, words below `q`.
+pub fn dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut [u64], o1: &mut [u64]) {
+    debug_assert!(e.len() == b.len() && e.len() == a.len());
+    #[cfg(target_arch = "x86_64")]
+    if ifma::takes_dot(m.q, e.len()) {
+        // SAFETY: `takes_dot` saw avx512f and avx512ifma, `q < 2^46` and at most 16 terms.
+        unsafe { ifma::dot_pair(m.q, e, b, a, o0, o1) };
+        return;
+    }
+    portable_dot_pair(m, e, b, a, o0, o1);
+}
+
+/// Words per block of the portable dot product: two `u128` sums per word stay in L1.
+const BLOCK: usize = 256;
+
+/// Sums of products accumulate in `u128` and reduce once per word, or every
+/// [`Modulus::lazy_products`] terms (any order gives the same residues).
+fn portable_dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut [u64], o1: &mut [u64]) {
+    let n = o0.len();
+    let lazy = m.lazy_products().max(1);
+    let (mut acc0, mut acc1) = ([0u128; BLOCK], [0u128; BLOCK]);
+    for start in (0..n).step_by(BLOCK) {
+        let len = BLOCK.min(n - start);
+        let (acc0, acc1) = (&mut acc0[..len], &mut acc1[..len]);
+        acc0.fill(0);
+        acc1.fill(0);
+        let mut pending = 0;
+        for ((e, b), a) in e.iter().zip(b).zip(a) {
+            if pending == lazy {
+                acc0.iter_mut().for_each(|x| *x = u128::from(m.reduce_u128(*x)));
+                acc1.iter_mut().for_each(|x| *x = u128::from(m.reduce_u128(*x)));
+                pending = 0;
+            }
+            pending += 1;
+            let (e, b, a) = (&e[start..start + len], &b[start..start + len], &a[start..start + len]);
+            for s in 0..len {
+                let x = u128::from(e[s]);
+                acc0[s] += x * u128::from(b[s]);
+                acc1[s] += x * u128::from(a[s]);
+            }
+        }
+        o0[start..start + len].iter_mut().zip(acc0.iter()).for_each(|(o, x)| *o = m.reduce_u128(*x));
+        o1[start..start + len].iter_mut().zip(acc1.iter()).for_each(|(o, x)| *o = m.reduce_u128(*x));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand_chacha::rand_core::{RngCore, SeedableRng};
+
+    /// Both dot-product paths against `u128` arithmetic: primes either side of the IFMA
+    /// kernel's `2^46` bound, 1 to 20 terms (it takes at most 16), words at the extremes.
+    #[test]
+    fn dot_pair_matches_u128_arithmetic() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 41) - 0x1_FFFF, (1 << 46) - 87, (1 << 46) + 15, (1 << 60) - 93] {
+            let m = Modulus::new(q);
+            for (terms, n) in [(1usize, 9usize), (2, 64), (6, 1000), (16, 72), (17, 40), (20, 8)] {
+                let mut words = || -> Vec<u64> {
+                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
+                    v.iter_mut().take(3).zip([q - 1, 0, q - 1]).for_each(|(x, e)| *x = e);
+                    v
+                };
+                let (e, b, a): (Vec<_>, Vec<_>, Vec<_>) = (0..terms).map(|_| (words(), words(), words())).collect();
+                let sum = |k: &[Vec<u64>]| -> Vec<u64> {
+                    (0..n)
+                        .map(|s| {
+                            let t = (0..terms).map(|j| u128::from(e[j][s]) * u128::from(k[j][s]) % u128::from(q));
+                            (t.sum::<u128>() % u128::from(q)) as u64
+                        })
+                        .collect()
+                };
+                let want = (sum(&b), sum(&a));
+                fn view(v: &[Vec<u64>]) -> Vec<&[u64]> {
+                    v.iter().map(|x| &x[..]).collect()
+                }
+                let (ev, bv, av) = (view(&e), view(&b), view(&a));
+                let (mut o0, mut o1) = (vec![0; n], vec![0; n]);
+                dot_pair(&m, &ev, &bv, &av, &mut o0, &mut o1);
+                assert_eq!((&o0, &o1), (&want.0, &want.1), "q {q} terms {terms} n {n}");
+                let (mut o0, mut o1) = (vec![0; n], vec![0; n]);
+                portable_dot_pair(&m, &ev, &bv, &av, &mut o0, &mut o1);
+                assert_eq!((&o0, &o1), (&want.0, &want.1), "portable, q {q} terms {terms} n {n}");
+            }
+        }
+    }
 
     /// Every path against `u128` arithmetic, on primes either side of the IFMA kernel's
     /// `2^50` bound and at the extremes of the range.

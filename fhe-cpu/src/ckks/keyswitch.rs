@@ -17,6 +17,7 @@ use fhe_api::ring::automorphism::EvalPermutation;
 use fhe_api::ring::modulus::{csub, mul_shoup_lazy, Modulus};
 
 use super::plan::{CkksPlan, LevelPlan, Scratch};
+use crate::arith;
 
 /// The extended digits of one polynomial: `E_j` for each digit over `q_0..q_l, P`. A
 /// digit's own limbs are the input's evaluation-form limbs, read in place; only the
@@ -90,13 +91,8 @@ pub fn mod_up<'a>(plan: &'a CkksPlan, lp: &LevelPlan, d: &'a [u64]) -> Extended<
     Extended { own: d, conv, offsets }
 }
 
-/// Words per block of the inner product: two `u128` sums per word stay in L1.
-const BLOCK: usize = 256;
-
 /// Step 3 for limb `t`: `o0 = sum_j E_j[t] * b_j`, `o1 = sum_j E_j[t] * a_j` mod the
-/// limb's prime. Sums of
-/// products accumulate in `u128` and reduce once per word (any order gives the same
-/// residues).
+/// limb's prime ([`arith::dot_pair`]).
 #[allow(clippy::too_many_arguments)]
 fn inner_product(
     m: &Modulus,
@@ -109,42 +105,15 @@ fn inner_product(
     o0: &mut [u64],
     o1: &mut [u64],
 ) {
-    let lazy = m.lazy_products().max(1);
     let digits = lp.digits.len();
-    let mut acc0 = [0u128; BLOCK];
-    let mut acc1 = [0u128; BLOCK];
-    for start in (0..n).step_by(BLOCK) {
-        let len = BLOCK.min(n - start);
-        let (acc0, acc1) = (&mut acc0[..len], &mut acc1[..len]);
-        acc0.fill(0);
-        acc1.fill(0);
-        let mut pending = 0;
-        for j in 0..digits {
-            if pending == lazy {
-                acc0.iter_mut().for_each(|a| *a = u128::from(m.reduce_u128(*a)));
-                acc1.iter_mut().for_each(|a| *a = u128::from(m.reduce_u128(*a)));
-                pending = 0;
-            }
-            pending += 1;
-            let e = ext.limb(lp, n, j, t);
-            // Key limb `i` of digit `j` starts at word `(j * qp + i) * n`.
-            let off = (j * qp + i) * n + start;
-            let kb = &key.b[off..off + len];
-            let ka = &key.a[off..off + len];
-            let e = &e[start..start + len];
-            for s in 0..len {
-                let x = u128::from(e[s]);
-                acc0[s] += x * u128::from(kb[s]);
-                acc1[s] += x * u128::from(ka[s]);
-            }
-        }
-        for (o, a) in o0[start..start + len].iter_mut().zip(acc0.iter()) {
-            *o = m.reduce_u128(*a);
-        }
-        for (o, a) in o1[start..start + len].iter_mut().zip(acc1.iter()) {
-            *o = m.reduce_u128(*a);
-        }
+    let e: Vec<&[u64]> = (0..digits).map(|j| ext.limb(lp, n, j, t)).collect();
+    // Key limb `i` of digit `j` starts at word `(j * qp + i) * n`.
+    fn limbs(k: &[u64], digits: usize, start: impl Fn(usize) -> usize, n: usize) -> Vec<&[u64]> {
+        (0..digits).map(|j| &k[start(j)..start(j) + n]).collect()
     }
+    let start = |j: usize| (j * qp + i) * n;
+    let (kb, ka) = (limbs(&key.b, digits, start, n), limbs(&key.a, digits, start, n));
+    arith::dot_pair(m, &e, &kb, &ka, o0, o1);
 }
 
 /// How the key-switched limbs `r_i` (ModDown's output) meet the rest of the result: the
