@@ -53,6 +53,31 @@ pub(super) unsafe fn mul_add(q: u64, a: &[u64], b: &[u64], acc: &mut [u64]) {
     }
 }
 
+/// `w = (x - w) c mod q` for words below `q < 2^50`: `x + q - w < 2Q` times `c` by a
+/// Shoup product with the 52-bit companion `floor(c 2^52 / Q)` (as the NTT's `k52`),
+/// `[0, 2Q)`, then one subtraction.
+#[target_feature(enable = "avx512f,avx512ifma")]
+pub(super) unsafe fn sub_scale(q: u64, x: &[u64], c: u64, w: &mut [u64]) {
+    let cs = ((u128::from(c) << 52) / u128::from(q)) as u64;
+    let (qv, cv, csv) = (_mm512_set1_epi64(q as i64), _mm512_set1_epi64(c as i64), _mm512_set1_epi64(cs as i64));
+    let (zero, mask) = (_mm512_setzero_si512(), _mm512_set1_epi64((1 << 52) - 1));
+    let whole = w.len() / L * L;
+    for (wc, xc) in w[..whole].chunks_exact_mut(L).zip(x.chunks_exact(L)) {
+        // SAFETY: each chunk holds L = 8 words; unaligned loads and store.
+        let (xv, wv) = unsafe { (_mm512_loadu_si512(xc.as_ptr().cast()), _mm512_loadu_si512(wc.as_ptr().cast())) };
+        let v = _mm512_sub_epi64(_mm512_add_epi64(xv, qv), wv);
+        let qe = _mm512_madd52hi_epu64(zero, v, csv);
+        let r = _mm512_sub_epi64(_mm512_madd52lo_epu64(zero, v, cv), _mm512_madd52lo_epu64(zero, qe, qv));
+        let r = csub(_mm512_and_si512(r, mask), qv);
+        // SAFETY: as the loads.
+        unsafe { _mm512_storeu_si512(wc.as_mut_ptr().cast(), r) };
+    }
+    let m = fhe_api::ring::modulus::Modulus::new(q);
+    for (w, &x) in w[whole..].iter_mut().zip(&x[whole..]) {
+        *w = m.mul(m.sub(x, *w), c);
+    }
+}
+
 /// Whether [`dot_pair`] takes `q` and `terms` products a word on this CPU.
 pub(super) fn takes_dot(q: u64, terms: usize) -> bool {
     q < 1 << 46 && (1..=16).contains(&terms) && takes(q)

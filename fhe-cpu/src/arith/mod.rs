@@ -6,7 +6,7 @@
 #[cfg(target_arch = "x86_64")]
 mod ifma;
 
-use fhe_api::ring::modulus::Modulus;
+use fhe_api::ring::modulus::{csub, mul_shoup_lazy, Modulus};
 
 /// `acc[i] = (acc[i] + a[i] b[i]) mod q` for words below `q` (equal lengths, checked by
 /// the caller).
@@ -37,6 +37,25 @@ pub fn dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut 
         return;
     }
     portable_dot_pair(m, e, b, a, o0, o1);
+}
+
+/// `w = (x - w) c mod q` elementwise, `c` given with its Shoup companion
+/// (`fhe_api::ring::modulus::shoup`): ModDown's and rescaling's last step. Words below
+/// `q`, equal lengths.
+pub fn sub_scale(m: &Modulus, x: &[u64], (c, c_shoup): (u64, u64), w: &mut [u64]) {
+    debug_assert_eq!(x.len(), w.len());
+    #[cfg(target_arch = "x86_64")]
+    if ifma::takes(m.q) {
+        // SAFETY: `takes` saw avx512f and avx512ifma on this CPU and `q < 2^50`.
+        unsafe { ifma::sub_scale(m.q, x, c, w) };
+        return;
+    }
+    portable_sub_scale(m, x, (c, c_shoup), w);
+}
+
+fn portable_sub_scale(m: &Modulus, x: &[u64], (c, c_shoup): (u64, u64), w: &mut [u64]) {
+    let q = m.q;
+    w.iter_mut().zip(x).for_each(|(w, &x)| *w = csub(mul_shoup_lazy(x + q - *w, c, c_shoup, q), q));
 }
 
 /// Words per block of the portable dot product: two `u128` sums per word stay in L1.
@@ -77,6 +96,35 @@ fn portable_dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: 
 mod tests {
     use super::*;
     use rand_chacha::rand_core::{RngCore, SeedableRng};
+
+    #[test]
+    fn sub_scale_matches_u128_arithmetic() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 50) - 27, (1 << 50) + 55, (1 << 60) - 93] {
+            let m = Modulus::new(q);
+            for n in [1usize, 8, 13, 1000] {
+                let c = r.next_u64() % q;
+                let mut words = || -> Vec<u64> {
+                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
+                    v.iter_mut().take(3).zip([0, q - 1, 0]).for_each(|(x, e)| *x = e);
+                    v
+                };
+                let (x, w0) = (words(), words());
+                let want: Vec<u64> = x
+                    .iter()
+                    .zip(&w0)
+                    .map(|(&x, &w)| ((u128::from(x) + u128::from(q - w)) * u128::from(c) % u128::from(q)) as u64)
+                    .collect();
+                let cs = (c, fhe_api::ring::modulus::shoup(c, q));
+                let mut w = w0.clone();
+                sub_scale(&m, &x, cs, &mut w);
+                assert_eq!(w, want, "q {q} n {n}");
+                let mut w = w0.clone();
+                portable_sub_scale(&m, &x, cs, &mut w);
+                assert_eq!(w, want, "portable, q {q} n {n}");
+            }
+        }
+    }
 
     /// Both dot-product paths against `u128` arithmetic: primes either side of the IFMA
     /// kernel's `2^46` bound, 1 to 20 terms (it takes at most 16), words at the extremes.

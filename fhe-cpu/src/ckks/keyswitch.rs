@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use fhe_api::ring::automorphism::EvalPermutation;
-use fhe_api::ring::modulus::{csub, mul_shoup_lazy, Modulus};
+use fhe_api::ring::modulus::Modulus;
 
 use super::plan::{CkksPlan, LevelPlan, Scratch};
 use crate::arith;
@@ -185,11 +185,7 @@ fn mod_down(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], out: &mut [u64], fin
     out.par_chunks_mut(n).zip(u.par_chunks(n)).zip(w.par_chunks_mut(n)).enumerate().for_each(|(i, ((oi, ui), wi))| {
         let pr = &plan.primes[i];
         pr.ntt.forward(wi);
-        let q = pr.m.q;
-        let (inv, inv_s) = lp.p_inv[i];
-        for (w, &x) in wi.iter_mut().zip(ui.iter()) {
-            *w = csub(mul_shoup_lazy(x + q - *w, inv, inv_s, q), q);
-        }
+        arith::sub_scale(&pr.m, ui, lp.p_inv[i], wi);
         let m = &pr.m;
         match finish {
             Finish::Set => oi.copy_from_slice(wi),
