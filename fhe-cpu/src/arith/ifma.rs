@@ -93,19 +93,7 @@ pub(super) fn takes_dot(q: u64, terms: usize) -> bool {
 /// 2^52` is exact in 52 bits and three conditional subtractions (4Q, 2Q, Q) finish it.
 #[target_feature(enable = "avx512f,avx512ifma")]
 pub(super) unsafe fn dot_pair(q: u64, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut [u64], o1: &mut [u64]) {
-    let big_k = u64::from(64 - q.leading_zeros()) + 2;
-    let mu = ((1u128 << (2 * big_k)) / u128::from(q)) as u64;
-    let r = Reducer {
-        q: _mm512_set1_epi64(q as i64),
-        q2: _mm512_set1_epi64(2 * q as i64),
-        q4: _mm512_set1_epi64(4 * q as i64),
-        mu: _mm512_set1_epi64(mu as i64),
-        mask: _mm512_set1_epi64((1 << 52) - 1),
-        h_up: _mm_set_epi64x(0, (53 - big_k) as i64),
-        l_down: _mm_set_epi64x(0, (big_k - 1) as i64),
-        ph_up: _mm_set_epi64x(0, (51 - big_k) as i64),
-        pl_down: _mm_set_epi64x(0, (big_k + 1) as i64),
-    };
+    let r = Reducer::new(q);
     let n = o0.len();
     let whole = n / L * L;
     let zero = _mm512_setzero_si512();
@@ -145,6 +133,42 @@ pub(super) unsafe fn dot_pair(q: u64, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], 
     }
 }
 
+/// The tensor product of two ciphertexts, word by word: `d0 = x0 y0`,
+/// `d1 = x0 y1 + x1 y0`, `d2 = x1 y1` mod `q < 2^46` ([`dot_pair`]'s reduction, one to
+/// two terms a word).
+#[target_feature(enable = "avx512f,avx512ifma")]
+pub(super) unsafe fn tensor(q: u64, [x0, x1, y0, y1]: [&[u64]; 4], [d0, d1, d2]: [&mut [u64]; 3]) {
+    let r = Reducer::new(q);
+    let zero = _mm512_setzero_si512();
+    let n = d0.len();
+    let whole = n / L * L;
+    let load = |s: &[u64], at: usize| {
+        let s = &s[at..at + L];
+        // SAFETY: L = 8 in-bounds words; unaligned load.
+        unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
+    };
+    for at in (0..whole).step_by(L) {
+        let (a0, a1, b0, b1) = (load(x0, at), load(x1, at), load(y0, at), load(y1, at));
+        let w0 = r.reduce(_mm512_madd52lo_epu64(zero, a0, b0), _mm512_madd52hi_epu64(zero, a0, b0));
+        let lo = _mm512_madd52lo_epu64(_mm512_madd52lo_epu64(zero, a0, b1), a1, b0);
+        let hi = _mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, a0, b1), a1, b0);
+        let w1 = r.reduce(lo, hi);
+        let w2 = r.reduce(_mm512_madd52lo_epu64(zero, a1, b1), _mm512_madd52hi_epu64(zero, a1, b1));
+        // SAFETY: `at + L <= whole <= n` words of each output; unaligned stores.
+        unsafe {
+            _mm512_storeu_si512(d0[at..at + L].as_mut_ptr().cast(), w0);
+            _mm512_storeu_si512(d1[at..at + L].as_mut_ptr().cast(), w1);
+            _mm512_storeu_si512(d2[at..at + L].as_mut_ptr().cast(), w2);
+        }
+    }
+    let m = fhe_api::ring::modulus::Modulus::new(q);
+    for s in whole..n {
+        d0[s] = m.mul(x0[s], y0[s]);
+        d1[s] = m.add(m.mul(x0[s], y1[s]), m.mul(x1[s], y0[s]));
+        d2[s] = m.mul(x1[s], y1[s]);
+    }
+}
+
 /// [`dot_pair`]'s constants, broadcast.
 struct Reducer {
     q: __m512i,
@@ -159,6 +183,25 @@ struct Reducer {
 }
 
 impl Reducer {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    fn new(q: u64) -> Reducer {
+        let big_k = u64::from(64 - q.leading_zeros()) + 2;
+        let mu = ((1u128 << (2 * big_k)) / u128::from(q)) as u64;
+        let count = |c: u64| _mm_set_epi64x(0, c as i64);
+        Reducer {
+            q: _mm512_set1_epi64(q as i64),
+            q2: _mm512_set1_epi64(2 * q as i64),
+            q4: _mm512_set1_epi64(4 * q as i64),
+            mu: _mm512_set1_epi64(mu as i64),
+            mask: _mm512_set1_epi64((1 << 52) - 1),
+            h_up: count(53 - big_k),
+            l_down: count(big_k - 1),
+            ph_up: count(51 - big_k),
+            pl_down: count(big_k + 1),
+        }
+    }
+
     /// `(hi 2^52 + lo) mod Q` for the accumulated halves ([`dot_pair`]'s bounds).
     #[inline]
     #[target_feature(enable = "avx512f,avx512ifma")]

@@ -58,6 +58,27 @@ fn portable_sub_scale(m: &Modulus, x: &[u64], (c, c_shoup): (u64, u64), w: &mut 
     w.iter_mut().zip(x).for_each(|(w, &x)| *w = csub(mul_shoup_lazy(x + q - *w, c, c_shoup, q), q));
 }
 
+/// The tensor product of `x = (x0, x1)` and `y = (y0, y1)` word by word: `d0 = x0 y0`,
+/// `d1 = x0 y1 + x1 y0`, `d2 = x1 y1` mod `q` (a CKKS multiplication before
+/// relinearization). Words below `q`, equal lengths.
+pub fn tensor(m: &Modulus, x: [&[u64]; 4], d: [&mut [u64]; 3]) {
+    #[cfg(target_arch = "x86_64")]
+    if ifma::takes_dot(m.q, 2) {
+        // SAFETY: `takes_dot` saw avx512f and avx512ifma and `q < 2^46`.
+        unsafe { ifma::tensor(m.q, x, d) };
+        return;
+    }
+    portable_tensor(m, x, d);
+}
+
+fn portable_tensor(m: &Modulus, [x0, x1, y0, y1]: [&[u64]; 4], [d0, d1, d2]: [&mut [u64]; 3]) {
+    for s in 0..d0.len() {
+        d0[s] = m.mul(x0[s], y0[s]);
+        d1[s] = m.reduce_u128(u128::from(x0[s]) * u128::from(y1[s]) + u128::from(x1[s]) * u128::from(y0[s]));
+        d2[s] = m.mul(x1[s], y1[s]);
+    }
+}
+
 /// Words per block of the portable dot product: two `u128` sums per word stay in L1.
 const BLOCK: usize = 256;
 
@@ -122,6 +143,35 @@ mod tests {
                 let mut w = w0.clone();
                 portable_sub_scale(&m, &x, cs, &mut w);
                 assert_eq!(w, want, "portable, q {q} n {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn tensor_matches_u128_arithmetic() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 46) - 87, (1 << 46) + 15, (1 << 60) - 93] {
+            let m = Modulus::new(q);
+            for n in [1usize, 8, 13, 1000] {
+                let mut words = || -> Vec<u64> {
+                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
+                    v.iter_mut().take(2).zip([q - 1, 0]).for_each(|(x, e)| *x = e);
+                    v
+                };
+                let (x0, x1, y0, y1) = (words(), words(), words(), words());
+                let p = |a: u64, b: u64| u128::from(a) * u128::from(b);
+                let md = |x: u128| (x % u128::from(q)) as u64;
+                let want: [Vec<u64>; 3] = [
+                    (0..n).map(|s| md(p(x0[s], y0[s]))).collect(),
+                    (0..n).map(|s| md(p(x0[s], y1[s]) + p(x1[s], y0[s]))).collect(),
+                    (0..n).map(|s| md(p(x1[s], y1[s]))).collect(),
+                ];
+                let (mut d0, mut d1, mut d2) = (vec![0; n], vec![0; n], vec![0; n]);
+                tensor(&m, [&x0, &x1, &y0, &y1], [&mut d0, &mut d1, &mut d2]);
+                assert_eq!([&d0, &d1, &d2], [&want[0], &want[1], &want[2]], "q {q} n {n}");
+                let (mut d0, mut d1, mut d2) = (vec![0; n], vec![0; n], vec![0; n]);
+                portable_tensor(&m, [&x0, &x1, &y0, &y1], [&mut d0, &mut d1, &mut d2]);
+                assert_eq!([&d0, &d1, &d2], [&want[0], &want[1], &want[2]], "portable, q {q} n {n}");
             }
         }
     }

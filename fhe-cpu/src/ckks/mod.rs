@@ -227,13 +227,8 @@ impl CkksOps for CpuBackend {
             |(i, ((o0, o1), o2))| {
                 let m = &plan.primes[i].m;
                 let r = i * n..(i + 1) * n;
-                let (x0, x1, y0, y1) = (&x.c0[r.clone()], &x.c1[r.clone()], &y.c0[r.clone()], &y.c1[r]);
-                for s in 0..n {
-                    o0[s] = m.mul(x0[s], y0[s]);
-                    o1[s] =
-                        m.reduce_u128(u128::from(x0[s]) * u128::from(y1[s]) + u128::from(x1[s]) * u128::from(y0[s]));
-                    o2[s] = m.mul(x1[s], y1[s]);
-                }
+                let xy = [&x.c0[r.clone()], &x.c1[r.clone()], &y.c0[r.clone()], &y.c1[r]];
+                crate::arith::tensor(m, xy, [o0, o1, o2]);
             },
         );
         let ext = mod_up(&plan, &lp, &d2);
