@@ -7,13 +7,13 @@
 //! Batches run on all cores through rayon.
 
 pub mod arith;
-pub mod bootstrap;
 pub mod ckks;
-pub mod kernels;
-pub mod keyswitch;
 pub mod ntt;
-pub mod ring;
-pub mod wide;
+pub mod tfhe;
+
+pub use tfhe::ginx32 as kernels;
+pub use tfhe::ginx64 as wide;
+pub use tfhe::{bootstrap, keyswitch, ring};
 
 /// Host modular arithmetic, shared with key generation (its home is `fhe-api`).
 pub use fhe_api::ring::modulus;
