@@ -24,6 +24,8 @@ use std::arch::x86_64::*;
 macro_rules! wide_loops {
     ($feat:literal) => {
         const L: usize = 8;
+        /// Words a tile of the later layers holds: 32 KiB, inside a 48 KiB L1.
+        const TILE: usize = 4096;
         /// Register-resident blocks run side by side (see the 32-bit kernel).
         const SIDE: usize = 4;
 
@@ -167,7 +169,11 @@ macro_rules! wide_loops {
                 store(dy, v);
             }
             let mut m = 2;
-            while half > 2 * L {
+            // Layers whose blocks are larger than a tile run over the whole buffer; the
+            // rest, and the register phase, tile by tile, so that at large N (CKKS) the
+            // later layers work in L1 instead of streaming the buffer once a layer. With
+            // `N <= TILE` there is one tile and the order is the untiled one.
+            while half > TILE {
                 half >>= 1;
                 for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
                     let w = bcast(p.w[m + i], p.ws[m + i]);
@@ -184,25 +190,54 @@ macro_rules! wide_loops {
             let f = &p.fwd;
             let pm: [[__m512i; 2]; 3] = std::array::from_fn(|k| [load(&f.perm[k][0]), load(&f.perm[k][1])]);
             let nat = [load(&f.to_natural[0]), load(&f.to_natural[1])];
-            // Blocks side by side, as in the 32-bit kernel.
-            for b2 in (0..n / (2 * L)).step_by(SIDE) {
-                // A loop, not `array::from_fn` (see `lanes`, "Building register arrays").
-                let mut xy = [(q, q); SIDE];
-                for (d, xy) in xy.iter_mut().enumerate() {
-                    let (b, at) = (b2 + d, 2 * L * (b2 + d));
-                    *xy = ct::<LAZY>(load(&buf[at..]), load(&buf[at + L..]), bcast(p.w[m + b], p.ws[m + b]), q, q2);
-                }
-                for (k, pk) in pm.iter().enumerate() {
-                    for (d, (x, y)) in xy.iter_mut().enumerate() {
-                        let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
-                        (*x, *y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * (b2 + d)), q, q2);
+            let tile_len = TILE.min(n);
+            for t in 0..n / tile_len {
+                let (tile, out) = (&mut buf[t * tile_len..][..tile_len], &mut a[t * tile_len..][..tile_len]);
+                let (mut h, mut mm) = (half, m);
+                while h > 2 * L {
+                    h >>= 1;
+                    // This tile's first block at this layer, counted over the whole buffer.
+                    let first = mm + t * (tile_len / (2 * h));
+                    for (i, block) in tile.chunks_exact_mut(2 * h).enumerate() {
+                        let w = bcast(p.w[first + i], p.ws[first + i]);
+                        let (lo, hi) = block.split_at_mut(h);
+                        for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                            ahead.touch();
+                            let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
+                            store(x, u);
+                            store(y, v);
+                        }
                     }
+                    mm <<= 1;
                 }
-                for (d, &(x, y)) in xy.iter().enumerate() {
-                    let at = 2 * L * (b2 + d);
-                    let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
-                    store(&mut a[at..], finish::<LAZY, FOLD>(lo, &fin, q, q2));
-                    store(&mut a[at + L..], finish::<LAZY, FOLD>(hi, &fin, q, q2));
+                // The register phase: blocks side by side, as in the 32-bit kernel; `b` is
+                // the block's index over the whole buffer (twiddles), `at` its offset here.
+                let base = t * (tile_len / (2 * L));
+                for b2 in (0..tile_len / (2 * L)).step_by(SIDE) {
+                    // A loop, not `array::from_fn` (see `lanes`, "Building register arrays").
+                    let mut xy = [(q, q); SIDE];
+                    for (d, xy) in xy.iter_mut().enumerate() {
+                        let (b, at) = (base + b2 + d, 2 * L * (b2 + d));
+                        *xy = ct::<LAZY>(
+                            load(&tile[at..]),
+                            load(&tile[at + L..]),
+                            bcast(p.w[mm + b], p.ws[mm + b]),
+                            q,
+                            q2,
+                        );
+                    }
+                    for (k, pk) in pm.iter().enumerate() {
+                        for (d, (x, y)) in xy.iter_mut().enumerate() {
+                            let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
+                            (*x, *y) = ct::<LAZY>(xa, ya, lanes(&f.tw[k], &f.tws[k], L * (base + b2 + d)), q, q2);
+                        }
+                    }
+                    for (d, &(x, y)) in xy.iter().enumerate() {
+                        let at = 2 * L * (b2 + d);
+                        let (lo, hi) = (perm(x, nat[0], y), perm(x, nat[1], y));
+                        store(&mut out[at..], finish::<LAZY, FOLD>(lo, &fin, q, q2));
+                        store(&mut out[at + L..], finish::<LAZY, FOLD>(hi, &fin, q, q2));
+                    }
                 }
             }
         }
@@ -217,26 +252,52 @@ macro_rules! wide_loops {
             let pm: [[__m512i; 2]; 3] = std::array::from_fn(|k| [load(&v.perm[k][0]), load(&v.perm[k][1])]);
             let nat = [load(&v.to_natural[0]), load(&v.to_natural[1])];
             let h = n / (2 * L);
-            for b2 in (0..n / (2 * L)).step_by(SIDE) {
-                let mut xy: [(__m512i, __m512i); SIDE] = std::array::from_fn(|d| {
-                    let at = 2 * L * (b2 + d);
-                    (load(&a[at..]), load(&a[at + L..]))
-                });
-                for (k, pk) in pm.iter().enumerate() {
-                    for (d, (x, y)) in xy.iter_mut().enumerate() {
-                        let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
-                        (*x, *y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * (b2 + d)), q, q2);
+            // Tile by tile (see `forward_impl`): the register phase, then the layers whose
+            // blocks fit a tile; the larger ones after, over the whole buffer.
+            let tile_len = TILE.min(n);
+            let mut half = 2 * L;
+            while half < n / 2 && 2 * half <= tile_len {
+                half <<= 1;
+            }
+            for t in 0..n / tile_len {
+                let (src, tile) = (&a[t * tile_len..][..tile_len], &mut buf[t * tile_len..][..tile_len]);
+                let base = t * (tile_len / (2 * L));
+                for b2 in (0..tile_len / (2 * L)).step_by(SIDE) {
+                    let mut xy: [(__m512i, __m512i); SIDE] = std::array::from_fn(|d| {
+                        let at = 2 * L * (b2 + d);
+                        (load(&src[at..]), load(&src[at + L..]))
+                    });
+                    for (k, pk) in pm.iter().enumerate() {
+                        for (d, (x, y)) in xy.iter_mut().enumerate() {
+                            let (xa, ya) = (perm(*x, pk[0], *y), perm(*x, pk[1], *y));
+                            (*x, *y) = gs(xa, ya, lanes(&v.tw[k], &v.tws[k], L * (base + b2 + d)), q, q2);
+                        }
+                    }
+                    for (d, &(x, y)) in xy.iter().enumerate() {
+                        let (b, at) = (base + b2 + d, 2 * L * (b2 + d));
+                        let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
+                        let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
+                        store(&mut tile[at..], x);
+                        store(&mut tile[at + L..], y);
                     }
                 }
-                for (d, &(x, y)) in xy.iter().enumerate() {
-                    let (b, at) = (b2 + d, 2 * L * (b2 + d));
-                    let (xa, ya) = (perm(x, nat[0], y), perm(x, nat[1], y));
-                    let (x, y) = gs(xa, ya, bcast(p.iw[h + b], p.iws[h + b]), q, q2);
-                    store(&mut buf[at..], x);
-                    store(&mut buf[at + L..], y);
+                let mut hf = 2 * L;
+                while hf < half {
+                    let hw = n / (2 * hf);
+                    let first = hw + t * (tile_len / (2 * hf));
+                    for (i, block) in tile.chunks_exact_mut(2 * hf).enumerate() {
+                        let w = bcast(p.iw[first + i], p.iws[first + i]);
+                        let (lo, hi) = block.split_at_mut(hf);
+                        for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                            ahead.touch();
+                            let (u, v) = gs(load(x), load(y), w, q, q2);
+                            store(x, u);
+                            store(y, v);
+                        }
+                    }
+                    hf <<= 1;
                 }
             }
-            let mut half = 2 * L;
             while half < n / 2 {
                 let h = n / (2 * half);
                 for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
