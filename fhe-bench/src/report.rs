@@ -59,13 +59,13 @@ pub struct Row {
 pub struct CircuitShape {
     /// Operand width in bits.
     pub width_bits: usize,
-    /// Two-input gates: one bootstrap each.
+    /// Blind rotations: one per two-input gate, two per MUX node (`CircuitStats::gates`).
     pub gates: usize,
     /// Levels: sequential batched bootstrap calls.
     pub depth: usize,
     /// The largest level (bootstrap batch).
     pub max_level_width: usize,
-    /// Gates per level, first level first.
+    /// Blind rotations per level, first level first (they sum to `gates`).
     pub level_widths: Vec<usize>,
 }
 
