@@ -43,8 +43,8 @@ mod recommend;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use fhe_api::ckks::params::CkksPreset;
-use fhe_api::registry::parse_selection;
-use fhe_api::{Backend, BackendKind, BackendOptions, Error as FheError, ParamSet, Registry, Selection};
+use fhe_api::registry::{parse_selection, resolve, EnvVars};
+use fhe_api::{Backend, BackendKind, Error as FheError, ParamSet, Registry, Selection};
 use fhe_cpu::CpuBackend;
 use fhe_kat::{Corpus, Mismatch, SetReport, KAT_ENTRIES_PER_SET};
 
@@ -233,10 +233,21 @@ fn registry() -> Registry {
 }
 
 /// Constructs the backend `value` names, or says why it cannot run here.
+/// The backend `--backend` names (clap reads `LUX_FHE_BACKEND` in its place), by the
+/// library's one parsing rule ([`fhe_api::registry::resolve`], as `Engine::with_backend`):
+/// `LUX_FHE_NTT` names the variant when the value names none, `LUX_FHE_DEVICE` the
+/// device, and a variable that is not UTF-8 is an error naming it. Unlike
+/// `with_backend`, a variant named in the value wins over a different `LUX_FHE_NTT`
+/// instead of being refused, so tasks that walk the variants (`recommend`, CI's `equiv
+/// dispatch` loop) run whatever the shell exports.
 pub(crate) fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
-    let (selection, variant) = parse_selection(Some(value)).map_err(|e| Fail::Usage(e.to_string()))?;
-    let device = fhe_api::registry::device_from_env().map_err(|e| Fail::Usage(e.to_string()))?;
-    let options = BackendOptions { ntt_variant: variant.clone(), device };
+    let usage = |e: FheError| Fail::Usage(e.to_string());
+    let mut env = EnvVars::read();
+    if parse_selection(Some(value)).map_err(usage)?.1.is_some() {
+        env.ntt = None;
+    }
+    let (selection, options) = resolve(&env, Some(value)).map_err(usage)?;
+    let variant = options.ntt_variant.clone();
     match registry().create(&selection, &options) {
         Ok(b) => Ok(b),
         Err(FheError::Unavailable { backend, cause }) => {

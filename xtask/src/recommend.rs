@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use fhe_api::ckks::params::CkksPreset;
+use fhe_api::registry::{env_text, normalise_variant, EnvVars};
 use fhe_api::ParamSet;
 use fhe_bench::recommend::{self, RecommendConfig, Suite};
 use fhe_cpu::CpuBackend;
@@ -106,10 +107,12 @@ fn ntt(a: NttArgs) -> Result<(), Fail> {
     }
 
     // The current default: what a user gets without choosing a variant.
-    let (default, source) = match std::env::var("LUX_FHE_NTT").ok().filter(|v| !v.is_empty()) {
-        Some(v) => (backend(&format!("{}:{v}", kind.name()))?.name(), "LUX_FHE_NTT"),
-        None => (backend(kind.name())?.name(), "built-in"),
-    };
+    // `backend` reads `LUX_FHE_NTT` for a value without a variant (one parsing rule).
+    let raw = std::env::var_os(EnvVars::NTT);
+    let ntt = env_text(EnvVars::NTT, raw.as_deref(), "an NTT variant name, or unset")
+        .map_err(|e| Fail::Usage(e.to_string()))?;
+    let source = if ntt.and_then(normalise_variant).is_some() { "LUX_FHE_NTT" } else { "built-in" };
+    let default = backend(kind.name())?.name();
 
     let mut config = match (a.suite.is_ckks(), a.params, a.preset) {
         (true, None, Some(preset)) => RecommendConfig::ckks(preset),
