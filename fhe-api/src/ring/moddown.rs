@@ -25,7 +25,7 @@
 use crate::error::{Error, Result};
 use crate::ring::math::{inv_mod, mul_mod};
 use crate::ring::modulus::{csub, mul_shoup_lazy, shoup, Modulus};
-use crate::ring::rns::RnsBasis;
+use crate::ring::rns::{dot_block, RnsBasis};
 
 /// Coefficients per block: the block's `t` stay in the first-level cache while every
 /// output prime reads them.
@@ -127,10 +127,8 @@ impl RoundingConverter {
                 let row = &self.p_hat_mod_q[o * k..][..k];
                 let off = &self.offset[o * (k + 1)..][..k + 1];
                 let out = &mut output[o * n + start..][..len];
-                for (j, y) in out.iter_mut().enumerate() {
-                    let acc = t[j * k..][..k].iter().zip(row).fold(0u128, |a, (&t, &r)| a + t as u128 * r as u128);
-                    *y = qi.sub(qi.reduce_u128(acc), off[v[j]]);
-                }
+                dot_block(k, &t[..len * k], row, out, qi);
+                out.iter_mut().zip(&v[..len]).for_each(|(y, &vj)| *y = qi.sub(*y, off[vj]));
             }
         }
     }

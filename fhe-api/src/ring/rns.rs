@@ -202,22 +202,7 @@ impl BaseConverter {
             for (j, p) in self.to.iter().enumerate() {
                 let row = &self.q_hat_mod_p[j * la..][..la];
                 if la <= self.lazy_terms {
-                    match la {
-                        1 => dot_rows::<1>(t, row, &mut y[..len], p),
-                        2 => dot_rows::<2>(t, row, &mut y[..len], p),
-                        3 => dot_rows::<3>(t, row, &mut y[..len], p),
-                        4 => dot_rows::<4>(t, row, &mut y[..len], p),
-                        5 => dot_rows::<5>(t, row, &mut y[..len], p),
-                        6 => dot_rows::<6>(t, row, &mut y[..len], p),
-                        7 => dot_rows::<7>(t, row, &mut y[..len], p),
-                        8 => dot_rows::<8>(t, row, &mut y[..len], p),
-                        _ => {
-                            for (yc, tc) in y.iter_mut().zip(t.chunks_exact(la)) {
-                                let acc = tc.iter().zip(row).fold(0u128, |a, (&t, &w)| a + t as u128 * w as u128);
-                                *yc = p.reduce_u128(acc);
-                            }
-                        }
-                    }
+                    dot_block(la, t, row, &mut y[..len], p);
                 } else {
                     for (yc, tc) in y.iter_mut().zip(t.chunks_exact(la)) {
                         let mut folded = 0u64;
@@ -234,8 +219,30 @@ impl BaseConverter {
     }
 }
 
-/// One output limb's words for a block, the input limb count `LA` known at compile time so
-/// the dot product unrolls (the common ModUp digit sizes).
+/// One output limb's words for a block: `y[c] = sum_k t[c la + k] row[k] mod p`, with
+/// the sum of `la` products fitting a `u128` (the caller checks). Up to 8 terms (the
+/// common digit and special-prime counts) the count is a compile-time constant, so the
+/// dot product unrolls.
+pub(crate) fn dot_block(la: usize, t: &[u64], row: &[u64], y: &mut [u64], p: &Modulus) {
+    match la {
+        1 => dot_rows::<1>(t, row, y, p),
+        2 => dot_rows::<2>(t, row, y, p),
+        3 => dot_rows::<3>(t, row, y, p),
+        4 => dot_rows::<4>(t, row, y, p),
+        5 => dot_rows::<5>(t, row, y, p),
+        6 => dot_rows::<6>(t, row, y, p),
+        7 => dot_rows::<7>(t, row, y, p),
+        8 => dot_rows::<8>(t, row, y, p),
+        _ => {
+            for (yc, tc) in y.iter_mut().zip(t.chunks_exact(la)) {
+                let acc = tc.iter().zip(row).fold(0u128, |a, (&t, &w)| a + t as u128 * w as u128);
+                *yc = p.reduce_u128(acc);
+            }
+        }
+    }
+}
+
+/// [`dot_block`] with the term count `LA` known at compile time.
 #[inline(always)]
 fn dot_rows<const LA: usize>(t: &[u64], row: &[u64], y: &mut [u64], p: &Modulus) {
     let row: &[u64; LA] = row.try_into().expect("row of len(A) constants");
