@@ -1,19 +1,22 @@
 //! `fhe-cpu`: the CPU oracle. Its bytes define correct output for every backend.
 //!
-//! One module per concept: [`modulus`] (fast modular arithmetic), [`ntt`] (the NTT
-//! variants), [`ring`] (one ring's tables and polynomial helpers), [`keygen`],
-//! [`encrypt`], [`bootstrap`] (blind rotation, sample extraction), [`kernels`] and
-//! [`wide`] (its inner loops on 32- and 64-bit words), [`keyswitch`].
-//! Batches run on all cores through rayon.
+//! One module per concept: [`arith`] (elementwise modular kernels), [`mem`] (aligned
+//! buffers, prefetches, ISA detection), [`ntt`] (the NTT variants: forward and inverse
+//! on one prime), [`tfhe`] (the bit scheme: its ring, prepared keys, blind rotation and
+//! its 32- and 64-bit GINX kernels, key switching) and [`ckks`]. Key generation and
+//! encryption are fhe-api's, over this backend's NTT. Batches run on all cores through
+//! rayon.
 
 pub mod arith;
 pub mod ckks;
+pub mod mem;
 pub mod ntt;
 pub mod tfhe;
 
-pub use tfhe::ginx32 as kernels;
-pub use tfhe::ginx64 as wide;
-pub use tfhe::{bootstrap, keyswitch, ring};
+/// The old path of [`mem::Ahead`], still named by `ntt/avx512_wide.rs`.
+pub(crate) mod kernels {
+    pub(crate) use crate::mem::Ahead;
+}
 
 /// Host modular arithmetic, shared with key generation (its home is `fhe-api`).
 pub use fhe_api::ring::modulus;
@@ -30,9 +33,10 @@ use fhe_api::{
 
 use rayon::prelude::*;
 
-pub use crate::bootstrap::BootstrapThreads;
-use crate::bootstrap::CpuPrepared;
-use crate::ring::Ring;
+pub use crate::tfhe::bootstrap::BootstrapThreads;
+use crate::tfhe::bootstrap::{self, CpuPrepared};
+use crate::tfhe::keyswitch;
+use crate::tfhe::ring::Ring;
 
 /// The registry entry of the CPU backend: always available.
 pub const ENTRY: BackendEntry = BackendEntry { kind: BackendKind::Cpu, probe: || Probe::Hardware, create };

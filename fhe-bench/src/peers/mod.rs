@@ -26,7 +26,7 @@ mod interleaved;
 use std::sync::Arc;
 
 use fhe_api::ParamSet;
-use fhe_cpu::ntt::{find_variant, Ahead, NttEngine, NttTables};
+use fhe_cpu::ntt::{find_variant, NttEngine, NttTables};
 use tfhe::boolean::prelude::*;
 
 use crate::error::{Error, Result};
@@ -174,8 +174,8 @@ fn per_poly<'a, T: 'a>(
 /// names the word type.
 fn own_ntt_call(engine: &dyn NttEngine, case: NttCase) -> (Call<'_>, &'static str) {
     if case.ring().1 < 1 << 32 {
-        let fwd = |p: &mut [u32]| engine.forward32(p, &mut Ahead::none());
-        let inv = |p: &mut [u32]| engine.inverse32(p, &mut Ahead::none());
+        let fwd = |p: &mut [u32]| engine.forward32(p);
+        let inv = |p: &mut [u32]| engine.inverse32(p);
         (per_poly(case.input32(), case, fwd, inv), "u32")
     } else {
         (per_poly(case.input(), case, |p| engine.forward(p), |p| engine.inverse(p)), "u64")

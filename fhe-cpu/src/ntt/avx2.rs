@@ -11,7 +11,7 @@ use std::arch::x86_64::*;
 
 use super::lanes::Plan;
 use super::{harvey, NttEngine, NttTables};
-use crate::kernels::Ahead;
+use crate::mem::Ahead;
 
 /// Whether this CPU runs the AVX2 kernel.
 pub fn supported() -> bool {
@@ -40,12 +40,11 @@ impl Avx2 {
     }
 }
 
-impl NttEngine for Avx2 {
-    fn name(&self) -> &'static str {
-        "avx2"
-    }
-
-    fn forward32(&self, a: &mut [u32], ahead: &mut Ahead) {
+/// The 32-bit transforms with `ahead`'s prefetches spread over their loops: the bit
+/// scheme's entry points (`crate::tfhe::stream::StreamingNtt`). [`NttEngine`] runs them
+/// with nothing ahead.
+impl Avx2 {
+    pub(crate) fn forward32_ahead(&self, a: &mut [u32], ahead: &mut Ahead) {
         assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
         match &self.plan {
             #[cfg(target_arch = "x86_64")]
@@ -55,7 +54,7 @@ impl NttEngine for Avx2 {
         }
     }
 
-    fn inverse32(&self, a: &mut [u32], ahead: &mut Ahead) {
+    pub(crate) fn inverse32_ahead(&self, a: &mut [u32], ahead: &mut Ahead) {
         assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
         match &self.plan {
             #[cfg(target_arch = "x86_64")]
@@ -63,6 +62,20 @@ impl NttEngine for Avx2 {
             Some(p) => unsafe { k32::inverse32(p, a, ahead) },
             _ => super::via_u64(a, |w| self.inverse(w)),
         }
+    }
+}
+
+impl NttEngine for Avx2 {
+    fn name(&self) -> &'static str {
+        "avx2"
+    }
+
+    fn forward32(&self, a: &mut [u32]) {
+        self.forward32_ahead(a, &mut Ahead::none());
+    }
+
+    fn inverse32(&self, a: &mut [u32]) {
+        self.inverse32_ahead(a, &mut Ahead::none());
     }
 
     fn forward(&self, a: &mut [u64]) {

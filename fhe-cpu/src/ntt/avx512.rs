@@ -30,7 +30,7 @@ use std::arch::x86_64::*;
 use super::avx512_wide::{k52, k64};
 use super::lanes::Plan;
 use super::{harvey, NttEngine, NttTables};
-use crate::kernels::Ahead;
+use crate::mem::Ahead;
 
 /// Whether this CPU runs the AVX-512 kernels.
 pub fn supported() -> bool {
@@ -103,12 +103,11 @@ impl Avx512 {
     }
 }
 
-impl NttEngine for Avx512 {
-    fn name(&self) -> &'static str {
-        "avx512"
-    }
-
-    fn forward32(&self, a: &mut [u32], ahead: &mut Ahead) {
+/// The transforms with `ahead`'s prefetches (of the blind rotation's next key pair)
+/// spread over their loops: the bit scheme's entry points
+/// (`crate::tfhe::stream::StreamingNtt`). [`NttEngine`] runs them with nothing ahead.
+impl Avx512 {
+    pub(crate) fn forward32_ahead(&self, a: &mut [u32], ahead: &mut Ahead) {
         assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
         match &self.path {
             #[cfg(target_arch = "x86_64")]
@@ -118,7 +117,7 @@ impl NttEngine for Avx512 {
         }
     }
 
-    fn inverse32(&self, a: &mut [u32], ahead: &mut Ahead) {
+    pub(crate) fn inverse32_ahead(&self, a: &mut [u32], ahead: &mut Ahead) {
         assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
         match &self.path {
             #[cfg(target_arch = "x86_64")]
@@ -126,6 +125,61 @@ impl NttEngine for Avx512 {
             Path::U32(p) => unsafe { k32::inverse32(p, a, ahead) },
             _ => super::via_u64(a, |w| self.inverse(w)),
         }
+    }
+
+    /// Every forward transform: `ahead` only feeds the 64-bit kernel's loops (the 32-bit
+    /// blind rotation streams through `forward32_ahead`).
+    pub(crate) fn forward_ahead(&self, a: &mut [u64], ahead: &mut Ahead) {
+        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = ahead;
+        match &self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a non-portable path exists only when `supported()` saw avx512f and
+            // avx512dq at build time.
+            Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::forward(p, a, buf) }),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Path::U64(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k64::forward(p, a, buf, ahead) }),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a 52-bit path exists only when `ifma()` also saw avx512ifma.
+            Path::U52(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k52::forward(p, a, buf, ahead) }),
+            _ => harvey::forward(&self.t, a),
+        }
+    }
+
+    /// Every inverse transform; see `forward_ahead`.
+    pub(crate) fn inverse_ahead(&self, a: &mut [u64], ahead: &mut Ahead) {
+        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = ahead;
+        match &self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a non-portable path exists only when `supported()` saw avx512f and
+            // avx512dq at build time.
+            Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::inverse(p, a, buf) }),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Path::U64(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k64::inverse(p, a, buf, ahead) }),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a 52-bit path exists only when `ifma()` also saw avx512ifma.
+            Path::U52(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k52::inverse(p, a, buf, ahead) }),
+            _ => harvey::inverse(&self.t, a),
+        }
+    }
+}
+
+impl NttEngine for Avx512 {
+    fn name(&self) -> &'static str {
+        "avx512"
+    }
+
+    fn forward32(&self, a: &mut [u32]) {
+        self.forward32_ahead(a, &mut Ahead::none());
+    }
+
+    fn inverse32(&self, a: &mut [u32]) {
+        self.inverse32_ahead(a, &mut Ahead::none());
     }
 
     fn forward_checked(&self, a: &mut [u64]) -> bool {
@@ -148,53 +202,12 @@ impl NttEngine for Avx512 {
         }
     }
 
-    /// Every forward transform: `ahead` only feeds the 64-bit kernel's loops (the 32-bit
-    /// blind rotation streams through `forward32`).
-    fn forward_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
-        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = ahead;
-        match &self.path {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a non-portable path exists only when `supported()` saw avx512f and
-            // avx512dq at build time.
-            Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::forward(p, a, buf) }),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            Path::U64(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k64::forward(p, a, buf, ahead) }),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a 52-bit path exists only when `ifma()` also saw avx512ifma.
-            Path::U52(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k52::forward(p, a, buf, ahead) }),
-            _ => harvey::forward(&self.t, a),
-        }
-    }
-
-    /// Every inverse transform; see `forward_streaming`.
-    fn inverse_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
-        assert_eq!(a.len(), self.t.n, "one polynomial of N coefficients");
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = ahead;
-        match &self.path {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a non-portable path exists only when `supported()` saw avx512f and
-            // avx512dq at build time.
-            Path::U32(p) => super::lanes::with_scratch(p.n, |buf| unsafe { k32::inverse(p, a, buf) }),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            Path::U64(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k64::inverse(p, a, buf, ahead) }),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a 52-bit path exists only when `ifma()` also saw avx512ifma.
-            Path::U52(p) => super::lanes::with_scratch64(p.n, |buf| unsafe { k52::inverse(p, a, buf, ahead) }),
-            _ => harvey::inverse(&self.t, a),
-        }
-    }
-
     fn forward(&self, a: &mut [u64]) {
-        self.forward_streaming(a, &mut Ahead::none());
+        self.forward_ahead(a, &mut Ahead::none());
     }
 
     fn inverse(&self, a: &mut [u64]) {
-        self.inverse_streaming(a, &mut Ahead::none());
+        self.inverse_ahead(a, &mut Ahead::none());
     }
 }
 

@@ -17,7 +17,7 @@
 use std::cell::RefCell;
 use std::thread::LocalKey;
 
-use crate::kernels::Aligned;
+use crate::mem::Aligned;
 
 /// One register-resident layer.
 pub(super) struct Step {
@@ -191,7 +191,7 @@ pub(super) fn shoup32(w: u64, q: u64) -> u32 {
 }
 
 /// The per-call scratch of the 32-bit kernels (the API's words are `u64`), on a cache-line
-/// boundary ([`crate::kernels::Aligned`]) as the kernels' inner layers run in it.
+/// boundary ([`crate::mem::Aligned`]) as the kernels' inner layers run in it.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [u32]) -> R) -> R {
     thread_local! {

@@ -1,6 +1,8 @@
 //! Negacyclic NTT variants over one ring. Every variant computes the transform defined
 //! in `fhe_api::ops::NttOps` (same order, fully reduced output, `1/N` in the inverse);
-//! they differ only in how. `reference` defines the bytes.
+//! they differ only in how. `reference` defines the bytes. [`NttEngine`] is the pure
+//! forward and inverse on one prime; the blind rotation's forms, with the next key's
+//! prefetches spread over the loops, are the bit scheme's (`crate::tfhe::stream`).
 
 mod avx2;
 pub(crate) mod avx512;
@@ -12,8 +14,6 @@ mod reference;
 use std::sync::Arc;
 
 use fhe_api::{BackendKind, Error, Result};
-
-pub use crate::kernels::Ahead;
 
 pub use avx2::Avx2;
 pub use avx512::Avx512;
@@ -44,34 +44,19 @@ pub trait NttEngine: Send + Sync {
         let _ = a;
         false
     }
-    /// `forward` with `ahead`'s prefetches (of the next step's key) spread over its loops:
-    /// the 54-bit ring's blind rotation. The default ignores `ahead`.
-    fn forward_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
-        let _ = ahead;
-        self.forward(a);
-    }
-    /// `inverse` with `ahead`'s prefetches; see [`NttEngine::forward_streaming`].
-    fn inverse_streaming(&self, a: &mut [u64], ahead: &mut Ahead) {
-        let _ = ahead;
-        self.inverse(a);
-    }
-    /// `forward` on 32-bit words (rings with `Q < 2^32`), the blind rotation's form for
-    /// the small sets. The default widens, transforms and narrows; the 32-bit SIMD
-    /// kernels override it, work on the words in place and spread `ahead`'s prefetches
-    /// (of the next step's key) over their loops.
-    fn forward32(&self, a: &mut [u32], ahead: &mut Ahead) {
-        let _ = ahead;
+    /// `forward` on 32-bit words (rings with `Q < 2^32`). The default widens, transforms
+    /// and narrows; the 32-bit SIMD kernels override it and work on the words in place.
+    fn forward32(&self, a: &mut [u32]) {
         via_u64(a, |w| self.forward(w));
     }
     /// `inverse` on 32-bit words; see [`NttEngine::forward32`].
-    fn inverse32(&self, a: &mut [u32], ahead: &mut Ahead) {
-        let _ = ahead;
+    fn inverse32(&self, a: &mut [u32]) {
         via_u64(a, |w| self.inverse(w));
     }
 }
 
 /// Runs a `u64` transform on 32-bit words through a per-thread buffer.
-fn via_u64(a: &mut [u32], f: impl FnOnce(&mut [u64])) {
+pub(crate) fn via_u64(a: &mut [u32], f: impl FnOnce(&mut [u64])) {
     thread_local! {
         static WIDE: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
     }
@@ -244,10 +229,10 @@ mod tests {
                 let mut got: Vec<u32> = a.iter().map(|&x| x as u32).collect();
                 if dir {
                     reference.forward(&mut want);
-                    e.forward32(&mut got, &mut Ahead::none());
+                    e.forward32(&mut got);
                 } else {
                     reference.inverse(&mut want);
-                    e.inverse32(&mut got, &mut Ahead::none());
+                    e.inverse32(&mut got);
                 }
                 let got: Vec<u64> = got.iter().map(|&x| u64::from(x)).collect();
                 same(&got, &want, ring, e.name(), what);
@@ -466,12 +451,12 @@ mod tests {
                     for _ in 0..300 {
                         let start = std::time::Instant::now();
                         for _ in 0..iters {
-                            e.forward32(std::hint::black_box(&mut w), &mut Ahead::none());
+                            e.forward32(std::hint::black_box(&mut w));
                         }
                         f32 = f32.min(start.elapsed().as_secs_f64() * 1e6 / iters as f64);
                         let start = std::time::Instant::now();
                         for _ in 0..iters {
-                            e.inverse32(std::hint::black_box(&mut w), &mut Ahead::none());
+                            e.inverse32(std::hint::black_box(&mut w));
                         }
                         i32 = i32.min(start.elapsed().as_secs_f64() * 1e6 / iters as f64);
                     }

@@ -10,8 +10,9 @@
 //! which needs `Q = 2^54 - c` with `c < 2^17` (`PN11QP54`: `c = 77823`). Any other
 //! modulus runs the portable kernel. All give the residue in `[0, Q)`, so the same words.
 
-use crate::kernels::{Ahead, Isa, Rows};
+use crate::mem::{Ahead, Isa};
 use crate::modulus::{csub, Modulus};
+use crate::tfhe::ginx32::Rows;
 
 /// Slots per chunk of the interleaved 64-bit key (the AVX-512 kernel's lanes).
 pub const CHUNK: usize = 8;
@@ -78,15 +79,15 @@ impl Wide {
 /// read it: [`split`] words, `[chunk][row][half][sign][CHUNK slots]`, so a step reads the
 /// pair front to back once.
 pub fn interleave_pair(kp: &[u64], km: &[u64], n: usize, out: &mut [u64]) {
-    crate::kernels::interleave_pair(kp, km, n, CHUNK, out);
+    crate::tfhe::ginx32::interleave_pair(kp, km, n, CHUNK, out);
     out.iter_mut().for_each(|w| *w = split(*w));
 }
 
 /// The lower `out.len() / N` signed gadget digits of `poly` (coefficient form) as
 /// residues, `out` `[level][slot]`: the same algorithm, and so the same words, as the
-/// first rows of [`crate::ring::Ring::decompose`]. The blind rotation asks for all but the
+/// first rows of [`crate::tfhe::ring::Ring::decompose`]. The blind rotation asks for all but the
 /// top one, whose place `NTT(ACC)` takes. Eight slots at a time stay in registers
-/// through every level, as in `crate::kernels::decompose`.
+/// through every level, as in `crate::tfhe::ginx32::decompose`.
 #[inline(always)]
 fn decompose_body(q: u64, log_bg: u32, levels: usize, poly: &[u64], out: &mut [u64]) {
     let n = poly.len();
@@ -138,7 +139,7 @@ pub fn decompose_lower(isa: Isa, q: u64, log_bg: u32, levels: usize, poly: &[u64
 }
 
 /// One GINX step's evaluation-form work for one key pair, as
-/// `crate::kernels::ginx_step_body` on 64-bit words: `upd[h] = (sum_r d_r K+[r][h])
+/// `crate::tfhe::ginx32::ginx_step_body` on 64-bit words: `upd[h] = (sum_r d_r K+[r][h])
 /// (X^a - 1) + (sum_r d_r K-[r][h]) (X^-a - 1)` in `[0, Q)`, then `eval[h] += upd[h]`.
 /// The four sums of a slot are `u128` (`rows Q^2 < 16 Q^2`) and reduced once each.
 fn ginx_step_body(w: Wide, rows: Rows<u64>, pair: &[u64], mono: [&[u64]; 2], upd: &mut [u64], next: &mut Ahead) {
@@ -427,7 +428,7 @@ pub fn add_mod(q: u64, x: &mut [u64], y: &[u64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ring::Ring;
+    use crate::tfhe::ring::Ring;
     use fhe_api::ring::math::mul_mod;
     use fhe_api::ParamSet;
     use rand_chacha::rand_core::{RngCore, SeedableRng};

@@ -9,14 +9,14 @@ use rayon::prelude::*;
 
 use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
 
-use crate::bootstrap::CpuPrepared;
-use crate::ring::Ring;
+use crate::tfhe::bootstrap::CpuPrepared;
+use crate::tfhe::ring::Ring;
 
-pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> crate::kernels::Aligned<u16> {
+pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> crate::mem::Aligned<u16> {
     let p = ring.params;
     let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
     // Rows are read at random (one per digit): huge pages spare a TLB miss per row.
-    let mut ksk = crate::kernels::Aligned::zeroed_huge(p.ksk_samples() * (p.n() + 1));
+    let mut ksk = crate::mem::Aligned::zeroed_huge(p.ksk_samples() * (p.n() + 1));
     ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
     ksk
 }
@@ -41,7 +41,7 @@ pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphe
     acc[n] = ms_to_q(words[ring.n()], q_ring, logq) as u16;
     // The sample of every non-zero digit, then the subtractions with the rows 16 samples
     // ahead prefetched into L2 (each row is a random read from a key of ~100 MiB; see
-    // `kernels::prefetch_l2`).
+    // `mem::prefetch_l2`).
     let mut samples = Vec::with_capacity(ring.n() * levels);
     for (j, &aj) in words[..ring.n()].iter().enumerate() {
         let a = ms_to_q(aj, q_ring, logq);
@@ -55,7 +55,7 @@ pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphe
     const AHEAD: usize = 16;
     for (k, &s) in samples.iter().enumerate() {
         if let Some(&next) = samples.get(k + AHEAD) {
-            crate::kernels::prefetch_l2(&key.ksk[next * (n + 1)..(next + 1) * (n + 1)]);
+            crate::mem::prefetch_l2(&key.ksk[next * (n + 1)..(next + 1) * (n + 1)]);
         }
         let row = &key.ksk[s * (n + 1)..(s + 1) * (n + 1)];
         acc.iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_sub(y));

@@ -7,16 +7,18 @@ use fhe_api::params::Params;
 use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::{Error, ParamSet, Result};
 
-use crate::kernels::{Isa, SmallBarrett};
+use crate::mem::Isa;
 use crate::modulus::Modulus;
-use crate::ntt::{find_variant, NttEngine, NttTables};
-use crate::wide::Wide;
+use crate::ntt::NttTables;
+use crate::tfhe::ginx32::SmallBarrett;
+use crate::tfhe::ginx64::Wide;
+use crate::tfhe::stream::{self, StreamingNtt};
 
 pub struct Ring {
     pub set: ParamSet,
     pub params: &'static Params,
     pub modulus: Modulus,
-    pub ntt: Box<dyn NttEngine>,
+    pub ntt: Box<dyn StreamingNtt>,
     /// `psi^e` for `e` in `[0, 2N)`.
     psi_pow: Vec<u64>,
     /// `psi_pow` as 32-bit words (empty when `Q >= 2^32`).
@@ -33,7 +35,6 @@ pub struct Ring {
 impl Ring {
     pub fn new(set: ParamSet, variant: &str) -> Result<Ring> {
         let params = set.params();
-        let v = find_variant(variant)?;
         let tables = Arc::new(NttTables::for_params(params));
         let q = params.q_ring();
         let two_n = 2 * params.big_n();
@@ -53,7 +54,7 @@ impl Ring {
             set,
             params,
             modulus: tables.modulus,
-            ntt: (v.build)(tables),
+            ntt: stream::engine(variant, tables)?,
             psi_pow,
             psi_pow32,
             slot_exp,
@@ -80,7 +81,7 @@ impl Ring {
     /// [`Ring::monomial_minus_one`] for `X^k` and `X^-k` at once, as 32-bit words
     /// (rings with `Q < 2^32`): the GINX step's two monomials.
     pub fn monomials_minus_one32(&self, k: usize, plus: &mut [u32], minus: &mut [u32]) {
-        crate::kernels::monomials_minus_one(
+        crate::tfhe::ginx32::monomials_minus_one(
             self.isa,
             self.modulus.q as u32,
             &self.psi_pow32,
@@ -174,9 +175,17 @@ mod tests {
                 let (mut want_p, mut want_m) = (vec![0u64; n], vec![0u64; n]);
                 ring.monomial_minus_one(k, &mut want_p);
                 ring.monomial_minus_one((2 * n - k) % (2 * n), &mut want_m);
-                for isa in [crate::kernels::Isa::Portable, ring.isa] {
+                for isa in [crate::mem::Isa::Portable, ring.isa] {
                     let (mut p, mut m) = (vec![0u32; n], vec![0u32; n]);
-                    crate::kernels::monomials_minus_one(isa, q, &ring.psi_pow32, &ring.slot_exp, k, &mut p, &mut m);
+                    crate::tfhe::ginx32::monomials_minus_one(
+                        isa,
+                        q,
+                        &ring.psi_pow32,
+                        &ring.slot_exp,
+                        k,
+                        &mut p,
+                        &mut m,
+                    );
                     assert!(p.iter().zip(&want_p).all(|(&a, &b)| u64::from(a) == b), "{set} k={k} {isa:?} plus");
                     assert!(m.iter().zip(&want_m).all(|(&a, &b)| u64::from(a) == b), "{set} k={k} {isa:?} minus");
                 }

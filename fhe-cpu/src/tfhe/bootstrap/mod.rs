@@ -8,8 +8,8 @@
 //! NTTs per coefficient.
 //!
 //! Two paths run the same steps on different words ([`Word`]): rings with `Q < 2^29`
-//! (the 25- and 27-bit sets) on `u32` ([`crate::kernels`]), the 54-bit ring on `u64`
-//! ([`crate::wide`]). On both, the key pair of each coefficient is interleaved for one
+//! (the 25- and 27-bit sets) on `u32` ([`crate::tfhe::ginx32`]), the 54-bit ring on `u64`
+//! ([`crate::tfhe::ginx64`]). On both, the key pair of each coefficient is interleaved for one
 //! front-to-back read, and a batch runs in groups that share each key pair's read (see
 //! [`blind_rotate_batch`]). A lone ciphertext runs on two threads, each with half of
 //! every step's slots ([`blind_rotate_duo`], `LUX_FHE_BOOTSTRAP_THREADS`).
@@ -30,33 +30,34 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::kernels::{Ahead, Aligned, Rows};
-use crate::ring::{monomial_mul, Ring};
+use crate::mem::{Ahead, Aligned};
+use crate::tfhe::ginx32::Rows;
+use crate::tfhe::ring::{monomial_mul, Ring};
 
 /// The CPU's form of an evaluation key: every coefficient's RGSW key pair, folded
 /// ([`fold_top_digit`]) and interleaved, and full key-switching samples.
 pub struct CpuPrepared {
     /// For the 54-bit ring (empty otherwise): `[coefficient][pair]`, each pair `(K+, K-)`
-    /// in the [`crate::wide::interleave_pair`] layout.
+    /// in the [`crate::tfhe::ginx64::interleave_pair`] layout.
     pub(crate) bsk: Aligned<u64>,
     /// For moduli below `2^29` (empty otherwise): 32-bit words, `[coefficient][pair]`,
-    /// each pair `(K+, K-)` in the [`crate::kernels::interleave_pair`] layout.
+    /// each pair `(K+, K-)` in the [`crate::tfhe::ginx32::interleave_pair`] layout.
     pub(crate) bsk32: Aligned<u32>,
     /// `[sample][n + 1]`, `a` then `b`.
     pub(crate) ksk: Aligned<u16>,
 }
 
 pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
-    let ksk = crate::keyswitch::prepare_ksk(ring, ek);
+    let ksk = crate::tfhe::keyswitch::prepare_ksk(ring, ek);
     if ring.small.is_some() {
         // Residues below 2^29: 32-bit words (half the memory to stream per bootstrap).
         let bsk32 = interleaved_pairs(ring, ek, |kp, km, n, out| {
             let [kp, km] = [kp, km].map(|k| k.iter().map(|&x| x as u32).collect::<Vec<u32>>());
-            crate::kernels::interleave_pair(&kp, &km, n, crate::kernels::CHUNK, out);
+            crate::tfhe::ginx32::interleave_pair(&kp, &km, n, crate::tfhe::ginx32::CHUNK, out);
         });
         CpuPrepared { bsk: Aligned::default(), bsk32, ksk }
     } else {
-        let bsk = interleaved_pairs(ring, ek, crate::wide::interleave_pair);
+        let bsk = interleaved_pairs(ring, ek, crate::tfhe::ginx64::interleave_pair);
         CpuPrepared { bsk, bsk32: Aligned::default(), ksk }
     }
 }
@@ -186,7 +187,7 @@ trait Word: Copy + Default + Into<u64> + Send + Sync {
     fn digits(ring: &Ring, acc: &[Self], lower: &mut [Self], ahead: &mut Ahead);
     /// `NTT(X^a) - 1` and `NTT(X^-a) - 1`.
     fn monomials(ring: &Ring, a: usize, plus: &mut [Self], minus: &mut [Self]);
-    /// The GINX kernel on the slots of `rows` (`crate::kernels::ginx_step`).
+    /// The GINX kernel on the slots of `rows` (`crate::tfhe::ginx32::ginx_step`).
     fn kernel(ring: &Ring, rows: Rows<Self>, pair: &[Self], mono: [&[Self]; 2], upd: &mut [Self], ahead: &mut Ahead);
     /// `acc += INTT(upd)` for one part, `upd` in evaluation form (and then overwritten).
     fn finish(ring: &Ring, upd: &mut [Self], acc: &mut [Self], ahead: &mut Ahead);
@@ -203,13 +204,13 @@ impl Word for u32 {
         &key.bsk32
     }
     fn forward(ring: &Ring, a: &mut [u32]) {
-        ring.ntt.forward32(a, &mut Ahead::none());
+        ring.ntt.forward32_streaming(a, &mut Ahead::none());
     }
     fn digits(ring: &Ring, acc: &[u32], lower: &mut [u32], ahead: &mut Ahead) {
         let q32 = ring.modulus.q as u32;
-        crate::kernels::decompose(ring.isa, q32, ring.params.bsk_base_log.0, ring.params.bsk_levels.0, acc, lower);
+        crate::tfhe::ginx32::decompose(ring.isa, q32, ring.params.bsk_base_log.0, ring.params.bsk_levels.0, acc, lower);
         for d in lower.chunks_exact_mut(ring.n()) {
-            ring.ntt.forward32(d, ahead);
+            ring.ntt.forward32_streaming(d, ahead);
         }
     }
     fn monomials(ring: &Ring, a: usize, plus: &mut [u32], minus: &mut [u32]) {
@@ -217,11 +218,11 @@ impl Word for u32 {
     }
     fn kernel(ring: &Ring, rows: Rows<u32>, pair: &[u32], mono: [&[u32]; 2], upd: &mut [u32], ahead: &mut Ahead) {
         let br = ring.small.expect("the 32-bit path");
-        crate::kernels::ginx_step(ring.isa, br, rows, pair, mono, upd, ahead);
+        crate::tfhe::ginx32::ginx_step(ring.isa, br, rows, pair, mono, upd, ahead);
     }
     fn finish(ring: &Ring, upd: &mut [u32], acc: &mut [u32], ahead: &mut Ahead) {
-        ring.ntt.inverse32(upd, ahead);
-        crate::kernels::add_mod(ring.isa, ring.modulus.q as u32, acc, upd);
+        ring.ntt.inverse32_streaming(upd, ahead);
+        crate::tfhe::ginx32::add_mod(ring.isa, ring.modulus.q as u32, acc, upd);
     }
 }
 
@@ -240,7 +241,7 @@ impl Word for u64 {
     }
     fn digits(ring: &Ring, acc: &[u64], lower: &mut [u64], ahead: &mut Ahead) {
         let (q, levels) = (ring.modulus.q, ring.params.bsk_levels.0);
-        crate::wide::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, lower);
+        crate::tfhe::ginx64::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, lower);
         for d in lower.chunks_exact_mut(ring.n()) {
             ring.ntt.forward_streaming(d, ahead);
         }
@@ -251,11 +252,11 @@ impl Word for u64 {
     }
     fn kernel(ring: &Ring, rows: Rows<u64>, pair: &[u64], mono: [&[u64]; 2], upd: &mut [u64], ahead: &mut Ahead) {
         let wide = ring.wide.expect("the 64-bit path");
-        crate::wide::ginx_step(ring.isa, wide, rows, pair, mono, upd, ahead);
+        crate::tfhe::ginx64::ginx_step(ring.isa, wide, rows, pair, mono, upd, ahead);
     }
     fn finish(ring: &Ring, upd: &mut [u64], acc: &mut [u64], ahead: &mut Ahead) {
         ring.ntt.inverse_streaming(upd, ahead);
-        crate::wide::add_mod(ring.modulus.q, acc, upd);
+        crate::tfhe::ginx64::add_mod(ring.modulus.q, acc, upd);
     }
 }
 
@@ -699,7 +700,7 @@ mod tests {
         );
         assert!(err.to_string().contains("UTF-8"), "{err}");
     }
-    use crate::kernels::{decompose, ginx_step, Rows};
+    use crate::tfhe::ginx32::{decompose, ginx_step, Rows};
     use fhe_api::ParamSet;
     use std::time::Instant;
 
@@ -823,7 +824,7 @@ mod tests {
                 r[0] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
                 for d in s.digits.chunks_exact_mut(n) {
-                    ring.ntt.forward32(d, &mut ahead);
+                    ring.ntt.forward32_streaming(d, &mut ahead);
                 }
                 r[1] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
@@ -842,7 +843,7 @@ mod tests {
                 r[3] += c.elapsed().as_secs_f64();
                 let c = Instant::now();
                 for u in s.upd.chunks_exact_mut(n) {
-                    ring.ntt.inverse32(u, &mut ahead);
+                    ring.ntt.inverse32_streaming(u, &mut ahead);
                 }
                 ahead.rest();
                 r[4] += c.elapsed().as_secs_f64();
@@ -903,7 +904,7 @@ mod tests {
             fold_top_digit(&ring, &mut fp);
             fold_top_digit(&ring, &mut fm);
             let mut pair = vec![0u64; 4 * rows * n];
-            crate::wide::interleave_pair(&fp, &fm, n, &mut pair);
+            crate::tfhe::ginx64::interleave_pair(&fp, &fm, n, &mut pair);
             let mut s = State::<u64>::zeroed(n, rows);
             s.acc.copy_from_slice(&acc);
             s.eval.copy_from_slice(&acc);
@@ -928,7 +929,7 @@ mod tests {
         let q = ring.modulus.q;
         let pair_len = 4 * rows * n;
         let mut key = Aligned::<u64>::zeroed_huge(pairs * pair_len);
-        key.iter_mut().enumerate().for_each(|(i, k)| *k = crate::wide::split(i as u64 * 2_654_435_761 % q));
+        key.iter_mut().enumerate().for_each(|(i, k)| *k = crate::tfhe::ginx64::split(i as u64 * 2_654_435_761 % q));
         let mut s = State::<u64>::zeroed(n, rows);
         for (v, m) in [(&mut s.acc, 7_777_777), (&mut s.eval, 5_555_555)] {
             v.iter_mut().enumerate().for_each(|(i, x)| *x = i as u64 * m % q);
@@ -955,7 +956,7 @@ mod tests {
             let mut ahead = next(i);
             let c = Instant::now();
             for (acc, d) in s.acc.chunks_exact(n).zip(s.digits.chunks_exact_mut((levels - 1) * n)) {
-                crate::wide::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, d);
+                crate::tfhe::ginx64::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, d);
             }
             r[0] += c.elapsed().as_secs_f64();
             let c = Instant::now();
@@ -969,7 +970,7 @@ mod tests {
             r[2] += c.elapsed().as_secs_f64();
             let c = Instant::now();
             let rows = Rows::whole(n, &s.digits, &mut s.eval);
-            crate::wide::ginx_step(ring.isa, wide, rows, pair, [&s.mono_p, &s.mono_m], &mut s.upd, &mut ahead);
+            crate::tfhe::ginx64::ginx_step(ring.isa, wide, rows, pair, [&s.mono_p, &s.mono_m], &mut s.upd, &mut ahead);
             r[3] += c.elapsed().as_secs_f64();
             let c = Instant::now();
             for u in s.upd.chunks_exact_mut(n) {
@@ -978,7 +979,7 @@ mod tests {
             ahead.rest();
             r[4] += c.elapsed().as_secs_f64();
             let c = Instant::now();
-            crate::wide::add_mod(q, &mut s.acc, &s.upd);
+            crate::tfhe::ginx64::add_mod(q, &mut s.acc, &s.upd);
             r[5] += c.elapsed().as_secs_f64();
         }
         let r = r.map(|x| x * 1e6 / pairs as f64);
