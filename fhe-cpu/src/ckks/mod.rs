@@ -25,6 +25,18 @@ pub use plan::CkksPlan;
 struct CpuCt {
     c0: Vec<u64>,
     c1: Vec<u64>,
+    /// Where the halves go when the handle drops: at N = 2^16 each is megabytes, and a
+    /// fresh buffer costs a page fault per 4 KiB on first touch (`CkksPlan::recycle`).
+    pool: Option<Arc<CkksPlan>>,
+}
+
+impl Drop for CpuCt {
+    fn drop(&mut self) {
+        if let Some(plan) = &self.pool {
+            plan.recycle(std::mem::take(&mut self.c0));
+            plan.recycle(std::mem::take(&mut self.c1));
+        }
+    }
 }
 
 /// A plaintext in evaluation form.
@@ -49,7 +61,8 @@ impl CpuBackend {
     }
 
     fn wrap(&self, like: &CkksHandle, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> CkksHandle {
-        CkksHandle::new(self.name(), like.params().clone(), level, scale, CpuCt { c0, c1 })
+        let pool = self.ckks_plan(like.params()).ok();
+        CkksHandle::new(self.name(), like.params().clone(), level, scale, CpuCt { c0, c1, pool })
     }
 
     /// `f(x, y, modulus)` on every word of two limb-major polynomials over `q_0..`.
@@ -93,8 +106,8 @@ impl CpuBackend {
                 let k = key.downcast::<CpuSwitchKey>(&self.name())?;
                 // Built at prepare time for every Galois key.
                 let perm = k.perm.as_ref().ok_or_else(relin)?;
-                let mut c0 = vec![0u64; ct.c0.len()];
-                let mut c1 = vec![0u64; ct.c1.len()];
+                // Every word of both is written by `switch` (AddPermuted and Set).
+                let (mut c0, mut c1) = (plan.take_vec(ct.c0.len()), plan.take_vec(ct.c1.len()));
                 let finish0 = Finish::AddPermuted(&ct.c0, perm.index());
                 switch(&plan, &lp, &ext, k, Some(perm), &mut c0, finish0, &mut c1, Finish::Set);
                 Ok(self.wrap(a, a.level(), a.scale(), c0, c1))
@@ -110,14 +123,15 @@ impl CkksOps for CpuBackend {
             ct.params().clone(),
             ct.level(),
             ct.scale(),
-            CpuCt { c0: ct.c0().to_vec(), c1: ct.c1().to_vec() },
+            CpuCt { c0: ct.c0().to_vec(), c1: ct.c1().to_vec(), pool: self.ckks_plan(ct.params()).ok() },
         ))
     }
 
     fn upload_owned(&self, ct: CkksCiphertext) -> Result<CkksHandle> {
         let (params, level, scale) = (ct.params().clone(), ct.level(), ct.scale());
+        let pool = self.ckks_plan(&params).ok();
         let (c0, c1) = ct.into_parts();
-        Ok(CkksHandle::new(self.name(), params, level, scale, CpuCt { c0, c1 }))
+        Ok(CkksHandle::new(self.name(), params, level, scale, CpuCt { c0, c1, pool }))
     }
 
     fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext> {
@@ -220,8 +234,8 @@ impl CkksOps for CpuBackend {
         let lp = plan.level(a.level())?;
         let n = plan.params.n();
         // The tensor product in one pass: `d0 = x0 y0`, `d1 = x0 y1 + x1 y0`, `d2 = x1 y1`.
-        let mut c0 = vec![0u64; x.c0.len()];
-        let mut c1 = vec![0u64; x.c0.len()];
+        // Every word of the three is written by the tensor product.
+        let (mut c0, mut c1) = (plan.take_vec(x.c0.len()), plan.take_vec(x.c0.len()));
         let mut d2 = plan.take(x.c0.len());
         c0.par_chunks_mut(n).zip(c1.par_chunks_mut(n)).zip(d2.par_chunks_mut(n)).enumerate().for_each(
             |(i, ((o0, o1), o2))| {

@@ -32,8 +32,9 @@ pub struct CkksPlan {
     scratch: Mutex<Vec<Vec<u64>>>,
 }
 
-/// Buffers [`CkksPlan::take`] keeps for reuse.
-const SCRATCH_KEEP: usize = 12;
+/// Buffers [`CkksPlan::take`] keeps for reuse: a multiplication's or four hoisted
+/// rotations' work buffers and results (at N = 2^16, at most about 16 x 21 MB).
+const SCRATCH_KEEP: usize = 16;
 
 /// A work buffer from [`CkksPlan::take`]; goes back to the plan on drop.
 pub struct Scratch<'a> {
@@ -56,11 +57,7 @@ impl DerefMut for Scratch<'_> {
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
-        let words = std::mem::take(&mut self.words);
-        let mut free = self.plan.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        if free.len() < SCRATCH_KEEP {
-            free.push(words);
-        }
+        self.plan.recycle(std::mem::take(&mut self.words));
     }
 }
 
@@ -99,6 +96,13 @@ impl CkksPlan {
     /// A buffer of `len` words whose contents are unspecified (stale words of an earlier
     /// use): every caller overwrites all of it before reading.
     pub fn take(&self, len: usize) -> Scratch<'_> {
+        Scratch { plan: self, words: self.take_vec(len) }
+    }
+
+    /// [`CkksPlan::take`] detached from the plan: an owned buffer of `len` words with
+    /// unspecified contents, for a result (a ciphertext's halves go back through
+    /// [`CkksPlan::recycle`] when its handle drops).
+    pub fn take_vec(&self, len: usize) -> Vec<u64> {
         let reused = {
             let mut free = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
             // The smallest buffer that holds `len` words, else the largest (it grows once).
@@ -112,7 +116,16 @@ impl CkksPlan {
         } else {
             words.resize(len, 0);
         }
-        Scratch { plan: self, words }
+        words
+    }
+
+    /// Keeps `words` for a later [`CkksPlan::take`] (up to [`SCRATCH_KEEP`] buffers; the
+    /// rest are freed). They hold ciphertext and key-switching words, never a secret.
+    pub fn recycle(&self, words: Vec<u64>) {
+        let mut free = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if free.len() < SCRATCH_KEEP && words.capacity() > 0 {
+            free.push(words);
+        }
     }
 
     /// Number of primes of `q` (`L + 1`).
