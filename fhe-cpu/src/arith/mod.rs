@@ -5,6 +5,7 @@
 
 #[cfg(target_arch = "x86_64")]
 mod ifma;
+pub mod small;
 
 use fhe_api::ring::modulus::{csub, mul_shoup_lazy, Modulus};
 

@@ -1,40 +1,10 @@
 //! The inner loops of blind rotation for moduli below `2^29`, written so the compiler
 //! vectorizes them (32-bit residues, `u32 x u32 -> u64` products), compiled three
 //! times (portable, AVX2, AVX-512) and chosen once at run time ([`Isa`]).
-//!
-//! `reduce_small`: Barrett with a 32-bit constant. For `k = bitlen(Q)`,
-//! `mu = floor(2^(k-1+32) / Q) < 2^32` and `x < 2^(k+31)`, the estimate
-//! `((x >> (k-1)) * mu) >> 32` is below `floor(x/Q)` by at most 3, so `x - est*Q < 4Q`
-//! and two conditional subtractions (of `2Q`, then `Q`) finish it.
+//! Reductions are [`SmallBarrett`]'s (`crate::arith::small`).
 
+use crate::arith::small::SmallBarrett;
 use crate::mem::{prefetch, Ahead, Isa};
-
-/// Constants of `reduce_small` for one modulus.
-#[derive(Clone, Copy, Debug)]
-pub struct SmallBarrett {
-    pub q: u64,
-    pub shift: u32,
-    pub mu: u64,
-}
-
-impl SmallBarrett {
-    pub fn new(q: u64) -> SmallBarrett {
-        let k = 64 - q.leading_zeros();
-        assert!(k <= 29, "SmallBarrett needs Q < 2^29");
-        let mu = (1u128 << (k - 1 + 32)) / q as u128;
-        debug_assert!(mu < 1 << 32);
-        SmallBarrett { q, shift: k - 1, mu: mu as u64 }
-    }
-
-    /// `x mod Q` for `x < 2^(k+31)`.
-    #[inline(always)]
-    pub fn reduce(&self, x: u64) -> u64 {
-        let est = (((x >> self.shift) as u32 as u64) * self.mu) >> 32;
-        let r = x.wrapping_sub(est * self.q);
-        let r = r.min(r.wrapping_sub(2 * self.q));
-        r.min(r.wrapping_sub(self.q))
-    }
-}
 
 /// Slots per chunk of the interleaved small-modulus key (see [`interleave_pair`]).
 pub const CHUNK: usize = 16;
@@ -293,60 +263,6 @@ fn ginx_step_avx512(
     }
 }
 
-/// Signed gadget digits of `poly` (coefficient form, `Q < 2^31`) as 32-bit residues,
-/// `out` `[level][slot]`: the same algorithm, and so the same words, as
-/// [`crate::tfhe::ring::Ring::decompose`], in `i32` lanes. One pass: sixteen slots at a time
-/// stay in registers through every level (`N` is a multiple of 16 on every ring). `out`
-/// holds the first `rows` of the `levels` digits: the blind rotation asks for all but
-/// the top one, whose place `NTT(ACC)` takes ([`ginx_step`]).
-#[inline(always)]
-fn decompose_body(q: u32, log_bg: u32, levels: usize, poly: &[u32], out: &mut [u32]) {
-    const W: usize = 16;
-    let n = poly.len();
-    let rows = out.len() / n;
-    assert!(
-        n.is_multiple_of(W) && (1..=levels).contains(&rows) && out.len() == rows * n,
-        "out holds the first digits of poly"
-    );
-    let (q, bg) = (q as i32, 1i32 << log_bg);
-    let (half_bg, half_q) = (bg >> 1, q / 2);
-    for (c, x) in poly.chunks_exact(W).enumerate() {
-        // A loop, not `array::from_fn` (see `ntt::lanes`, "Building register arrays").
-        let mut v = [0i32; W];
-        for (v, &x) in v.iter_mut().zip(x) {
-            let x = x as i32;
-            *v = if x > half_q { x - q } else { x };
-        }
-        for l in 0..rows.min(levels - 1) {
-            let d_out = &mut out[l * n + c * W..][..W];
-            for (d_out, v) in d_out.iter_mut().zip(v.iter_mut()) {
-                let mut d = *v & (bg - 1);
-                d -= if d >= half_bg { bg } else { 0 };
-                *v = (*v - d) >> log_bg;
-                *d_out = (d + if d < 0 { q } else { 0 }) as u32;
-            }
-        }
-        if rows == levels {
-            let top = &mut out[(levels - 1) * n + c * W..][..W];
-            for (t, &v) in top.iter_mut().zip(&v) {
-                *t = (v + if v < 0 { q } else { 0 }) as u32;
-            }
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn decompose_avx2(q: u32, log_bg: u32, levels: usize, poly: &[u32], out: &mut [u32]) {
-    decompose_body(q, log_bg, levels, poly, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn decompose_avx512(q: u32, log_bg: u32, levels: usize, poly: &[u32], out: &mut [u32]) {
-    decompose_body(q, log_bg, levels, poly, out)
-}
-
 /// `NTT(X^k) - 1` and `NTT(X^-k) - 1` (evaluation form, `k` in `[0, 2N)`): slot `j` is
 /// `psi^(+-k e_j) - 1`, read from `psi_pow` (`psi^e`, `e` in `[0, 2N)`), so the same
 /// words as `Ring::monomial_minus_one`.
@@ -480,58 +396,11 @@ pub fn ginx_step(
     }
 }
 
-/// `x <- x + y mod q` slot by slot, both operands in `[0, q)`, `q < 2^31`.
-#[inline(always)]
-fn add_mod_body(q: u32, x: &mut [u32], y: &[u32]) {
-    assert_eq!(x.len(), y.len(), "add_mod: operand lengths");
-    for (x, &y) in x.iter_mut().zip(y) {
-        let t = *x + y;
-        *x = t.min(t.wrapping_sub(q));
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn add_mod_avx2(q: u32, x: &mut [u32], y: &[u32]) {
-    add_mod_body(q, x, y)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn add_mod_avx512(q: u32, x: &mut [u32], y: &[u32]) {
-    add_mod_body(q, x, y)
-}
-
-/// See [`add_mod_body`]; dispatches on `isa`. The step's accumulator updates: compiled
-/// for the baseline ISA they ran SSE2, which has no unsigned 32-bit minimum.
-pub fn add_mod(isa: Isa, q: u32, x: &mut [u32], y: &[u32]) {
-    match isa {
-        Isa::Portable => add_mod_body(q, x, y),
-        // SAFETY: as in `ginx_step`.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { add_mod_avx2(q, x, y) },
-        // SAFETY: as in `ginx_step`.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { add_mod_avx512(q, x, y) },
-    }
-}
-
-/// See [`decompose_body`]; dispatches on `isa`.
-pub fn decompose(isa: Isa, q: u32, log_bg: u32, levels: usize, poly: &[u32], out: &mut [u32]) {
-    match isa {
-        Isa::Portable => decompose_body(q, log_bg, levels, poly, out),
-        // SAFETY: as in `ginx_step`.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { decompose_avx2(q, log_bg, levels, poly, out) },
-        // SAFETY: as in `ginx_step`.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { decompose_avx512(q, log_bg, levels, poly, out) },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arith::small::add_mod;
+    use crate::tfhe::decompose::decompose;
 
     use proptest::prelude::*;
 

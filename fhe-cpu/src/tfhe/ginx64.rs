@@ -83,61 +83,6 @@ pub fn interleave_pair(kp: &[u64], km: &[u64], n: usize, out: &mut [u64]) {
     out.iter_mut().for_each(|w| *w = split(*w));
 }
 
-/// The lower `out.len() / N` signed gadget digits of `poly` (coefficient form) as
-/// residues, `out` `[level][slot]`: the same algorithm, and so the same words, as the
-/// first rows of [`crate::tfhe::ring::Ring::decompose`]. The blind rotation asks for all but the
-/// top one, whose place `NTT(ACC)` takes. Eight slots at a time stay in registers
-/// through every level, as in `crate::tfhe::ginx32::decompose`.
-#[inline(always)]
-fn decompose_body(q: u64, log_bg: u32, levels: usize, poly: &[u64], out: &mut [u64]) {
-    let n = poly.len();
-    let rows = out.len() / n.max(1);
-    assert!(n.is_multiple_of(CHUNK) && rows < levels && out.len() == rows * n, "out holds the lower digits of poly");
-    let (q, bg) = (q as i64, 1i64 << log_bg);
-    let (half_bg, half_q) = (bg >> 1, q / 2);
-    for (c, x) in poly.chunks_exact(CHUNK).enumerate() {
-        let mut v = [0i64; CHUNK];
-        for (v, &x) in v.iter_mut().zip(x) {
-            let x = x as i64;
-            *v = if x > half_q { x - q } else { x };
-        }
-        for l in 0..rows {
-            let d_out = &mut out[l * n + c * CHUNK..][..CHUNK];
-            for (d_out, v) in d_out.iter_mut().zip(v.iter_mut()) {
-                let mut d = *v & (bg - 1);
-                d -= if d >= half_bg { bg } else { 0 };
-                *v = (*v - d) >> log_bg;
-                *d_out = (d + if d < 0 { q } else { 0 }) as u64;
-            }
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn decompose_avx512(q: u64, log_bg: u32, levels: usize, poly: &[u64], out: &mut [u64]) {
-    decompose_body(q, log_bg, levels, poly, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn decompose_avx2(q: u64, log_bg: u32, levels: usize, poly: &[u64], out: &mut [u64]) {
-    decompose_body(q, log_bg, levels, poly, out)
-}
-
-/// See [`decompose_body`]; dispatches on `isa`.
-pub fn decompose_lower(isa: Isa, q: u64, log_bg: u32, levels: usize, poly: &[u64], out: &mut [u64]) {
-    match isa {
-        Isa::Portable => decompose_body(q, log_bg, levels, poly, out),
-        // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { decompose_avx2(q, log_bg, levels, poly, out) },
-        // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { decompose_avx512(q, log_bg, levels, poly, out) },
-    }
-}
-
 /// One GINX step's evaluation-form work for one key pair, as
 /// `crate::tfhe::ginx32::ginx_step_body` on 64-bit words: `upd[h] = (sum_r d_r K+[r][h])
 /// (X^a - 1) + (sum_r d_r K-[r][h]) (X^-a - 1)` in `[0, Q)`, then `eval[h] += upd[h]`.
@@ -428,6 +373,7 @@ pub fn add_mod(q: u64, x: &mut [u64], y: &[u64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tfhe::decompose::decompose_lower;
     use crate::tfhe::ring::Ring;
     use fhe_api::ring::math::mul_mod;
     use fhe_api::ParamSet;

@@ -5,6 +5,7 @@
 //! their loops ([`stream`]), and key switching ([`keyswitch`]).
 
 pub mod bootstrap;
+pub mod decompose;
 pub mod ginx32;
 pub mod ginx64;
 pub mod keyswitch;

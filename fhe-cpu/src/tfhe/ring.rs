@@ -7,10 +7,10 @@ use fhe_api::params::Params;
 use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::{Error, ParamSet, Result};
 
+use crate::arith::small::SmallBarrett;
 use crate::mem::Isa;
 use crate::modulus::Modulus;
 use crate::ntt::NttTables;
-use crate::tfhe::ginx32::SmallBarrett;
 use crate::tfhe::ginx64::Wide;
 use crate::tfhe::stream::{self, StreamingNtt};
 
