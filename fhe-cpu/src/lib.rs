@@ -122,7 +122,7 @@ impl CpuBackend {
 
 /// A sequential batch through the engine's fused checks (`NttEngine::forward_checked`):
 /// each polynomial's words are checked as its transform's first pass reads them, which
-/// spares the separate pass (6% of a one-polynomial call at N=1024). True when every
+/// spares the separate pass (its share: `docs/PERF.md`, "Lab notes moved from the code"). True when every
 /// polynomial was transformed. False, with `data` as it was, when the length is not a
 /// whole number of polynomials, the batch is one for all cores, or a polynomial is
 /// declined (a word at or above `Q`, or an engine without the fused check): the ones

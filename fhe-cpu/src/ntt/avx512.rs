@@ -20,6 +20,9 @@
 //! Layers closer than one register run on register pairs through the `lanes` schedule.
 //! Every butterfly is exact modulo `Q` and the output is reduced to `[0, Q)`, so the bytes
 //! equal the reference's.
+//!
+//! Over ~600 lines: the engine and its 32-bit kernel `k32`, whose forward, inverse and
+//! checked paths share one set of lane helpers (the 64-bit kernels are `avx512_wide.rs`).
 
 use std::sync::Arc;
 
@@ -431,9 +434,9 @@ pub(crate) mod k32 {
         let mut m = 2;
         // The other layers down to distance 32, two per pass where two are left: each
         // pass loads and stores every word once, so pairing them halves the memory
-        // operations, which compete with the butterflies for issue slots (`time_step_phases`,
-        // back to back: six forward NTTs 7.0 -> 6.4 us, two inverses 2.32 -> 2.20 us). Three
-        // layers per pass measured no faster (register pressure).
+        // operations, which compete with the butterflies for issue slots (measured in
+        // `docs/PERF.md`, "Lab notes moved from the code"). Three layers per pass measured
+        // no faster (register pressure).
         while half > 4 * L {
             let quarter = half / 4;
             for (i, block) in buf.chunks_exact_mut(half).enumerate() {

@@ -11,8 +11,8 @@
 //! Building register arrays: the forward kernels' block loops fill their arrays of
 //! vectors in plain loops, not with `std::array::from_fn`, whose closure there was
 //! compiled out of line and called behind a `vzeroupper` that spilled every register of
-//! the loop (seen in the disassembly; the 32-bit forward went from 0.88 to 0.80 us
-//! without it). The inverse kernels' `from_fn` calls were inlined (same check) and stay.
+//! the loop (seen in the disassembly; the gain is in `docs/PERF.md`, "Lab notes moved
+//! from the code"). The inverse kernels' `from_fn` calls were inlined (same check) and stay.
 
 use std::cell::RefCell;
 use std::thread::LocalKey;
@@ -103,11 +103,10 @@ pub(super) struct Plan<T> {
 ///
 /// The 64-bit AVX-512 kernel finishes its lazy forward outputs this way (a shift, a mask,
 /// one `vpmuludq` and an add, where a Shoup multiplication by one costs three `vpmuludq`
-/// and two three-uop `vpmullq`): the 54-bit forward at N = 2048 went from 6.9-7.6 to
-/// 6.1-6.9 us (`bench_forward`, the two builds alternated six times on the 2-core Xeon,
-/// 2026-12-05). The 32-bit kernels' finish is a smaller share of a cheaper transform:
-/// the same change there did not separate from noise in the same runs, so they keep the
-/// Shoup finish.
+/// and two three-uop `vpmullq`), which made the 54-bit forward faster (`docs/PERF.md`,
+/// "Lab notes moved from the code"). The 32-bit kernels' finish is a smaller share of a
+/// cheaper transform: the same change there did not separate from noise, so they keep
+/// the Shoup finish.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct PowerFold {
     /// `2^k` is the power of two above `Q`.

@@ -170,7 +170,7 @@ impl Word for u32 {
 
 impl Word for u64 {
     /// The step's own pair: its 640 KiB (`PN11QP54`) arrive during the step's eight
-    /// forward NTTs, about 60 us, and only one pair is in the second-level cache.
+    /// forward NTTs, and only one pair is in the second-level cache.
     const WINDOW_EIGHTHS: usize = 0;
     fn narrow(x: u64) -> u64 {
         x
