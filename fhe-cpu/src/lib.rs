@@ -13,11 +13,6 @@ pub mod mem;
 pub mod ntt;
 pub mod tfhe;
 
-/// The old path of [`mem::Ahead`], still named by `ntt/avx512_wide.rs`.
-pub(crate) mod kernels {
-    pub(crate) use crate::mem::Ahead;
-}
-
 /// Host modular arithmetic, shared with key generation (its home is `fhe-api`).
 pub use fhe_api::ring::modulus;
 use std::sync::Arc;

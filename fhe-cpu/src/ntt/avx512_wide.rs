@@ -141,11 +141,10 @@ macro_rules! wide_loops {
         }
 
         /// Callers must have checked the CPU features (`$feat`). The first layer reads `a` into
-        /// `buf` (on a cache line, [`crate::kernels::Aligned`]), the others run there and the
+        /// `buf` (on a cache line, [`crate::mem::Aligned`]), the others run there and the
         /// register phase writes `a`: the caller's buffer is touched once each way, so its
-        /// alignment no longer matters (N = 2048, 54 bits, alternated with the in-place kernel
-        /// it replaced: 6.2-6.3 us either way on a 64-byte-aligned `a`; two words off,
-        /// 6.7-6.8 us in place, 6.4-6.5 us through the scratch).
+        /// alignment no longer matters (measured in `docs/PERF.md`, "Lab notes moved from
+        /// the code").
         #[target_feature(enable = $feat)]
         /// `ahead` is touched once per loop iteration ([`Ahead`]).
         fn forward_impl<const LAZY: bool, const FOLD: bool>(
@@ -328,7 +327,7 @@ macro_rules! wide_loops {
 pub(super) mod k64 {
     use super::super::lanes::{Plan, PowerFold};
     use super::*;
-    use crate::kernels::Ahead;
+    use crate::mem::Ahead;
 
     /// `mul_shoup_raw`'s products are below `3Q`, its inputs below `2^62`.
     const GROWTH: u128 = 3;
@@ -387,7 +386,7 @@ pub(super) mod k64 {
 pub(super) mod k52 {
     use super::super::lanes::{Plan, PowerFold};
     use super::*;
-    use crate::kernels::Ahead;
+    use crate::mem::Ahead;
 
     /// `mul_shoup_raw`'s products are below `2Q`, its inputs below `2^52` (one limb).
     const GROWTH: u128 = 2;
