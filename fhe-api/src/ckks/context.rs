@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::ckks::encoding::{Complex, Encoder};
-use crate::ckks::encrypt::{decrypt, encrypt_pk, encrypt_sk};
+use crate::ckks::encrypt::{decrypt, encrypt_pk_with, encrypt_sk};
 use crate::ckks::entities::{CkksEvalKeys, CkksKeySet, CkksPlaintext, CkksPublicKey, CkksSecretKey, SwitchingKey};
 use crate::ckks::eval::{check_params, ckks_ops, CkksEvaluator};
 use crate::ckks::keygen::{galois_key_from_seed, keygen, CkksKeygenOptions};
@@ -88,8 +88,9 @@ impl CkksContext {
     /// Public-key encryption of `pt` with the randomness of `seed`, resident on the backend.
     pub fn encrypt_seeded(&self, pk: &CkksPublicKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksHandle> {
         check_params(&self.params, pk.params())?;
-        let ct = encrypt_pk(&*self.backend, pk, pt, seed)?;
-        ckks_ops(&*self.backend)?.upload_owned(ct)
+        let ops = ckks_ops(&*self.backend)?;
+        let ct = encrypt_pk_with(&*self.backend, pk, pt, seed, &|len| ops.result_buffer(&self.params, len))?;
+        ops.upload_owned(ct)
     }
 
     /// Public-key encryption of `values` (encoded at the top level) with OS randomness.

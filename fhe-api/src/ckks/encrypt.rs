@@ -13,18 +13,19 @@ use zeroize::Zeroizing;
 
 use crate::ckks::entities::{expand_uniform, CkksCiphertext, CkksPlaintext, CkksPublicKey, CkksSecretKey};
 use crate::ckks::eval::check_params;
-use crate::ckks::keygen::{qp_moduli, sample_error, small_to_eval};
-use crate::error::Result;
+use crate::ckks::keygen::{qp_moduli, sample_error, small_to_eval, small_to_eval_into};
+use crate::error::{Error, Result};
 use crate::ops::RingOps;
 use crate::params::RingModulus;
 use crate::rng::{stream, Seed};
 
-/// `NTT(e + m)` prime by prime over `q_0 .. q_level`.
-fn error_plus_message(ring: &dyn RingOps, pt: &CkksPlaintext, e: &[i64]) -> Result<Vec<u64>> {
+/// `NTT(e + m)` prime by prime over `q_0 .. q_level`, into `out` (any contents, the
+/// plaintext's length).
+fn error_plus_message(ring: &dyn RingOps, pt: &CkksPlaintext, e: &[i64], mut out: Vec<u64>) -> Result<Vec<u64>> {
     let params = &pt.params;
     let n = params.n();
     let moduli = qp_moduli(params);
-    let mut out = pt.coeffs.clone();
+    out.copy_from_slice(&pt.coeffs);
     for (limb, m) in out.chunks_mut(n).zip(&moduli) {
         limb.iter_mut().zip(e).for_each(|(x, &e)| *x = m.add(*x, m.from_small(e)));
         ring.ring_forward(params.ring_degree, RingModulus(m.q), limb)?;
@@ -34,6 +35,19 @@ fn error_plus_message(ring: &dyn RingOps, pt: &CkksPlaintext, e: &[i64]) -> Resu
 
 /// Public-key encryption of `pt` with the randomness of `seed`.
 pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksCiphertext> {
+    encrypt_pk_with(ring, pk, pt, seed, &|len| vec![0; len])
+}
+
+/// [`encrypt_pk`] writing its two halves into buffers from `buffer(len)` (`len` words,
+/// any contents, every word overwritten): a backend recycles dropped ciphertexts' memory
+/// there ([`crate::ops::CkksOps::result_buffer`]). Same words as [`encrypt_pk`].
+pub fn encrypt_pk_with(
+    ring: &dyn RingOps,
+    pk: &CkksPublicKey,
+    pt: &CkksPlaintext,
+    seed: &Seed,
+    buffer: &dyn Fn(usize) -> Vec<u64>,
+) -> Result<CkksCiphertext> {
     check_params(&pk.params, &pt.params)?;
     let params = &pt.params;
     let (n, limbs) = (params.n(), pt.level + 1);
@@ -42,8 +56,13 @@ pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, se
     let v = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
     let e0 = sample_error(params, &seed.0, "ckks-encrypt-e0", 0);
     let e1 = sample_error(params, &seed.0, "ckks-encrypt-e1", 0);
-    let mut c0 = error_plus_message(ring, pt, &e0)?;
-    let mut c1 = small_to_eval(ring, params, moduli, &e1)?;
+    let sized = |words: Vec<u64>| match words.len() == limbs * n {
+        true => Ok(words),
+        false => Err(Error::InvalidInput(format!("a result buffer of {} words, expected {}", words.len(), limbs * n))),
+    };
+    let mut c0 = error_plus_message(ring, pt, &e0, sized(buffer(limbs * n))?)?;
+    let mut c1 = sized(buffer(limbs * n))?;
+    small_to_eval_into(ring, params, moduli, &e1, &mut c1)?;
     let a = pk.a_words();
     // `NTT(v)` one limb at a time in one buffer (no `limbs x N` temporary to fault in).
     let mut v_limb = Zeroizing::new(vec![0u64; n]);
@@ -84,7 +103,7 @@ pub fn encrypt_sk(ring: &dyn RingOps, sk: &CkksSecretKey, pt: &CkksPlaintext, se
     let mut a = vec![0u64; limbs * n];
     expand_uniform(params, &seed.0, "ckks-sk-encrypt-a", 0, &mut a);
     let e = sample_error(params, &seed.0, "ckks-sk-encrypt-e", 0);
-    let mut c0 = error_plus_message(ring, pt, &e)?;
+    let mut c0 = error_plus_message(ring, pt, &e, vec![0; limbs * n])?;
     for (i, m) in moduli.iter().enumerate() {
         let r = i * n..(i + 1) * n;
         c0[r.clone()]

@@ -80,14 +80,26 @@ pub(crate) fn small_to_eval<T: Copy + Into<i64> + Sync>(
     moduli: &[Modulus],
     small: &[T],
 ) -> Result<Vec<u64>> {
+    let mut out = vec![0u64; moduli.len() * params.n()];
+    small_to_eval_into(ring, params, moduli, small, &mut out)?;
+    Ok(out)
+}
+
+/// [`small_to_eval`] into `out` (`moduli.len() * N` words, any contents).
+pub(crate) fn small_to_eval_into<T: Copy + Into<i64> + Sync>(
+    ring: &dyn RingOps,
+    params: &CkksParams,
+    moduli: &[Modulus],
+    small: &[T],
+    out: &mut [u64],
+) -> Result<()> {
     let n = params.n();
-    let mut out = vec![0u64; moduli.len() * n];
     for (limb, m) in out.chunks_mut(n).zip(moduli) {
         // Secrets and errors are far below every prime of the chain.
         limb.iter_mut().zip(small).for_each(|(o, &x)| *o = m.from_small(x.into()));
         ring.ring_forward(params.ring_degree, crate::params::RingModulus(m.q), limb)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Centered-binomial error polynomial of `N` coefficients from one stream.

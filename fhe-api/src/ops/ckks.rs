@@ -148,6 +148,14 @@ pub trait CkksOps: Send + Sync {
     fn upload_owned(&self, ct: CkksCiphertext) -> Result<CkksHandle> {
         self.upload(&ct)
     }
+    /// A host buffer of `len` words with unspecified contents, for a result about to come
+    /// back through [`CkksOps::upload_owned`] (a fresh encryption's halves): a host-memory
+    /// backend hands out the memory of dropped ciphertexts, already faulted in. The
+    /// default allocates.
+    fn result_buffer(&self, params: &Arc<CkksParams>, len: usize) -> Vec<u64> {
+        let _ = params;
+        vec![0; len]
+    }
     /// Back to the host, words unchanged.
     fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext>;
     /// A coefficient-form plaintext into evaluation form, resident.

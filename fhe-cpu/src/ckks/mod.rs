@@ -134,6 +134,13 @@ impl CkksOps for CpuBackend {
         Ok(CkksHandle::new(self.name(), params, level, scale, CpuCt { c0, c1, pool }))
     }
 
+    fn result_buffer(&self, params: &Arc<CkksParams>, len: usize) -> Vec<u64> {
+        match self.ckks_plan(params) {
+            Ok(plan) => plan.take_vec(len),
+            Err(_) => vec![0; len],
+        }
+    }
+
     fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext> {
         let c = self.ct(ct)?;
         CkksCiphertext::from_raw(ct.params().clone(), ct.level(), ct.scale(), c.c0.clone(), c.c1.clone())
