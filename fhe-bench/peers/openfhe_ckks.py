@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """OpenFHE CKKS peer for the Lux bench: a long-lived worker driven over stdin/stdout.
 
+(One file over ~600 lines on purpose: the bench starts this one script as its worker,
+and most of its length is the protocol's documentation below.)
+
 Run it with the venv that `scripts/openfhe-setup` makes (CPython 3.10 + the PyPI wheel
 openfhe==1.6.1.0.22.4, a portable build without AVX):
 
