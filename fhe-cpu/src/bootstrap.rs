@@ -24,7 +24,7 @@
 
 use rayon::prelude::*;
 
-use fhe_api::{EvaluationKey, ExtractedLwe, Lut, LweCiphertext, Result};
+use fhe_api::{EvaluationKey, ExtractedLwe, KeyTag, Lut, LweCiphertext, Result};
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,6 +44,8 @@ pub struct CpuPrepared {
     pub(crate) bsk32: Aligned<u32>,
     /// `[sample][n + 1]`, `a` then `b`.
     pub(crate) ksk: Aligned<u16>,
+    /// The evaluation key's tag, carried by every output.
+    pub(crate) tag: KeyTag,
 }
 
 pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
@@ -54,10 +56,10 @@ pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
             let [kp, km] = [kp, km].map(|k| k.iter().map(|&x| x as u32).collect::<Vec<u32>>());
             crate::kernels::interleave_pair(&kp, &km, n, crate::kernels::CHUNK, out);
         });
-        CpuPrepared { bsk: Aligned::default(), bsk32, ksk }
+        CpuPrepared { bsk: Aligned::default(), bsk32, ksk, tag: ek.tag() }
     } else {
         let bsk = interleaved_pairs(ring, ek, crate::wide::interleave_pair);
-        CpuPrepared { bsk, bsk32: Aligned::default(), ksk }
+        CpuPrepared { bsk, bsk32: Aligned::default(), ksk, tag: ek.tag() }
     }
 }
 
@@ -125,9 +127,9 @@ fn initial_acc_b(ring: &Ring, ct: &LweCiphertext, lut: &Lut, out: &mut [u64]) {
     monomial_mul(lut.coefficients(), (two_n - b) % two_n, ring.modulus.q, out);
 }
 
-/// Coefficient 0 of the accumulator as an LWE ciphertext under the ring secret:
-/// `a'_0 = a_0`, `a'_i = -a_(N-i)`, `b' = b_0`.
-pub fn sample_extract(ring: &Ring, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe {
+/// Coefficient 0 of the accumulator as an LWE ciphertext under the ring secret of the
+/// key tagged `tag`: `a'_0 = a_0`, `a'_i = -a_(N-i)`, `b' = b_0`.
+pub fn sample_extract(ring: &Ring, tag: KeyTag, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe {
     let q = ring.modulus.q;
     let big_n = ring.n();
     let mut data = Vec::with_capacity(big_n + 1);
@@ -137,7 +139,7 @@ pub fn sample_extract(ring: &Ring, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe
         data.push(if x == 0 { 0 } else { q - x });
     }
     data.push(acc_b[0]);
-    ExtractedLwe::from_raw(ring.set, data).expect("extraction yields N + 1 residues")
+    ExtractedLwe::from_raw(ring.set, tag, data).expect("extraction yields N + 1 residues under a key's tag")
 }
 
 /// The accumulator and scratch of one ciphertext's blind rotation, each on cache-line
@@ -300,7 +302,7 @@ fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphert
         .iter()
         .map(|s| {
             let wide: Vec<u64> = s.acc.iter().map(|&x| x.into()).collect();
-            sample_extract(ring, &wide[..big_n], &wide[big_n..])
+            sample_extract(ring, key.tag, &wide[..big_n], &wide[big_n..])
         })
         .collect()
 }
@@ -443,7 +445,7 @@ fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &
         (a, helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
     });
     let [a, b] = [acc_a, acc_b].map(|acc| acc.iter().map(|&x| x.into()).collect::<Vec<u64>>());
-    sample_extract(ring, &a, &b)
+    sample_extract(ring, key.tag, &a, &b)
 }
 
 /// The CPU the calling thread runs on, where the OS says.
