@@ -176,3 +176,29 @@ fn combining_two_tags_is_wrong_key() {
     assert!(matches!(x.add(&y), Err(Error::WrongKey { .. })));
     assert_eq!(x.add(&x).unwrap().tag(), x.tag());
 }
+
+proptest::proptest! {
+    /// Any tag on a valid body: never a panic; a key's tag other than its own is
+    /// refused (zero as "no key has tag zero", another as WrongKey for the keys whose
+    /// tag is derived); a ciphertext keeps whatever non-zero tag it is given.
+    #[test]
+    fn random_tags_never_panic_and_keys_check_theirs(
+        i in 0..small_samples().len(),
+        tag in proptest::prelude::any::<[u8; KEY_TAG_LEN]>(),
+    ) {
+        let (kind, _, bytes) = &small_samples()[i];
+        let own = tag_of(bytes);
+        let tag = KeyTag::from_bytes(tag);
+        let mut b = bytes.clone();
+        set_tag(&mut b, tag);
+        let r = decode_as(*kind, &b);
+        match (kind, r) {
+            (_, Ok(())) => proptest::prop_assert!(tag == own || matches!(kind, ObjectKind::LweCiphertext | ObjectKind::ExtractedLwe | ObjectKind::SecretKey) && !tag.is_none()),
+            (_, Err(e)) if tag.is_none() => proptest::prop_assert!(e.to_string().contains("tag zero") || e.to_string().contains("must be trivial"), "{}", e),
+            (ObjectKind::PublicKey, Err(Error::WrongKey { expected, found })) => {
+                proptest::prop_assert_eq!((expected, found), (own, tag));
+            }
+            (_, Err(e)) => proptest::prop_assert!(false, "{kind}: {e}"),
+        }
+    }
+}
