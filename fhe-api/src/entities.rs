@@ -202,11 +202,13 @@ impl std::fmt::Debug for SecretKey {
 impl SecretKey {
     /// Checks lengths and ternary coefficients. `tag` is the key set's
     /// ([`KeyTag::derive`]; never [`KeyTag::NONE`]); an all-zero `s` or `z` is refused,
-    /// since it encrypts nothing.
+    /// since it encrypts nothing. The coefficients are wiped when refused too.
     pub fn from_raw(params: ParamSet, tag: KeyTag, lwe: Vec<i8>, ring: Vec<i8>) -> Result<Self> {
+        // Built first so that every refusal below drops (and zeroizes) it.
+        let key = SecretKey { params, tag, lwe, ring };
         let p = params.params();
         let ternary = |v: &[i8]| v.iter().all(|&x| (-1..=1).contains(&x));
-        if lwe.len() != p.n() || ring.len() != p.big_n() || !ternary(&lwe) || !ternary(&ring) {
+        if key.lwe.len() != p.n() || key.ring.len() != p.big_n() || !ternary(&key.lwe) || !ternary(&key.ring) {
             return Err(Error::InvalidInput(format!(
                 "{params} secret key needs {} + {} ternary coefficients",
                 p.n(),
@@ -219,10 +221,10 @@ impl SecretKey {
         // An OR over every coefficient, not a search that stops at the first non-zero
         // one: the time taken says nothing about where the secret's non-zeros are.
         let nonzero = |v: &[i8]| v.iter().fold(0u8, |acc, &x| acc | x as u8) != 0;
-        if !nonzero(&lwe) || !nonzero(&ring) {
+        if !nonzero(&key.lwe) || !nonzero(&key.ring) {
             return Err(Error::InvalidInput(format!("{params} secret key is all zero: it would encrypt nothing")));
         }
-        Ok(SecretKey { params, tag, lwe, ring })
+        Ok(key)
     }
     pub fn params(&self) -> ParamSet {
         self.params

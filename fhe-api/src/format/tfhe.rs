@@ -117,7 +117,8 @@ impl Body for SecretKey {
             *d = byte_to_ternary(b, p.n() + i)?;
         }
         // Every coefficient is ternary and every length is right, so this fails only on an
-        // all-zero secret; the buffers move into the key, which zeroizes them on drop.
+        // all-zero secret; the buffers move into the key, which zeroizes them on drop (a
+        // refused one as well).
         Ok(SecretKey::from_raw(params, tag, std::mem::take(&mut *lwe), std::mem::take(&mut *ring)).map_err(invalid)?)
     }
 }
