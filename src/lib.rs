@@ -36,7 +36,7 @@ use std::sync::Arc;
 pub use fhe_api::{ckks, format, gates, ops, params, registry, rng};
 pub use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DecodeError, DeviceInfo, Error, EvaluationKey,
-    ExtractedLwe, Gate, KeyOps, KeySet, LweCiphertext, NttOps, ParamSet, Params, PreparedKey, Probe, PublicKey,
+    ExtractedLwe, Gate, KeyOps, KeySet, KeyTag, LweCiphertext, NttOps, ParamSet, Params, PreparedKey, Probe, PublicKey,
     Registry, Result, SecretKey, Seed, Selection, Unavailable,
 };
 
@@ -180,6 +180,12 @@ impl ServerKey {
         self.key.params()
     }
 
+    /// The evaluation key's tag: every output carries it, and inputs of another key are
+    /// `Error::WrongKey` (`docs/FORMAT.md`, "Key tags").
+    pub fn tag(&self) -> KeyTag {
+        self.key.tag()
+    }
+
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
     }
@@ -193,12 +199,14 @@ impl ServerKey {
     /// Gates of mixed kinds, `out[i] = gate_i(a_i, b_i)`, in one batched bootstrap (one
     /// backend call, as [`ServerKey::gate_batch`]): each gate's linear part is computed on
     /// the host, so the kinds can differ. An empty batch gives an empty result; an operand
-    /// of another parameter set than the key's is `Error::ParamMismatch`.
+    /// of another parameter set than the key's is `Error::ParamMismatch`, one of another
+    /// key `Error::WrongKey`.
     pub fn mixed_batch(&self, batch: &[(Gate, &LweCiphertext, &LweCiphertext)]) -> Result<Vec<LweCiphertext>> {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        ops::check_params(&self.key, batch.iter().flat_map(|(_, a, b)| [a.params(), b.params()]))?;
+        let inputs = batch.iter().flat_map(|(_, a, b)| [(a.params(), a.tag()), (b.params(), b.tag())]);
+        ops::check_inputs(&self.key, inputs)?;
         gates::mixed_batch(&*self.backend, &self.key, batch)
     }
 
@@ -278,6 +286,43 @@ mod tests {
         assert!(!engine.decrypt_bit(&keys.sk, &server.and(&t, &f).unwrap()).unwrap());
         assert!(engine.decrypt_bit(&keys.sk, &server.mux(&t, &t, &f).unwrap()).unwrap());
         assert!(!engine.decrypt_bit(&keys.sk, &server.not(&t)).unwrap());
+        assert_eq!(server.tag(), keys.ek.tag());
+        assert_eq!(server.xor(&t, &f).unwrap().tag(), keys.ek.tag());
+    }
+
+    /// Issue 27: another key of the same set is refused by its tag, in decryption, in a
+    /// gate, in a gate mixing two keys, and in integer circuits (a shift has no gate).
+    #[test]
+    fn another_key_of_the_same_set_is_wrong_key() {
+        let engine = Engine::with_backend("cpu").unwrap();
+        let set = ParamSet::PN10QP27;
+        let a = engine.keygen_from_seed(set, &Seed::derive("facade-tags", 0)).unwrap();
+        let b = engine.keygen_from_seed(set, &Seed::derive("facade-tags", 1)).unwrap();
+        let (sa, sb) = (engine.server_key(&a.ek).unwrap(), engine.server_key(&b.ek).unwrap());
+        fn wrong<T>(r: Result<T>) -> bool {
+            matches!(r, Err(Error::WrongKey { .. }))
+        }
+        for bit in [false, true] {
+            let ct = engine.encrypt_bit(&a.pk, bit).unwrap();
+            let theirs = engine.encrypt_bit(&b.pk, bit).unwrap();
+            assert_eq!(engine.decrypt_bit(&a.sk, &ct).unwrap(), bit);
+            let e = engine.decrypt_bit(&b.sk, &ct).unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.contains(&a.pk.tag().to_string()) && msg.contains(&b.sk.tag().to_string()), "{msg}");
+            assert!(wrong(sb.and(&ct, &ct)));
+            assert!(wrong(sa.and(&ct, &theirs)));
+            assert!(wrong(sa.mux(&ct, &ct, &theirs)));
+            assert!(wrong(sa.refresh_batch(&[theirs])));
+        }
+        let x = FheUint::encrypt(&engine, &a.pk, 4, 5).unwrap();
+        let y = FheUint::encrypt(&engine, &b.pk, 4, 3).unwrap();
+        assert!(wrong(sa.add(&x, &y)));
+        assert!(wrong(sb.shl(&x, 1)));
+        let mixed = vec![x.bits()[0].clone(), y.bits()[1].clone()];
+        assert!(wrong(FheUint::from_bits(mixed)));
+        // Constants belong to no key: they mix with either.
+        let k = FheUint::trivial(set, 4, &[2]).unwrap();
+        assert_eq!(sa.add(&x, &k).unwrap().decrypt_u128(&engine, &a.sk).unwrap(), 7);
     }
 
     /// `gate` and `mixed_batch` against every gate kind's truth table (one batch holding

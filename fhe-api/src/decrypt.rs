@@ -3,11 +3,13 @@
 use crate::entities::{LweCiphertext, SecretKey};
 use crate::error::{Error, Result};
 
-/// `b - <a, s> mod q`.
+/// `b - <a, s> mod q`. A ciphertext of another set is `Error::ParamMismatch`; one of
+/// another key (its tag is neither the key's nor none) is `Error::WrongKey`.
 pub fn phase(sk: &SecretKey, ct: &LweCiphertext) -> Result<u32> {
     if sk.params() != ct.params() {
         return Err(Error::ParamMismatch { expected: sk.params().name(), found: ct.params().name() });
     }
+    ct.tag().check_against(sk.tag())?;
     let mut acc = ct.b();
     for (&a, &s) in ct.a().iter().zip(sk.lwe()) {
         acc = acc.wrapping_sub(a.wrapping_mul(s as i32 as u32));

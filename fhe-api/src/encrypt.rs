@@ -1,5 +1,5 @@
 //! Public-key encryption: `sum_k r_k pk_k + (0, m q/4)` with `r` uniform ternary from
-//! stream `(seed, "encrypt", 0)`.
+//! stream `(seed, "encrypt", 0)`. The ciphertext carries the public key's tag.
 
 use crate::error::Result;
 use crate::rng::{label, stream, Seed};
@@ -30,5 +30,5 @@ pub fn encrypt_bit(pk: &PublicKey, bit: bool, seed: &Seed) -> Result<LweCipherte
     }
     let mask = p.q_lwe_mask();
     acc.iter_mut().for_each(|x| *x &= mask);
-    LweCiphertext::from_raw(pk.params(), acc)
+    LweCiphertext::from_raw(pk.params(), pk.tag(), acc)
 }

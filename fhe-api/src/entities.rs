@@ -10,29 +10,52 @@
 //! - Key-switching key (`b` halves only): index `(j * levels + l) * (B - 1) + (v - 1)`
 //!   encrypts `v * z_j * q / B^(l+1)` under `s`.
 //! - Public key (`b` halves only): `pk_samples` LWE encryptions of zero under `s`.
+//!
+//! Every key and ciphertext carries the [`KeyTag`] of its key set: keys derive it from
+//! the set and public seed, ciphertexts inherit it from the key that made them, and
+//! combining objects of two tags is [`Error::WrongKey`].
 
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::error::{Error, Result};
 use crate::params::ParamSet;
 use crate::rng::{label, stream};
+use crate::tag::KeyTag;
+
+/// A ciphertext without a key tag must be trivial (`a = 0`): anything else claims to
+/// belong to no key while needing one to decrypt.
+fn check_untagged_is_trivial(what: &str, tag: KeyTag, a_is_zero: bool) -> Result<()> {
+    if tag.is_none() && !a_is_zero {
+        return Err(Error::InvalidInput(format!(
+            "{what} with key tag {tag} (none) must be trivial (a = 0); a ciphertext under a key carries that key's tag"
+        )));
+    }
+    Ok(())
+}
+
+/// The tag shared by a combination's operands ([`KeyTag::combine`]).
+fn common_tag(tags: impl IntoIterator<Item = KeyTag>) -> Result<KeyTag> {
+    tags.into_iter().try_fold(KeyTag::NONE, KeyTag::combine)
+}
 
 /// An encrypted bit: an LWE ciphertext of dimension `n` modulo `q = 2^15`.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct LweCiphertext {
     params: ParamSet,
+    tag: KeyTag,
     data: Vec<u32>,
 }
 
 impl std::fmt::Debug for LweCiphertext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "LweCiphertext({}, n={})", self.params, self.data.len() - 1)
+        write!(f, "LweCiphertext({}, n={}, tag {})", self.params, self.data.len() - 1, self.tag)
     }
 }
 
 impl LweCiphertext {
-    /// Checks the length (`n + 1`) and the range (`< q`) of every word.
-    pub fn from_raw(params: ParamSet, data: Vec<u32>) -> Result<Self> {
+    /// Checks the length (`n + 1`) and the range (`< q`) of every word; `tag` is the key
+    /// it was made under ([`KeyTag::NONE`] only for a trivial ciphertext, `a = 0`).
+    pub fn from_raw(params: ParamSet, tag: KeyTag, data: Vec<u32>) -> Result<Self> {
         let p = params.params();
         if data.len() != p.n() + 1 {
             return Err(Error::InvalidInput(format!(
@@ -44,19 +67,25 @@ impl LweCiphertext {
         if let Some(i) = data.iter().position(|&w| w > p.q_lwe_mask()) {
             return Err(Error::InvalidInput(format!("LWE word {i} = {} is not below q = {}", data[i], p.q_lwe())));
         }
-        Ok(LweCiphertext { params, data })
+        check_untagged_is_trivial("LWE ciphertext", tag, data[..p.n()].iter().all(|&w| w == 0))?;
+        Ok(LweCiphertext { params, tag, data })
     }
 
-    /// The noiseless encryption of a constant (`a = 0`), used for gate offsets.
+    /// The noiseless encryption of a constant (`a = 0`), used for gate offsets. It belongs
+    /// to no key ([`KeyTag::NONE`]) and decrypts under every one.
     pub fn trivial(params: ParamSet, b: u32) -> Self {
         let p = params.params();
         let mut data = vec![0u32; p.n() + 1];
         data[p.n()] = b & p.q_lwe_mask();
-        LweCiphertext { params, data }
+        LweCiphertext { params, tag: KeyTag::NONE, data }
     }
 
     pub fn params(&self) -> ParamSet {
         self.params
+    }
+    /// The tag of the key this ciphertext was made under.
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     /// `a[0..n]` followed by `b`.
     pub fn as_words(&self) -> &[u32] {
@@ -72,7 +101,8 @@ impl LweCiphertext {
         self.data[self.data.len() - 1]
     }
 
-    /// `sum_k coeff_k * ct_k + constant (mod q)`: the linear part of every gate.
+    /// `sum_k coeff_k * ct_k + constant (mod q)`: the linear part of every gate. Terms of
+    /// two key tags are [`Error::WrongKey`]; the result carries their common tag.
     pub fn linear_combination(terms: &[(i32, &LweCiphertext)], constant: u32) -> Result<Self> {
         let first = terms.first().ok_or_else(|| Error::InvalidInput("empty linear combination".into()))?;
         let params = first.1.params;
@@ -81,6 +111,7 @@ impl LweCiphertext {
                 return Err(Error::ParamMismatch { expected: params.name(), found: ct.params.name() });
             }
         }
+        let tag = common_tag(terms.iter().map(|(_, ct)| ct.tag))?;
         let mask = params.params().q_lwe_mask();
         let mut data = vec![0u32; first.1.data.len()];
         for (c, ct) in terms {
@@ -92,7 +123,7 @@ impl LweCiphertext {
         let last = data.len() - 1;
         data[last] = data[last].wrapping_add(constant);
         data.iter_mut().for_each(|d| *d &= mask);
-        Ok(LweCiphertext { params, data })
+        Ok(LweCiphertext { params, tag, data })
     }
 }
 
@@ -101,19 +132,26 @@ impl LweCiphertext {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExtractedLwe {
     params: ParamSet,
+    tag: KeyTag,
     data: Vec<u64>,
 }
 
 impl ExtractedLwe {
-    pub fn from_raw(params: ParamSet, data: Vec<u64>) -> Result<Self> {
+    /// Checks length and range; `tag` as [`LweCiphertext::from_raw`]'s.
+    pub fn from_raw(params: ParamSet, tag: KeyTag, data: Vec<u64>) -> Result<Self> {
         let p = params.params();
         if data.len() != p.big_n() + 1 || data.iter().any(|&w| w >= p.q_ring()) {
             return Err(Error::InvalidInput(format!("{params} extracted LWE needs {} words below Q", p.big_n() + 1)));
         }
-        Ok(ExtractedLwe { params, data })
+        check_untagged_is_trivial("extracted LWE", tag, data[..p.big_n()].iter().all(|&w| w == 0))?;
+        Ok(ExtractedLwe { params, tag, data })
     }
     pub fn params(&self) -> ParamSet {
         self.params
+    }
+    /// The tag of the evaluation key whose blind rotation made it.
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     pub fn as_words(&self) -> &[u64] {
         &self.data
@@ -123,6 +161,7 @@ impl ExtractedLwe {
         if self.params != other.params {
             return Err(Error::ParamMismatch { expected: self.params.name(), found: other.params.name() });
         }
+        let tag = self.tag.combine(other.tag)?;
         let q = self.params.params().q_ring();
         let data = self
             .data
@@ -137,7 +176,7 @@ impl ExtractedLwe {
                 }
             })
             .collect();
-        Ok(ExtractedLwe { params: self.params, data })
+        Ok(ExtractedLwe { params: self.params, tag, data })
     }
 }
 
@@ -147,31 +186,51 @@ impl ExtractedLwe {
 pub struct SecretKey {
     #[zeroize(skip)]
     params: ParamSet,
+    /// Public: the tag of the key set ([`KeyTag::derive`] of its public seed).
+    #[zeroize(skip)]
+    tag: KeyTag,
     lwe: Vec<i8>,
     ring: Vec<i8>,
 }
 
 impl std::fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SecretKey({}, ..)", self.params)
+        write!(f, "SecretKey({}, tag {}, ..)", self.params, self.tag)
     }
 }
 
 impl SecretKey {
-    pub fn from_raw(params: ParamSet, lwe: Vec<i8>, ring: Vec<i8>) -> Result<Self> {
+    /// Checks lengths and ternary coefficients. `tag` is the key set's
+    /// ([`KeyTag::derive`]; never [`KeyTag::NONE`]); an all-zero `s` or `z` is refused,
+    /// since it encrypts nothing. The coefficients are wiped when refused too.
+    pub fn from_raw(params: ParamSet, tag: KeyTag, lwe: Vec<i8>, ring: Vec<i8>) -> Result<Self> {
+        // Built first so that every refusal below drops (and zeroizes) it.
+        let key = SecretKey { params, tag, lwe, ring };
         let p = params.params();
         let ternary = |v: &[i8]| v.iter().all(|&x| (-1..=1).contains(&x));
-        if lwe.len() != p.n() || ring.len() != p.big_n() || !ternary(&lwe) || !ternary(&ring) {
+        if key.lwe.len() != p.n() || key.ring.len() != p.big_n() || !ternary(&key.lwe) || !ternary(&key.ring) {
             return Err(Error::InvalidInput(format!(
                 "{params} secret key needs {} + {} ternary coefficients",
                 p.n(),
                 p.big_n()
             )));
         }
-        Ok(SecretKey { params, lwe, ring })
+        if tag.is_none() {
+            return Err(Error::InvalidInput(format!("{params} secret key with key tag {tag}: no key has tag zero")));
+        }
+        // An OR over every coefficient, not a search that stops at the first non-zero
+        // one: the time taken says nothing about where the secret's non-zeros are.
+        let nonzero = |v: &[i8]| v.iter().fold(0u8, |acc, &x| acc | x as u8) != 0;
+        if !nonzero(&key.lwe) || !nonzero(&key.ring) {
+            return Err(Error::InvalidInput(format!("{params} secret key is all zero: it would encrypt nothing")));
+        }
+        Ok(key)
     }
     pub fn params(&self) -> ParamSet {
         self.params
+    }
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     pub fn lwe(&self) -> &[i8] {
         &self.lwe
@@ -187,6 +246,7 @@ impl SecretKey {
 #[derive(Clone, PartialEq, Eq)]
 pub struct PublicKey {
     params: ParamSet,
+    tag: KeyTag,
     public_seed: [u8; 32],
     b: Vec<u32>,
     a: Vec<u16>,
@@ -194,21 +254,29 @@ pub struct PublicKey {
 
 impl std::fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PublicKey({}, {} samples)", self.params, self.b.len())
+        write!(f, "PublicKey({}, tag {}, {} samples)", self.params, self.tag, self.b.len())
     }
 }
 
 impl PublicKey {
+    /// Checks the words; the tag is [`KeyTag::derive`]`(params, public_seed)`. All-zero
+    /// `b` halves (no encryption of zero under any real secret) are refused.
     pub fn from_raw(params: ParamSet, public_seed: [u8; 32], b: Vec<u32>) -> Result<Self> {
         let p = params.params();
         if b.len() != p.pk_samples || b.iter().any(|&w| w > p.q_lwe_mask()) {
             return Err(Error::InvalidInput(format!("{params} public key needs {} words below q", p.pk_samples)));
         }
+        if b.iter().all(|&w| w == 0) {
+            return Err(Error::InvalidInput(format!("{params} public key is all zero")));
+        }
         let a = expand_pk_a(params, &public_seed);
-        Ok(PublicKey { params, public_seed, b, a })
+        Ok(PublicKey { params, tag: KeyTag::derive(params, &public_seed), public_seed, b, a })
     }
     pub fn params(&self) -> ParamSet {
         self.params
+    }
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     pub fn public_seed(&self) -> &[u8; 32] {
         &self.public_seed
@@ -237,6 +305,7 @@ pub fn expand_pk_a(params: ParamSet, public_seed: &[u8; 32]) -> Vec<u16> {
 #[derive(Clone, PartialEq, Eq)]
 pub struct EvaluationKey {
     params: ParamSet,
+    tag: KeyTag,
     public_seed: [u8; 32],
     bsk_b: Vec<u64>,
     ksk_b: Vec<u32>,
@@ -244,11 +313,13 @@ pub struct EvaluationKey {
 
 impl std::fmt::Debug for EvaluationKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "EvaluationKey({})", self.params)
+        write!(f, "EvaluationKey({}, tag {})", self.params, self.tag)
     }
 }
 
 impl EvaluationKey {
+    /// Checks lengths and ranges; the tag is [`KeyTag::derive`]`(params, public_seed)`.
+    /// An all-zero bootstrap or key-switching key is refused.
     pub fn from_raw(params: ParamSet, public_seed: [u8; 32], bsk_b: Vec<u64>, ksk_b: Vec<u32>) -> Result<Self> {
         let p = params.params();
         if bsk_b.len() != p.bsk_b_len() || ksk_b.len() != p.ksk_samples() {
@@ -261,10 +332,16 @@ impl EvaluationKey {
         if bsk_b.iter().any(|&w| w >= p.q_ring()) || ksk_b.iter().any(|&w| w > p.q_lwe_mask()) {
             return Err(Error::InvalidInput("evaluation key word out of range".into()));
         }
-        Ok(EvaluationKey { params, public_seed, bsk_b, ksk_b })
+        if bsk_b.iter().all(|&w| w == 0) || ksk_b.iter().all(|&w| w == 0) {
+            return Err(Error::InvalidInput(format!("{params} evaluation key is all zero")));
+        }
+        Ok(EvaluationKey { params, tag: KeyTag::derive(params, &public_seed), public_seed, bsk_b, ksk_b })
     }
     pub fn params(&self) -> ParamSet {
         self.params
+    }
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     pub fn public_seed(&self) -> &[u8; 32] {
         &self.public_seed

@@ -1,6 +1,7 @@
 //! The one error type of the runtime. Every variant names a cause a user can act on.
 
 use crate::registry::BackendKind;
+use crate::tag::KeyTag;
 
 /// Why a backend cannot be used on this machine.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,7 +31,7 @@ pub enum DecodeError {
     TrailingBytes { extra: usize },
     #[error("bad magic: not a Lux FHE object")]
     BadMagic,
-    #[error("unsupported format version {found} (this build reads version {supported})")]
+    #[error("unsupported format version {found}: this build reads format version {supported} only (objects of another format version must be regenerated or converted by the build that wrote them)")]
     UnsupportedVersion { found: u16, supported: u16 },
     #[error("wrong object kind: expected {expected}, found {found}")]
     WrongKind { expected: &'static str, found: String },
@@ -67,6 +68,11 @@ pub enum Error {
     /// Objects of different parameter sets were combined.
     #[error("parameter set mismatch: expected {expected}, found {found}")]
     ParamMismatch { expected: &'static str, found: &'static str },
+    /// An object made under another key (its key tag differs from the key's), two
+    /// ciphertexts of different keys combined, or an object relabelled to another
+    /// parameter set. Tags print as 16 hex digits (`docs/FORMAT.md`, "Key tags").
+    #[error("wrong key: expected key tag {expected}, found {found} (an object made under another key, or relabelled to another parameter set)")]
+    WrongKey { expected: KeyTag, found: KeyTag },
     /// A prepared key was used with a backend other than the one that prepared it.
     #[error("prepared key belongs to backend {owner}, not {used}")]
     WrongBackend { owner: String, used: String },

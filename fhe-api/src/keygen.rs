@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::ring::math::pow_mod;
 use crate::ring::modulus::Modulus;
 use crate::rng::{label, public_seed, stream, Seed};
+use crate::tag::KeyTag;
 use crate::{EvaluationKey, KeySet, ParamSet, PublicKey, SecretKey};
 
 /// All three keys of `set`, determined by `seed` alone. `forward` is a batched forward
@@ -95,7 +96,7 @@ pub fn keygen(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Result
         })
         .collect();
 
-    let sk = SecretKey::from_raw(set, lwe.to_vec(), ring_sk.to_vec())?;
+    let sk = SecretKey::from_raw(set, KeyTag::derive(set, &pseed), lwe.to_vec(), ring_sk.to_vec())?;
     let pk = PublicKey::from_raw(set, pseed, pk_b)?;
     let ek = EvaluationKey::from_raw(set, pseed, bsk_b, ksk_b)?;
     Ok(KeySet { sk, pk, ek })

@@ -24,6 +24,7 @@ pub mod per_set;
 pub mod registry;
 pub mod ring;
 pub mod rng;
+pub mod tag;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -35,3 +36,4 @@ pub use ops::{Backend, BootstrapOps, DeviceInfo, KeyOps, NttOps, PreparedKey};
 pub use params::{ParamSet, Params};
 pub use registry::{BackendEntry, BackendKind, BackendOptions, Probe, Registry, Selection};
 pub use rng::Seed;
+pub use tag::KeyTag;

@@ -17,7 +17,7 @@ pub mod tfhe;
 pub use fhe_api::ring::modulus;
 use std::sync::Arc;
 
-use fhe_api::ops::{check_ntt_input, check_params, check_ring_input, CkksOps, RingOps};
+use fhe_api::ops::{check_inputs, check_ntt_input, check_ring_input, CkksOps, RingOps};
 use fhe_api::params::{PolynomialSize, RingModulus};
 use fhe_api::per_set::KeyedCache;
 use fhe_api::ring::ntt::NttTables;
@@ -210,7 +210,7 @@ impl BootstrapOps for CpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let ring = self.ring(ek.params())?;
         let prepared = bootstrap::prepare(&ring, ek);
-        Ok(PreparedKey::new(self.name(), ek.params(), prepared))
+        Ok(PreparedKey::new(self.name(), ek, prepared))
     }
 
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
@@ -223,7 +223,7 @@ impl BootstrapOps for CpuBackend {
         inputs: &[LweCiphertext],
         lut: &Lut,
     ) -> Result<Vec<ExtractedLwe>> {
-        check_params(key, inputs.iter().map(|c| c.params()))?;
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         lut.check_params(key.params())?;
         let prepared = key.downcast::<CpuPrepared>(&self.name())?;
         let ring = self.ring(key.params())?;
@@ -231,7 +231,7 @@ impl BootstrapOps for CpuBackend {
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
-        check_params(key, inputs.iter().map(|c| c.params()))?;
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = key.downcast::<CpuPrepared>(&self.name())?;
         let ring = self.ring(key.params())?;
         keyswitch::key_switch_batch(&ring, prepared, inputs)

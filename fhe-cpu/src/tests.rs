@@ -57,7 +57,7 @@ fn two_thread_blind_rotation_gives_the_same_words() {
                     let n = set.params().n();
                     [0, 1, n / 2, n - 1].iter().for_each(|&j| words[j] = 0);
                 }
-                let ct = LweCiphertext::from_raw(set, words).unwrap();
+                let ct = LweCiphertext::from_raw(set, keys.ek.tag(), words).unwrap();
                 // The sign table, and one whose every coefficient differs (a rotation by
                 // the wrong amount or sign shows).
                 let (q, n) = (set.params().q_ring(), set.params().big_n() as u64);

@@ -13,6 +13,14 @@ fn byte_equal_suite() {
     testing::byte_equal_suite(&emulated_backend().unwrap(), &CpuBackend::oracle());
 }
 
+/// The shared GPU backend checks every input's key tag and tags its outputs with the
+/// evaluation key's (issue 27): the conformance test the device crates stamp, run here
+/// where no device is needed.
+#[test]
+fn wrong_keys_are_refused() {
+    testing::tags::wrong_keys_are_refused(&emulated_backend().unwrap());
+}
+
 #[test]
 fn blind_rotation_and_key_switch_separately_match_the_oracle() {
     let (gpu, cpu) = (emulated_backend().unwrap(), CpuBackend::oracle());

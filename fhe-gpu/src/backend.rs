@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use fhe_api::ops::{check_ntt_input, check_params};
+use fhe_api::ops::{check_inputs, check_ntt_input};
 use fhe_api::per_set::KeyedCache;
 use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::ring::ntt::NttTables;
@@ -298,7 +298,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
             bsk: Residues::upload(&self.drv, &bsk, word_bits(set))?,
             ksk: Buffer::from_slice(&self.drv, &ksk)?,
         };
-        Ok(PreparedKey::new(self.name(), set, prepared))
+        Ok(PreparedKey::new(self.name(), ek, prepared))
     }
 
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
@@ -312,7 +312,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
         inputs: &[LweCiphertext],
         lut: &Lut,
     ) -> Result<Vec<ExtractedLwe>> {
-        check_params(key, inputs.iter().map(|c| c.params()))?;
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         lut.check_params(key.params())?;
         let prepared = self.prepared(key)?;
         let set = key.params();
@@ -333,14 +333,14 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
             let mut words = vec![0u64; chunk.len() * width];
             out.read_into(&mut words)?;
             for w in words.chunks(width) {
-                result.push(ExtractedLwe::from_raw(set, w.to_vec())?);
+                result.push(ExtractedLwe::from_raw(set, key.tag(), w.to_vec())?);
             }
         }
         Ok(result)
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
-        check_params(key, inputs.iter().map(|c| c.params()))?;
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = self.prepared(key)?;
         let set = key.params();
         let ring = self.ring(set)?;
@@ -352,7 +352,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
             let input = Buffer::from_slice(&self.drv, &words)?;
             let out = self.launch_key_switch(&ring, prepared, set, &input, chunk.len(), 0)?;
             for w in out.chunks(n + 1) {
-                result.push(LweCiphertext::from_raw(set, w.to_vec())?);
+                result.push(LweCiphertext::from_raw(set, key.tag(), w.to_vec())?);
             }
         }
         Ok(result)
@@ -360,7 +360,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
 
     /// Fused: blind rotation and key switch back to back on the device, one copy back.
     fn bootstrap_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
-        check_params(key, inputs.iter().map(|c| c.params()))?;
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = self.prepared(key)?;
         let set = key.params();
         let ring = self.ring(set)?;
@@ -374,7 +374,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
             self.launch_blind_rotate(&ring, prepared, set, chunk, ring.sign_lut.dev_ptr(), &extracted)?;
             let out = self.launch_key_switch(&ring, prepared, set, &extracted, chunk.len(), eighth)?;
             for w in out.chunks(n + 1) {
-                result.push(LweCiphertext::from_raw(set, w.to_vec())?);
+                result.push(LweCiphertext::from_raw(set, key.tag(), w.to_vec())?);
             }
         }
         Ok(result)

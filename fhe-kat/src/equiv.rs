@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use fhe_api::format::{Decode, Encode};
 use fhe_api::gates::refresh_batch;
 use fhe_api::rng::stream;
-use fhe_api::{Backend, LweCiphertext, ParamSet};
+use fhe_api::{Backend, KeyTag, LweCiphertext, ParamSet};
 
 use crate::compare::{Case, Checker, Mismatch, Source};
 use crate::corpus::{Corpus, KatEntry};
@@ -218,14 +218,16 @@ pub fn dispatch(oracle: &dyn Backend, target: &dyn Backend, sets: &[ParamSet], s
     Ok(report)
 }
 
-/// Two uniformly random LWE ciphertexts of case `input` (stream `equiv-sweep-random`).
-fn random_cts(input: &CaseInput) -> fhe_api::Result<Vec<LweCiphertext>> {
+/// Two uniformly random LWE ciphertexts of case `input` (stream `equiv-sweep-random`),
+/// tagged as the case's key (a random ciphertext is under every key; the tag only lets
+/// the backends accept it).
+fn random_cts(input: &CaseInput, tag: KeyTag) -> fhe_api::Result<Vec<LweCiphertext>> {
     let p = input.params.params();
     (0..2)
         .map(|j| {
             let mut r = stream(&input.master.0, "equiv-sweep-random", j);
             let words = (0..=p.n()).map(|_| r.uniform_mod(p.q_lwe()) as u32).collect();
-            LweCiphertext::from_raw(input.params, words)
+            LweCiphertext::from_raw(input.params, tag, words)
         })
         .collect()
 }
@@ -240,7 +242,7 @@ fn sweep_case(oracle: &dyn Backend, target: &dyn Backend, input: &CaseInput, che
         .zip(&input.encrypt_seeds)
         .map(|(&b, s)| oracle.encrypt_bit_seeded(&keys.pk, b, s))
         .collect::<fhe_api::Result<Vec<_>>>()?;
-    let random = random_cts(input)?;
+    let random = random_cts(input, keys.ek.tag())?;
     let (ok, tk) = (oracle.prepare(&keys.ek)?, target.prepare(&keys.ek)?);
     let (orf, trf) = (refresh_batch(oracle, &ok, &enc)?, refresh_batch(target, &tk, &enc)?);
     for (j, ((o, t), &bit)) in orf.iter().zip(&trf).zip(bits).enumerate() {

@@ -96,10 +96,10 @@ impl BootstrapOps for Perturbed {
             Flaw::BootstrapB => out
                 .into_iter()
                 .map(|ct| {
-                    let params = ct.params();
+                    let (params, tag) = (ct.params(), ct.tag());
                     let mut words = ct.into_words();
                     *words.last_mut().expect("b word") ^= 1;
-                    LweCiphertext::from_raw(params, words)
+                    LweCiphertext::from_raw(params, tag, words)
                 })
                 .collect(),
             Flaw::EkWord => Ok(out),

@@ -9,7 +9,7 @@
 //! coefficients short enough for llvmpipe's loop limit, all in one submission, with
 //! the accumulators resident between them.
 
-use fhe_api::{Error, EvaluationKey, ExtractedLwe, Lut, LweCiphertext, ParamSet, Result};
+use fhe_api::{Error, EvaluationKey, ExtractedLwe, KeyTag, Lut, LweCiphertext, ParamSet, Result};
 
 use crate::device::{layout_entries, Binding, Gpu};
 use crate::ring::{self, Mont, WG};
@@ -119,6 +119,8 @@ pub struct WgpuPrepared {
     pub bsk: Vec<Chunk>,
     /// `[sample][n + 1]` 16-bit words packed in pairs, chunked by ring coefficient.
     pub ksk: Vec<Chunk>,
+    /// The evaluation key's tag, carried by every output.
+    pub tag: KeyTag,
 }
 
 /// Splits `total` items of `bytes_each` into runs that fit one binding (multiples of
@@ -177,7 +179,7 @@ pub fn prepare(gpu: &Gpu, pipes: &Pipelines, ek: &EvaluationKey) -> Result<WgpuP
         ksk.push(Chunk { lo: lo as u32, hi: hi as u32, buf });
     }
     tracing::debug!(%set, bsk_chunks = bsk.len(), ksk_chunks = ksk.len(), "wgpu key resident");
-    Ok(WgpuPrepared { bsk, ksk })
+    Ok(WgpuPrepared { bsk, ksk, tag: ek.tag() })
 }
 
 /// What one group's submission computes and reads back.
@@ -368,9 +370,9 @@ fn rotate_groups<T>(
     Ok(out)
 }
 
-fn decode_lwe(set: ParamSet, bytes: &[u8]) -> Result<Vec<LweCiphertext>> {
+fn decode_lwe(set: ParamSet, tag: KeyTag, bytes: &[u8]) -> Result<Vec<LweCiphertext>> {
     let words: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
-    words.chunks(set.params().n() + 1).map(|w| LweCiphertext::from_raw(set, w.to_vec())).collect()
+    words.chunks(set.params().n() + 1).map(|w| LweCiphertext::from_raw(set, tag, w.to_vec())).collect()
 }
 
 /// Blind rotation with test polynomial `lut` (of `pipes`' set; the caller checks): the
@@ -392,7 +394,7 @@ pub fn blind_rotate_batch(
     };
     rotate_groups(gpu, pipes, key, inputs, Stage::BlindRotate, table, |bytes| {
         let words: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);
-        words.chunks(set.params().big_n() + 1).map(|w| ExtractedLwe::from_raw(set, w.to_vec())).collect()
+        words.chunks(set.params().big_n() + 1).map(|w| ExtractedLwe::from_raw(set, key.tag, w.to_vec())).collect()
     })
 }
 
@@ -403,7 +405,9 @@ pub fn bootstrap_batch(
     inputs: &[LweCiphertext],
 ) -> Result<Vec<LweCiphertext>> {
     let add = (pipes.set.params().q_lwe() / 8) as u32;
-    rotate_groups(gpu, pipes, key, inputs, Stage::Bootstrap { add }, &pipes.sign_lut, |b| decode_lwe(pipes.set, b))
+    rotate_groups(gpu, pipes, key, inputs, Stage::Bootstrap { add }, &pipes.sign_lut, |b| {
+        decode_lwe(pipes.set, key.tag, b)
+    })
 }
 
 pub fn key_switch_batch(
@@ -418,7 +422,7 @@ pub fn key_switch_batch(
         let words: Vec<u64> = group.iter().flat_map(|c| c.as_words().iter().copied()).collect();
         let g = group_buffers(gpu, set, group.len(), &[], Some(&words))?;
         let words = run_group(gpu, pipes, key, &g, Stage::KeySwitch { add: 0 }, &pipes.sign_lut)?;
-        out.extend(decode_lwe(set, &words)?);
+        out.extend(decode_lwe(set, key.tag, &words)?);
     }
     Ok(out)
 }

@@ -19,7 +19,7 @@ pub mod ring;
 
 use std::sync::{Arc, OnceLock};
 
-use fhe_api::ops::check_params;
+use fhe_api::ops::check_inputs;
 use fhe_api::per_set::KeyedCache;
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe,
@@ -104,7 +104,7 @@ impl NttOps for WgpuBackend {
 impl BootstrapOps for WgpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let prepared = bootstrap::prepare(&self.gpu, &*self.pipelines(ek.params())?, ek)?;
-        Ok(PreparedKey::new(self.name(), ek.params(), prepared))
+        Ok(PreparedKey::new(self.name(), ek, prepared))
     }
 
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
@@ -117,14 +117,14 @@ impl BootstrapOps for WgpuBackend {
         inputs: &[LweCiphertext],
         lut: &Lut,
     ) -> Result<Vec<ExtractedLwe>> {
-        check_params(key, inputs.iter().map(|c| c.params()))?;
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         lut.check_params(key.params())?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
         bootstrap::blind_rotate_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs, lut)
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
-        check_params(key, inputs.iter().map(|c| c.params()))?;
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
         bootstrap::key_switch_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
     }
@@ -132,7 +132,7 @@ impl BootstrapOps for WgpuBackend {
     /// Blind rotation, extraction, key switch and `+ q/8` on the device: one
     /// submission per group of ciphertexts, nothing read back in between.
     fn bootstrap_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
-        check_params(key, inputs.iter().map(|c| c.params()))?;
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
         bootstrap::bootstrap_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
     }

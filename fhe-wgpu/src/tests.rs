@@ -157,17 +157,17 @@ fn blind_rotation_of_simple_ciphertexts() {
         let mut w = vec![0u32; p.n() + 1];
         w[i] = a;
         w[p.n()] = 777;
-        cts.push(LweCiphertext::from_raw(set, w).unwrap());
+        cts.push(LweCiphertext::from_raw(set, keys.ek.tag(), w).unwrap());
     }
     // Two steps: the second decomposes a non-constant accumulator.
     let mut w = vec![0u32; p.n() + 1];
     w[3] = 5000;
     w[7] = 20000;
-    cts.push(LweCiphertext::from_raw(set, w.clone()).unwrap());
+    cts.push(LweCiphertext::from_raw(set, keys.ek.tag(), w.clone()).unwrap());
     // Both key chunks, with skipped steps (a_i that switch to 0) in between.
     w[p.n() - 2] = 3;
     w[9] = 32767 - 3;
-    cts.push(LweCiphertext::from_raw(set, w).unwrap());
+    cts.push(LweCiphertext::from_raw(set, keys.ek.tag(), w).unwrap());
     let rw = b.blind_rotate_batch(&kw, &cts).unwrap();
     let ro = oracle().blind_rotate_batch(&ko, &cts).unwrap();
     for (i, (x, y)) in rw.iter().zip(&ro).enumerate() {

@@ -31,7 +31,7 @@ use fhe_api::gates;
 pub use circuit::{IntOp, PrefixNetwork};
 pub use netlist::{Bit, Builder, Circuit, CircuitStats};
 
-use crate::{Engine, Error, LweCiphertext, ParamSet, PublicKey, Result, SecretKey, ServerKey};
+use crate::{Engine, Error, KeyTag, LweCiphertext, ParamSet, PublicKey, Result, SecretKey, ServerKey};
 
 /// The widest integer (bits): the widest the binary format carries.
 pub const MAX_WIDTH: usize = fhe_api::format::MAX_UINT_BITS;
@@ -93,13 +93,15 @@ impl FheUint {
         Ok(FheUint { bits: bits.into_iter().map(|b| gates::constant(params, b)).collect() })
     }
 
-    /// From encrypted bits, least significant first (one parameter set).
+    /// From encrypted bits, least significant first (one parameter set, one key:
+    /// bits of two key tags are `Error::WrongKey`).
     pub fn from_bits(bits: Vec<LweCiphertext>) -> Result<FheUint> {
         check_width(bits.len())?;
         let params = bits[0].params();
         if let Some(bad) = bits.iter().find(|b| b.params() != params) {
             return Err(Error::ParamMismatch { expected: params.name(), found: bad.params().name() });
         }
+        bits.iter().try_fold(KeyTag::NONE, |tag, b| tag.combine(b.tag()))?;
         Ok(FheUint { bits })
     }
 
@@ -176,8 +178,11 @@ fn same_width(what: &str, a: &FheUint, b: &FheUint) -> Result<()> {
 /// Integer operations on encrypted integers; each builds its circuit and runs it level by
 /// level, one batched bootstrap per level. Operands must have the same width.
 impl ServerKey {
-    /// Runs `circuit` on encrypted input bits (in the circuit's input order).
+    /// Runs `circuit` on encrypted input bits (in the circuit's input order). Inputs of
+    /// another set or key are refused up front (`Error::ParamMismatch`,
+    /// `Error::WrongKey`), also where the circuit has no gate (a shift only rewires).
     pub fn eval_circuit(&self, circuit: &Circuit, inputs: &[&LweCiphertext]) -> Result<Vec<LweCiphertext>> {
+        fhe_api::ops::check_inputs(&self.key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         circuit.eval_encrypted(&*self.backend, &self.key, inputs)
     }
 

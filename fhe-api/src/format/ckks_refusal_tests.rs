@@ -119,10 +119,12 @@ fn relabelled_headers_are_refused() {
             assert!(matches!(decode_err(kind, &b), DecodeError::BadMagic | DecodeError::UnsupportedVersion { .. }));
         }
         let mut b = bytes.clone();
-        b[VERSION_AT] = 2;
-        assert_eq!(decode_err(kind, &b), DecodeError::UnsupportedVersion { found: 2, supported: 1 });
+        // Version 1 (before key tags; CKKS bodies are unchanged, but the header version
+        // is shared) is refused by version.
+        b[VERSION_AT] = 1;
+        assert_eq!(decode_err(kind, &b), DecodeError::UnsupportedVersion { found: 1, supported: FORMAT_VERSION });
         let h = peek_ckks_header(bytes).unwrap();
-        assert_eq!((h.kind, h.preset, h.version, h.total_len()), (kind, preset, 1, bytes.len() as u64));
+        assert_eq!((h.kind, h.preset, h.version, h.total_len()), (kind, preset, FORMAT_VERSION, bytes.len() as u64));
     }
 }
 

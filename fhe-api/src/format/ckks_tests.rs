@@ -212,7 +212,7 @@ fn layout_is_pinned() {
     let n = 8192;
     let body_len = 12 + 2 * 2 * n * 8;
     let mut want = b"LUXFHE".to_vec();
-    want.extend([1, 0, 6, 0, 101, 0]);
+    want.extend([2, 0, 6, 0, 101, 0]);
     want.extend((body_len as u64).to_le_bytes());
     assert_eq!(&b[..HEADER_LEN], &want[..]);
     assert_eq!(&b[20..24], &[1, 0, 0, 0], "level, u32");
@@ -327,7 +327,7 @@ fn concatenated_objects_split_by_their_headers() {
 fn serde_json_round_trips() {
     let c = ct(SMALL, 0, 1);
     let json = serde_json::to_string(&c).unwrap();
-    assert!(json.starts_with("[76,85,88,70,72,69,1,0,6,0,101,0,"), "{}", &json[..40]);
+    assert!(json.starts_with("[76,85,88,70,72,69,2,0,6,0,101,0,"), "{}", &json[..40]);
     assert_eq!(serde_json::from_str::<CkksCiphertext>(&json).unwrap(), c);
     let p = pt(SMALL, 1, 2);
     assert_eq!(serde_json::from_slice::<CkksPlaintext>(&serde_json::to_vec(&p).unwrap()).unwrap(), p);

@@ -4,20 +4,23 @@
 use proptest::prelude::*;
 
 use super::header::{BODY_LEN_AT, KIND_AT, PARAMS_AT};
-use super::tests::Mix;
+use super::tests::{test_tag, Mix};
 use super::*;
 use crate::entities::{EvaluationKey, KeySet, LweCiphertext, PublicKey, SecretKey};
 use crate::params::ParamSet;
+use crate::tag::KeyTag;
 
 fn keys(set: ParamSet, seed: u64) -> KeySet {
     let p = set.params();
     let mut m = Mix(seed);
-    let sk = SecretKey::from_raw(set, m.ternary(p.n()), m.ternary(p.big_n())).unwrap();
+    // One key set: the three keys share its public seed, hence its tag.
+    let public_seed = m.seed();
+    let sk =
+        SecretKey::from_raw(set, KeyTag::derive(set, &public_seed), m.ternary(p.n()), m.ternary(p.big_n())).unwrap();
     let lwe = |m: &mut Mix, len: usize| (0..len).map(|_| m.below(p.q_lwe()) as u32).collect::<Vec<_>>();
-    let (s1, s2) = (m.seed(), m.seed());
-    let pk = PublicKey::from_raw(set, s1, lwe(&mut m, p.pk_samples)).unwrap();
+    let pk = PublicKey::from_raw(set, public_seed, lwe(&mut m, p.pk_samples)).unwrap();
     let bsk = (0..p.bsk_b_len()).map(|_| m.below(p.q_ring())).collect();
-    let ek = EvaluationKey::from_raw(set, s2, bsk, lwe(&mut m, p.ksk_samples())).unwrap();
+    let ek = EvaluationKey::from_raw(set, public_seed, bsk, lwe(&mut m, p.ksk_samples())).unwrap();
     KeySet { sk, pk, ek }
 }
 
@@ -25,7 +28,10 @@ fn bits(set: ParamSet, width: usize, seed: u64) -> Vec<LweCiphertext> {
     let p = set.params();
     let mut m = Mix(seed);
     (0..width)
-        .map(|_| LweCiphertext::from_raw(set, (0..=p.n()).map(|_| m.below(p.q_lwe()) as u32).collect()).unwrap())
+        .map(|_| {
+            let words = (0..=p.n()).map(|_| m.below(p.q_lwe()) as u32).collect();
+            LweCiphertext::from_raw(set, test_tag(set, seed), words).unwrap()
+        })
         .collect()
 }
 
@@ -75,8 +81,15 @@ fn key_set_refusals() {
     assert!(matches!(decode_err::<EvaluationKey>(&bytes), DecodeError::WrongKind { .. }));
     // A bad word inside a part is the part's own refusal.
     let mut b = bytes.clone();
-    b[2 * HEADER_LEN + 5] = 7;
+    b[2 * HEADER_LEN + KEY_TAG_LEN + 5] = 7; // past the secret key's tag
     assert_eq!(decode_err::<KeySet>(&b), DecodeError::OutOfRange { index: 5, value: 7, bound: 3 });
+    // Keys of two key sets (each part valid on its own) are one key set's or refused.
+    let (k1, k2) = (keys(set, 1), keys(set, 2));
+    let mut mixed = bytes[..HEADER_LEN].to_vec();
+    mixed.extend(k1.sk.encode());
+    mixed.extend(k2.pk.encode());
+    mixed.extend(k1.ek.encode());
+    assert!(matches!(KeySet::decode(&mixed), Err(Error::WrongKey { .. })));
     // A huge claimed length is refused by comparison, before any allocation.
     let mut b = bytes[..HEADER_LEN].to_vec();
     b[BODY_LEN_AT..HEADER_LEN].copy_from_slice(&u64::MAX.to_le_bytes());

@@ -11,10 +11,14 @@ use crate::params::ParamSet;
 
 /// The six magic bytes that open every object.
 pub const MAGIC: [u8; 6] = *b"LUXFHE";
-/// The format version this build writes, and the only one it reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this build writes, and the only one it reads. Version 2 added the
+/// key tag to every bit-scheme body; version 1 objects are refused
+/// ([`DecodeError::UnsupportedVersion`]).
+pub const FORMAT_VERSION: u16 = 2;
 /// Bytes in the header.
 pub const HEADER_LEN: usize = 20;
+/// Bytes of the key tag that opens every bit-scheme body ([`crate::tag::KeyTag`]).
+pub const KEY_TAG_LEN: usize = crate::tag::KEY_TAG_LEN;
 /// Bytes of the public seed in public-, evaluation- and switching-key bodies.
 pub const SEED_LEN: usize = 32;
 /// Bytes of the prefix that opens a CKKS ciphertext or plaintext body: the level (u32)
@@ -88,18 +92,22 @@ impl ObjectKind {
         }
     }
 
-    /// The exact body length of this kind under `params`, in bytes.
+    /// The exact body length of this kind under `params`, in bytes: the key tag, then
+    /// the kind's fields.
     pub const fn body_len(self, params: ParamSet) -> u64 {
         let p = params.params();
         let lwe = lwe_word_bytes(p) as u64;
         let ring = p.ring_coeff_bytes() as u64;
-        match self {
-            ObjectKind::LweCiphertext => (p.n() as u64 + 1) * lwe,
-            ObjectKind::ExtractedLwe => (p.big_n() as u64 + 1) * ring,
-            ObjectKind::SecretKey => p.n() as u64 + p.big_n() as u64,
-            ObjectKind::PublicKey => SEED_LEN as u64 + p.pk_samples as u64 * lwe,
-            ObjectKind::EvaluationKey => SEED_LEN as u64 + p.bsk_b_len() as u64 * ring + p.ksk_samples() as u64 * lwe,
-        }
+        KEY_TAG_LEN as u64
+            + match self {
+                ObjectKind::LweCiphertext => (p.n() as u64 + 1) * lwe,
+                ObjectKind::ExtractedLwe => (p.big_n() as u64 + 1) * ring,
+                ObjectKind::SecretKey => p.n() as u64 + p.big_n() as u64,
+                ObjectKind::PublicKey => SEED_LEN as u64 + p.pk_samples as u64 * lwe,
+                ObjectKind::EvaluationKey => {
+                    SEED_LEN as u64 + p.bsk_b_len() as u64 * ring + p.ksk_samples() as u64 * lwe
+                }
+            }
     }
 
     /// The exact encoded length (header and body) of this kind under `params`.

@@ -10,7 +10,7 @@ use zeroize::Zeroizing;
 use super::header::{open_composed, write_composed_header, ComposedKind, ObjectKind, HEADER_LEN};
 use super::{BytesVisitor, Decode, Encode, Wire};
 use crate::entities::{EvaluationKey, KeySet, PublicKey, SecretKey};
-use crate::error::{DecodeError, Result};
+use crate::error::{DecodeError, Error, Result};
 use crate::params::ParamSet;
 
 /// The parts in body order, with their lengths under `params`.
@@ -56,6 +56,12 @@ impl Decode for KeySet {
         for found in [keys.sk.params(), keys.pk.params(), keys.ek.params()] {
             if found != params {
                 return Err(DecodeError::Invalid(format!("KeySet of {params} holds a key of {found}")).into());
+            }
+        }
+        // Each key's own tag was checked by its reader; the three must be one key set's.
+        for found in [keys.pk.tag(), keys.ek.tag()] {
+            if found != keys.sk.tag() {
+                return Err(Error::WrongKey { expected: keys.sk.tag(), found });
             }
         }
         Ok(keys)

@@ -2,12 +2,16 @@
 //!
 //! Every object is a 20-byte header followed by a body whose length is fixed by the
 //! object kind and the parameter set (and, for a CKKS ciphertext or plaintext, by the
-//! level its body opens with). All integers are little-endian.
+//! level its body opens with). All integers are little-endian. Every bit-scheme body
+//! opens with the 8-byte key tag of its key set ([`crate::tag::KeyTag`]); a public or
+//! evaluation key whose stored tag is not the one its header's set and its public seed
+//! derive (a relabelled key) is refused with [`Error::WrongKey`], a key with tag zero
+//! or an all-zero key with [`Error::Decode`].
 //!
 //! ```text
 //! offset  size  field
 //!      0     6  magic "LUXFHE" (4C 55 58 46 48 45)
-//!      6     2  format version (u16, = 1)
+//!      6     2  format version (u16, = 2; version 1 had no key tags and is refused)
 //!      8     2  object kind id (u16: ObjectKind 1..=5, CkksObjectKind 6..=10)
 //!     10     2  parameter set id (u16: ParamSet::id 1..=3, CkksPreset::id 101..=104)
 //!     12     8  body length in bytes (u64; must equal the length the kind and set dictate)
@@ -59,13 +63,15 @@ mod composed_tests;
 mod header;
 mod keyset;
 #[cfg(test)]
+mod tag_tests;
+#[cfg(test)]
 mod tests;
 mod tfhe;
 mod uint;
 
 pub use header::{
     peek_ckks_header, peek_header, CkksHeader, CkksObjectKind, ComposedKind, Header, ObjectKind, CKKS_LEVEL_PREFIX_LEN,
-    CKKS_SWITCH_PREFIX_LEN, CKKS_WORD_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC, SEED_LEN,
+    CKKS_SWITCH_PREFIX_LEN, CKKS_WORD_LEN, FORMAT_VERSION, HEADER_LEN, KEY_TAG_LEN, MAGIC, SEED_LEN,
 };
 pub use tfhe::lwe_word_bytes;
 pub use uint::{encode_uint_bits, UintBits, MAX_UINT_BITS, UINT_WIDTH_LEN};

@@ -12,6 +12,7 @@ use super::header::{BODY_LEN_AT, KIND_AT, PARAMS_AT, VERSION_AT};
 use super::*;
 use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
 use crate::params::{ParamSet, Params};
+use crate::tag::KeyTag;
 
 /// SplitMix64: fast deterministic test data (bias of `% bound` is irrelevant here).
 /// Shared with the CKKS format tests.
@@ -43,26 +44,31 @@ impl Mix {
     }
 }
 
-fn ct(set: ParamSet, seed: u64) -> LweCiphertext {
-    let p = set.params();
-    LweCiphertext::from_raw(set, Mix(seed).lwe_words(p, p.n() + 1)).unwrap()
+/// The key tag of test object `seed` (a key set whose public seed is drawn from it).
+pub(super) fn test_tag(set: ParamSet, seed: u64) -> KeyTag {
+    KeyTag::derive(set, &Mix(seed ^ 0x7A6).seed())
 }
-fn ext(set: ParamSet, seed: u64) -> ExtractedLwe {
+
+pub(super) fn ct(set: ParamSet, seed: u64) -> LweCiphertext {
     let p = set.params();
-    ExtractedLwe::from_raw(set, Mix(seed).ring_words(p, p.big_n() + 1)).unwrap()
+    LweCiphertext::from_raw(set, test_tag(set, seed), Mix(seed).lwe_words(p, p.n() + 1)).unwrap()
 }
-fn sk(set: ParamSet, seed: u64) -> SecretKey {
+pub(super) fn ext(set: ParamSet, seed: u64) -> ExtractedLwe {
+    let p = set.params();
+    ExtractedLwe::from_raw(set, test_tag(set, seed), Mix(seed).ring_words(p, p.big_n() + 1)).unwrap()
+}
+pub(super) fn sk(set: ParamSet, seed: u64) -> SecretKey {
     let p = set.params();
     let mut m = Mix(seed);
-    SecretKey::from_raw(set, m.ternary(p.n()), m.ternary(p.big_n())).unwrap()
+    SecretKey::from_raw(set, test_tag(set, seed), m.ternary(p.n()), m.ternary(p.big_n())).unwrap()
 }
-fn pk(set: ParamSet, seed: u64) -> PublicKey {
+pub(super) fn pk(set: ParamSet, seed: u64) -> PublicKey {
     let p = set.params();
     let mut m = Mix(seed);
     let s = m.seed();
     PublicKey::from_raw(set, s, m.lwe_words(p, p.pk_samples)).unwrap()
 }
-fn ek(set: ParamSet, seed: u64) -> EvaluationKey {
+pub(super) fn ek(set: ParamSet, seed: u64) -> EvaluationKey {
     let p = set.params();
     let mut m = Mix(seed);
     let s = m.seed();
@@ -72,7 +78,7 @@ fn ek(set: ParamSet, seed: u64) -> EvaluationKey {
 }
 
 /// Encodings of the four small kinds on every set.
-fn small_samples() -> &'static [(ObjectKind, ParamSet, Vec<u8>)] {
+pub(super) fn small_samples() -> &'static [(ObjectKind, ParamSet, Vec<u8>)] {
     static S: OnceLock<Vec<(ObjectKind, ParamSet, Vec<u8>)>> = OnceLock::new();
     S.get_or_init(|| {
         let mut v = Vec::new();
@@ -88,18 +94,18 @@ fn small_samples() -> &'static [(ObjectKind, ParamSet, Vec<u8>)] {
 }
 
 /// The cached encoding of `kind` on `set` (a fresh copy to mutate).
-fn cached(kind: ObjectKind, set: ParamSet) -> Vec<u8> {
+pub(super) fn cached(kind: ObjectKind, set: ParamSet) -> Vec<u8> {
     small_samples().iter().find(|(k, s, _)| (*k, *s) == (kind, set)).map(|(_, _, b)| b.clone()).unwrap()
 }
 
 /// The PN10QP27 evaluation key's encoding (36 MB), shared by the proptests.
-fn ek_bytes() -> &'static [u8] {
+pub(super) fn ek_bytes() -> &'static [u8] {
     static E: OnceLock<Vec<u8>> = OnceLock::new();
     E.get_or_init(|| ek(ParamSet::PN10QP27, 99).encode())
 }
 
 /// Decodes `bytes` as `kind`, keeping only the error.
-fn decode_as(kind: ObjectKind, bytes: &[u8]) -> Result<()> {
+pub(super) fn decode_as(kind: ObjectKind, bytes: &[u8]) -> Result<()> {
     match kind {
         ObjectKind::LweCiphertext => LweCiphertext::decode(bytes).map(drop),
         ObjectKind::ExtractedLwe => ExtractedLwe::decode(bytes).map(drop),
@@ -109,7 +115,7 @@ fn decode_as(kind: ObjectKind, bytes: &[u8]) -> Result<()> {
     }
 }
 
-fn decode_err(kind: ObjectKind, bytes: &[u8]) -> DecodeError {
+pub(super) fn decode_err(kind: ObjectKind, bytes: &[u8]) -> DecodeError {
     match decode_as(kind, bytes) {
         Err(Error::Decode(e)) => e,
         Err(e) => panic!("{kind}: not a decode error: {e}"),
@@ -117,7 +123,7 @@ fn decode_err(kind: ObjectKind, bytes: &[u8]) -> DecodeError {
     }
 }
 
-fn round_trip<T: Encode + Decode + PartialEq + fmt::Debug>(x: &T) {
+pub(super) fn round_trip<T: Encode + Decode + PartialEq + fmt::Debug>(x: &T) {
     let bytes = x.encode();
     assert_eq!(bytes.len(), x.encoded_len());
     assert_eq!(bytes.capacity(), bytes.len(), "encode must pre-size exactly");
@@ -160,21 +166,25 @@ fn header_and_body_layout_is_pinned() {
     let set = ParamSet::PN10QP27;
     let bytes = LweCiphertext::trivial(set, 0x2000).encode();
     let mut want = b"LUXFHE".to_vec();
-    want.extend([1, 0, 1, 0, 1, 0]);
-    want.extend(1114u64.to_le_bytes());
+    want.extend([2, 0, 1, 0, 1, 0]);
+    want.extend(1122u64.to_le_bytes());
     assert_eq!(&bytes[..HEADER_LEN], &want[..]);
-    assert!(bytes[HEADER_LEN..HEADER_LEN + 2 * 556].iter().all(|&b| b == 0));
-    assert_eq!(&bytes[HEADER_LEN + 2 * 556..], &[0x00, 0x20]);
+    // A trivial ciphertext's tag is none (zero); then a = 0 and b.
+    let body = HEADER_LEN + KEY_TAG_LEN;
+    assert!(bytes[HEADER_LEN..body + 2 * 556].iter().all(|&b| b == 0));
+    assert_eq!(&bytes[body + 2 * 556..], &[0x00, 0x20]);
 
     let k = sk(set, 5);
     let b = k.encode();
+    assert_eq!(&b[HEADER_LEN..body], &k.tag().to_bytes());
     for (i, &x) in k.lwe().iter().chain(k.ring()).enumerate() {
-        assert_eq!(b[HEADER_LEN + i], [0u8, 1, 2][((x + 3) % 3) as usize], "0 -> 0, +1 -> 1, -1 -> 2");
+        assert_eq!(b[body + i], [0u8, 1, 2][((x + 3) % 3) as usize], "0 -> 0, +1 -> 1, -1 -> 2");
     }
     let e = ext(ParamSet::PN11QP54, 3);
     let b = e.encode();
-    assert_eq!(&b[8..12], &[2, 0, 2, 0]);
-    assert_eq!(&b[HEADER_LEN..HEADER_LEN + 8], &e.as_words()[0].to_le_bytes());
+    assert_eq!(&b[6..12], &[2, 0, 2, 0, 2, 0]);
+    assert_eq!(&b[HEADER_LEN..body], &e.tag().to_bytes());
+    assert_eq!(&b[body..body + 8], &e.as_words()[0].to_le_bytes());
 }
 
 /// The sizes `docs/FORMAT.md` states.
@@ -182,9 +192,9 @@ fn header_and_body_layout_is_pinned() {
 fn body_lengths_match_the_documented_table() {
     use ObjectKind::*;
     let table: [(ParamSet, [u64; 5]); 3] = [
-        (ParamSet::PN10QP27, [1_114, 4_100, 1_580, 10_898, 36_628_512]),
-        (ParamSet::PN11QP54, [1_114, 16_392, 2_604, 10_898, 182_571_040]),
-        (ParamSet::PN10QP25Q, [1_198, 4_100, 1_622, 11_694, 49_178_656]),
+        (ParamSet::PN10QP27, [1_122, 4_108, 1_588, 10_906, 36_628_520]),
+        (ParamSet::PN11QP54, [1_122, 16_400, 2_612, 10_906, 182_571_048]),
+        (ParamSet::PN10QP25Q, [1_206, 4_108, 1_630, 11_702, 49_178_664]),
     ];
     for (set, lens) in table {
         for (kind, len) in [LweCiphertext, ExtractedLwe, SecretKey, PublicKey, EvaluationKey].into_iter().zip(lens) {
@@ -230,12 +240,15 @@ fn wrong_kind_unknown_set_bad_magic_and_length_field() {
             if kind.body_len(other) != kind.body_len(*set) {
                 assert!(matches!(decode_err(*kind, &b), DecodeError::BadLength { .. }), "{kind} {set}");
             } else {
-                // Same layout (e.g. PN10QP27 and PN11QP54 share the LWE side): the
-                // body is read under the other set's bounds and is labelled with it.
+                // Same layout (e.g. PN10QP27 and PN11QP54 share the LWE side): a public
+                // key's tag is not the one the other set derives from its seed; a
+                // ciphertext or secret key is read under the other set's bounds and is
+                // labelled with it, and refused when it meets that set's keys (tag_tests).
                 match decode_as(*kind, &b) {
-                    Ok(()) => assert_eq!(peek_header(&b).unwrap().params, other),
-                    Err(Error::Decode(DecodeError::OutOfRange { .. })) => {}
-                    Err(e) => panic!("{kind} {set} as {other}: {e}"),
+                    Err(Error::WrongKey { .. }) if *kind == ObjectKind::PublicKey => {}
+                    Ok(()) if *kind != ObjectKind::PublicKey => assert_eq!(peek_header(&b).unwrap().params, other),
+                    Err(Error::Decode(DecodeError::OutOfRange { .. })) if *kind != ObjectKind::PublicKey => {}
+                    r => panic!("{kind} {set} as {other}: {r:?}"),
                 }
             }
         }
@@ -320,7 +333,7 @@ fn serde_visitor_accepts_bytes_and_byte_buffers() {
 fn evaluation_key_words_out_of_range_are_located() {
     let p = ParamSet::PN10QP27.params();
     let mut b = ek_bytes().to_vec();
-    let bsk_at = HEADER_LEN + SEED_LEN;
+    let bsk_at = HEADER_LEN + KEY_TAG_LEN + SEED_LEN;
     let ksk_at = bsk_at + 4 * p.bsk_b_len();
     for (i, value) in [(0usize, p.q_ring()), (p.bsk_b_len() / 2, u32::MAX as u64), (p.bsk_b_len() - 1, p.q_ring())] {
         let at = bsk_at + 4 * i;
@@ -355,7 +368,7 @@ fn ring_words_of_eight_bytes_are_range_checked() {
     let q = ParamSet::PN11QP54.params().q_ring();
     for (i, value) in [(0usize, q), (2048, u64::MAX), (1000, q + 1)] {
         let mut b = e.encode();
-        let at = HEADER_LEN + 8 * i;
+        let at = HEADER_LEN + KEY_TAG_LEN + 8 * i;
         b[at..at + 8].copy_from_slice(&value.to_le_bytes());
         assert_eq!(decode_err(ObjectKind::ExtractedLwe, &b), DecodeError::OutOfRange { index: i, value, bound: q });
     }
@@ -382,7 +395,7 @@ proptest! {
     #[test]
     fn random_headers_never_panic_nor_allocate(
         kind in kind_strategy(),
-        version in prop_oneof![Just(1u16), any::<u16>()],
+        version in prop_oneof![Just(1u16), Just(FORMAT_VERSION), any::<u16>()],
         kind_id in prop_oneof![1u16..=5, any::<u16>()],
         set_id in prop_oneof![1u16..=3, any::<u16>()],
         body_len in prop_oneof![Just(u64::MAX), any::<u64>(), 0u64..20_000],
@@ -399,7 +412,7 @@ proptest! {
         if version != FORMAT_VERSION {
             let ok = matches!(
                 r,
-                Err(Error::Decode(DecodeError::UnsupportedVersion { found, supported: 1 })) if found == version
+                Err(Error::Decode(DecodeError::UnsupportedVersion { found, supported: FORMAT_VERSION })) if found == version
             );
             prop_assert!(ok, "{:?}", r);
         } else if kind_id != kind.id() {
@@ -426,7 +439,7 @@ proptest! {
         let (kind, _, bytes) = &small_samples()[i];
         let mut b = bytes.clone();
         b[VERSION_AT..VERSION_AT + 2].copy_from_slice(&version.to_le_bytes());
-        let want = DecodeError::UnsupportedVersion { found: version, supported: 1 };
+        let want = DecodeError::UnsupportedVersion { found: version, supported: FORMAT_VERSION };
         prop_assert_eq!(decode_err(*kind, &b), want);
         prop_assert!(peek_header(&b).is_err());
     }
@@ -461,13 +474,13 @@ proptest! {
         let p = set.params();
         let i = idx.index(p.n() + 1);
         let mut b = ct(set, seed).encode();
-        let at = HEADER_LEN + 2 * i;
+        let at = HEADER_LEN + KEY_TAG_LEN + 2 * i;
         b[at..at + 2].copy_from_slice(&(value as u16).to_le_bytes());
         let want = DecodeError::OutOfRange { index: i, value: value as u64, bound: 1 << 15 };
         prop_assert_eq!(decode_err(ObjectKind::LweCiphertext, &b), want);
         let mut b = cached(ObjectKind::PublicKey, set);
         let j = idx.index(p.pk_samples);
-        let at = HEADER_LEN + SEED_LEN + 2 * j;
+        let at = HEADER_LEN + KEY_TAG_LEN + SEED_LEN + 2 * j;
         b[at..at + 2].copy_from_slice(&(value as u16).to_le_bytes());
         let want = DecodeError::OutOfRange { index: j, value: value as u64, bound: 1 << 15 };
         prop_assert_eq!(decode_err(ObjectKind::PublicKey, &b), want);
@@ -483,7 +496,7 @@ proptest! {
         let value = p.q_ring() + hi as u64 % ((1u64 << 32) - p.q_ring());
         let i = idx.index(p.big_n() + 1);
         let mut b = ext(set, hi as u64).encode();
-        let at = HEADER_LEN + 4 * i;
+        let at = HEADER_LEN + KEY_TAG_LEN + 4 * i;
         b[at..at + 4].copy_from_slice(&(value as u32).to_le_bytes());
         let want = DecodeError::OutOfRange { index: i, value, bound: p.q_ring() };
         prop_assert_eq!(decode_err(ObjectKind::ExtractedLwe, &b), want);
@@ -498,17 +511,17 @@ proptest! {
         let p = set.params();
         let i = idx.index(p.n() + p.big_n());
         let mut b = sk(set, i as u64).encode();
-        b[HEADER_LEN + i] = value;
+        b[HEADER_LEN + KEY_TAG_LEN + i] = value;
         let want = DecodeError::OutOfRange { index: i, value: value as u64, bound: 3 };
         prop_assert_eq!(decode_err(ObjectKind::SecretKey, &b), want);
     }
 
     #[test]
     fn truncated_evaluation_keys_are_truncated(
-        len in prop_oneof![0usize..64, 0usize..36_628_532, 36_628_500usize..36_628_532],
+        len in prop_oneof![0usize..64, 0usize..36_628_540, 36_628_500usize..36_628_540],
     ) {
         let b = ek_bytes();
-        prop_assert_eq!(b.len(), 36_628_532);
+        prop_assert_eq!(b.len(), 36_628_540);
         let needed = if len < HEADER_LEN { HEADER_LEN } else { b.len() };
         let want = DecodeError::Truncated { needed, have: len };
         prop_assert_eq!(decode_err(ObjectKind::EvaluationKey, &b[..len]), want);

@@ -1,18 +1,20 @@
 //! The bit scheme's bodies: LWE ciphertexts, extracted LWE samples, secret, public and
-//! evaluation keys (`docs/FORMAT.md`, "Bodies" 1 to 5), and their serde glue.
+//! evaluation keys (`docs/FORMAT.md`, "Bodies" 1 to 5), and their serde glue. Every
+//! body opens with the object's 8-byte key tag ([`KeyTag`]).
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
 use zeroize::Zeroizing;
 
-use super::header::{open, write_header, ObjectKind, HEADER_LEN, SEED_LEN};
+use super::header::{open, write_header, ObjectKind, HEADER_LEN, KEY_TAG_LEN, SEED_LEN};
 use super::{
     byte_to_ternary, get_u32s, get_u64s, invalid, put_u32s, put_u64s, seed_of, ternary_to_byte, BytesVisitor, Decode,
     Encode, Wire,
 };
 use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
-use crate::error::{DecodeError, Result};
+use crate::error::{DecodeError, Error, Result};
 use crate::params::{ParamSet, Params};
+use crate::tag::KeyTag;
 
 /// Bytes per LWE word (`a_i`, `b`, public- and key-switching-key `b` halves): 2 when
 /// `q <= 2^16` (every production set: `q = 2^15`), else 4.
@@ -25,14 +27,29 @@ pub const fn lwe_word_bytes(p: &Params) -> usize {
 }
 
 // ---------------------------------------------------------------------------------------
-// Bodies. `write_body` gets exactly `body_len` bytes; `read_body` gets exactly `body_len`
-// bytes (checked by `open`).
+// Bodies. The key tag is written and read once for every kind (`encode_to_of`,
+// `decode_of`); `write_body` and `read_body` get exactly the bytes after it (the length
+// checked by `open`).
 
 trait Body: Sized {
     const KIND: ObjectKind;
     fn param_set(&self) -> ParamSet;
+    fn tag(&self) -> KeyTag;
     fn write_body(&self, out: &mut [u8]);
-    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError>;
+    fn read_body(params: ParamSet, tag: KeyTag, body: &[u8]) -> Result<Self>;
+}
+
+/// A key's stored tag: never none, and for a public or evaluation key the one its set
+/// and public seed derive. A key relabelled to another set of the same layout fails
+/// here (`Error::WrongKey`), before it can meet a ciphertext.
+fn check_key_tag(params: ParamSet, stored: KeyTag, derived: Option<KeyTag>) -> Result<()> {
+    if stored.is_none() {
+        return Err(DecodeError::Invalid(format!("{params} key with key tag {stored}: no key has tag zero")).into());
+    }
+    match derived {
+        Some(derived) if derived != stored => Err(Error::WrongKey { expected: derived, found: stored }),
+        _ => Ok(()),
+    }
 }
 
 impl Body for LweCiphertext {
@@ -40,13 +57,16 @@ impl Body for LweCiphertext {
     fn param_set(&self) -> ParamSet {
         self.params()
     }
+    fn tag(&self) -> KeyTag {
+        self.tag()
+    }
     fn write_body(&self, out: &mut [u8]) {
         put_u32s(out, self.as_words(), lwe_word_bytes(self.params().params()));
     }
-    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: ParamSet, tag: KeyTag, body: &[u8]) -> Result<Self> {
         let p = params.params();
         let words = get_u32s(body, lwe_word_bytes(p), p.q_lwe(), 0)?;
-        LweCiphertext::from_raw(params, words).map_err(invalid)
+        Ok(LweCiphertext::from_raw(params, tag, words).map_err(invalid)?)
     }
 }
 
@@ -55,13 +75,16 @@ impl Body for ExtractedLwe {
     fn param_set(&self) -> ParamSet {
         self.params()
     }
+    fn tag(&self) -> KeyTag {
+        self.tag()
+    }
     fn write_body(&self, out: &mut [u8]) {
         put_u64s(out, self.as_words(), self.params().params().ring_coeff_bytes());
     }
-    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: ParamSet, tag: KeyTag, body: &[u8]) -> Result<Self> {
         let p = params.params();
         let words = get_u64s(body, p.ring_coeff_bytes(), p.q_ring(), 0)?;
-        ExtractedLwe::from_raw(params, words).map_err(invalid)
+        Ok(ExtractedLwe::from_raw(params, tag, words).map_err(invalid)?)
     }
 }
 
@@ -70,13 +93,19 @@ impl Body for SecretKey {
     fn param_set(&self) -> ParamSet {
         self.params()
     }
+    fn tag(&self) -> KeyTag {
+        self.tag()
+    }
     fn write_body(&self, out: &mut [u8]) {
         let n = self.lwe().len();
         out[..n].iter_mut().zip(self.lwe()).for_each(|(o, &x)| *o = ternary_to_byte(x));
         out[n..].iter_mut().zip(self.ring()).for_each(|(o, &x)| *o = ternary_to_byte(x));
     }
-    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: ParamSet, tag: KeyTag, body: &[u8]) -> Result<Self> {
         let p = params.params();
+        // No derivation to compare with: the tag is checked when the key meets a
+        // ciphertext (`Error::WrongKey`).
+        check_key_tag(params, tag, None)?;
         // Exact-size buffers, zeroized on every early return; never reallocated.
         let mut lwe = Zeroizing::new(vec![0i8; p.n()]);
         let mut ring = Zeroizing::new(vec![0i8; p.big_n()]);
@@ -87,9 +116,10 @@ impl Body for SecretKey {
         for (i, (d, &b)) in ring.iter_mut().zip(rb).enumerate() {
             *d = byte_to_ternary(b, p.n() + i)?;
         }
-        // Every coefficient is ternary and every length is right, so this cannot fail;
-        // the buffers move into the key, which zeroizes them on drop.
-        SecretKey::from_raw(params, std::mem::take(&mut *lwe), std::mem::take(&mut *ring)).map_err(invalid)
+        // Every coefficient is ternary and every length is right, so this fails only on an
+        // all-zero secret; the buffers move into the key, which zeroizes them on drop (a
+        // refused one as well).
+        Ok(SecretKey::from_raw(params, tag, std::mem::take(&mut *lwe), std::mem::take(&mut *ring)).map_err(invalid)?)
     }
 }
 
@@ -98,14 +128,19 @@ impl Body for PublicKey {
     fn param_set(&self) -> ParamSet {
         self.params()
     }
+    fn tag(&self) -> KeyTag {
+        self.tag()
+    }
     fn write_body(&self, out: &mut [u8]) {
         out[..SEED_LEN].copy_from_slice(self.public_seed());
         put_u32s(&mut out[SEED_LEN..], self.b(), lwe_word_bytes(self.params().params()));
     }
-    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: ParamSet, tag: KeyTag, body: &[u8]) -> Result<Self> {
         let p = params.params();
+        let seed = seed_of(body);
+        check_key_tag(params, tag, Some(KeyTag::derive(params, &seed)))?;
         let b = get_u32s(&body[SEED_LEN..], lwe_word_bytes(p), p.q_lwe(), 0)?;
-        PublicKey::from_raw(params, seed_of(body), b).map_err(invalid)
+        Ok(PublicKey::from_raw(params, seed, b).map_err(invalid)?)
     }
 }
 
@@ -113,6 +148,9 @@ impl Body for EvaluationKey {
     const KIND: ObjectKind = ObjectKind::EvaluationKey;
     fn param_set(&self) -> ParamSet {
         self.params()
+    }
+    fn tag(&self) -> KeyTag {
+        self.tag()
     }
     fn write_body(&self, out: &mut [u8]) {
         let p = self.params().params();
@@ -122,12 +160,15 @@ impl Body for EvaluationKey {
         put_u64s(bsk, self.bsk_b(), p.ring_coeff_bytes());
         put_u32s(ksk, self.ksk_b(), lwe_word_bytes(p));
     }
-    fn read_body(params: ParamSet, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: ParamSet, tag: KeyTag, body: &[u8]) -> Result<Self> {
         let p = params.params();
+        let seed = seed_of(body);
+        // Before the words: a relabelled key is refused before ~180 MB are converted.
+        check_key_tag(params, tag, Some(KeyTag::derive(params, &seed)))?;
         let (bsk, ksk) = body[SEED_LEN..].split_at(p.bsk_b_len() * p.ring_coeff_bytes());
         let bsk_b = get_u64s(bsk, p.ring_coeff_bytes(), p.q_ring(), 0)?;
         let ksk_b = get_u32s(ksk, lwe_word_bytes(p), p.q_lwe(), p.bsk_b_len())?;
-        EvaluationKey::from_raw(params, seed_of(body), bsk_b, ksk_b).map_err(invalid)
+        Ok(EvaluationKey::from_raw(params, seed, bsk_b, ksk_b).map_err(invalid)?)
     }
 }
 
@@ -143,12 +184,18 @@ fn encode_to_of<T: Body>(x: &T, out: &mut Vec<u8>) {
     out.resize(start + len, 0);
     let dst = &mut out[start..];
     write_header(dst, T::KIND, x.param_set());
-    x.write_body(&mut dst[HEADER_LEN..]);
+    let (tag, body) = dst[HEADER_LEN..].split_at_mut(KEY_TAG_LEN);
+    tag.copy_from_slice(&x.tag().to_bytes());
+    x.write_body(body);
 }
 
 fn decode_of<T: Body>(bytes: &[u8]) -> Result<T> {
     let (params, body) = open(bytes, T::KIND)?;
-    Ok(T::read_body(params, body)?)
+    // `open` checked the length, which is at least the tag's for every kind.
+    let (tag, rest) = body.split_at(KEY_TAG_LEN);
+    let mut t = [0u8; KEY_TAG_LEN];
+    t.copy_from_slice(tag);
+    T::read_body(params, KeyTag::from_bytes(t), rest)
 }
 
 /// The largest encoding of `kind` over every production set.

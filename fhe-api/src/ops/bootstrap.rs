@@ -7,27 +7,34 @@ use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext};
 use crate::error::{Error, Result};
 use crate::lut::Lut;
 use crate::params::ParamSet;
+use crate::tag::KeyTag;
 
 /// An evaluation key in a backend's own form (evaluation-form bootstrap key in memory,
 /// or buffers resident on a device). Only the backend that made it can use it.
 pub struct PreparedKey {
     owner: String,
     params: ParamSet,
+    tag: KeyTag,
     inner: Box<dyn Any + Send + Sync>,
 }
 
 impl std::fmt::Debug for PreparedKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PreparedKey({}, owner {})", self.params, self.owner)
+        write!(f, "PreparedKey({}, tag {}, owner {})", self.params, self.tag, self.owner)
     }
 }
 
 impl PreparedKey {
-    pub fn new<T: Any + Send + Sync>(owner: String, params: ParamSet, inner: T) -> Self {
-        PreparedKey { owner, params, inner: Box::new(inner) }
+    /// `ek`'s resident form `inner`, made by backend `owner`; it keeps `ek`'s set and tag.
+    pub fn new<T: Any + Send + Sync>(owner: String, ek: &EvaluationKey, inner: T) -> Self {
+        PreparedKey { owner, params: ek.params(), tag: ek.tag(), inner: Box::new(inner) }
     }
     pub fn params(&self) -> ParamSet {
         self.params
+    }
+    /// The evaluation key's tag: every output of an operation with this key carries it.
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     pub fn owner(&self) -> &str {
         &self.owner
@@ -38,15 +45,18 @@ impl PreparedKey {
     }
 }
 
-/// Checks that every input belongs to the key's parameter set.
-pub fn check_params<'a, I>(key: &PreparedKey, inputs: I) -> Result<()>
+/// Checks that every input `(set, tag)` belongs to the key: its parameter set
+/// (`Error::ParamMismatch`) and its key tag, the key's or none (`Error::WrongKey`). Every
+/// backend calls it before any work, and tags its outputs with [`PreparedKey::tag`].
+pub fn check_inputs<I>(key: &PreparedKey, inputs: I) -> Result<()>
 where
-    I: IntoIterator<Item = ParamSet> + 'a,
+    I: IntoIterator<Item = (ParamSet, KeyTag)>,
 {
-    for p in inputs {
+    for (p, tag) in inputs {
         if p != key.params() {
             return Err(Error::ParamMismatch { expected: key.params().name(), found: p.name() });
         }
+        tag.check_against(key.tag())?;
     }
     Ok(())
 }

@@ -27,8 +27,9 @@ pub trait KeyOps: NttOps {
         self.encrypt_bit_seeded(pk, bit, &Seed::from_os()?)
     }
 
-    /// Decryption: `round(phase / (q/4))`; a phase that decodes to neither bit (an
-    /// un-bootstrapped sum, or a ciphertext from another key) is an error.
+    /// Decryption: `round(phase / (q/4))`. A ciphertext whose key tag is another key's is
+    /// `Error::WrongKey`; a phase that decodes to neither bit (an un-bootstrapped sum)
+    /// is an error.
     fn decrypt_bit(&self, sk: &SecretKey, ct: &LweCiphertext) -> Result<bool> {
         crate::decrypt::decrypt_bit(sk, ct)
     }

@@ -9,7 +9,7 @@ mod keys;
 mod ntt;
 mod ring;
 
-pub use bootstrap::{check_params, BootstrapOps, PreparedKey};
+pub use bootstrap::{check_inputs, BootstrapOps, PreparedKey};
 pub use ckks::{CkksHandle, CkksOps, PlainHandle, PreparedSwitchKey};
 pub use keys::KeyOps;
 pub use ntt::{check_ntt_input, NttOps};

@@ -6,6 +6,7 @@
 //! races), and otherwise decrypts and compares with the plaintext circuit.
 
 pub mod ckks;
+pub mod tags;
 
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -457,6 +458,12 @@ macro_rules! conformance_tests {
                 for set in ParamSet::ALL {
                     testing::lut_decrypts_function_values(&*backend, set);
                 }
+            }
+            #[test]
+            $(#[$attr])?
+            fn wrong_keys_are_refused() {
+                let backend = $crate::conformance_tests!(@get $get, "wrong_keys_are_refused");
+                testing::tags::wrong_keys_are_refused(&*backend);
             }
             #[test]
             $(#[$attr])?

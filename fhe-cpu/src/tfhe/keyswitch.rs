@@ -62,7 +62,7 @@ pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphe
     }
     let mask = p.q_lwe_mask();
     let data = acc.into_iter().map(|x| x as u32 & mask).collect();
-    LweCiphertext::from_raw(ring.set, data).expect("key switch yields n + 1 words below q")
+    LweCiphertext::from_raw(ring.set, key.tag, data).expect("key switch yields n + 1 words below q under a key's tag")
 }
 
 /// The key switches of a batch on all cores; a lone one on the caller's thread.

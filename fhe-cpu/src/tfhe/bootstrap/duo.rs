@@ -102,7 +102,7 @@ fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &
         (a, helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
     });
     let [a, b] = [acc_a, acc_b].map(|acc| acc.iter().map(|&x| x.into()).collect::<Vec<u64>>());
-    sample_extract(ring, &a, &b)
+    sample_extract(ring, key.tag, &a, &b)
 }
 
 /// The CPU the calling thread runs on, where the OS says.

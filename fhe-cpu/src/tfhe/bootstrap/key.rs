@@ -14,6 +14,8 @@ pub struct CpuPrepared {
     pub(crate) bsk32: Aligned<u32>,
     /// `[sample][n + 1]`, `a` then `b`.
     pub(crate) ksk: Aligned<u16>,
+    /// The evaluation key's tag, carried by every output.
+    pub(crate) tag: KeyTag,
 }
 
 pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
@@ -24,10 +26,10 @@ pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
             let [kp, km] = [kp, km].map(|k| k.iter().map(|&x| x as u32).collect::<Vec<u32>>());
             crate::tfhe::ginx32::interleave_pair(&kp, &km, n, crate::tfhe::ginx32::CHUNK, out);
         });
-        CpuPrepared { bsk: Aligned::default(), bsk32, ksk }
+        CpuPrepared { bsk: Aligned::default(), bsk32, ksk, tag: ek.tag() }
     } else {
         let bsk = interleaved_pairs(ring, ek, crate::tfhe::ginx64::interleave_pair);
-        CpuPrepared { bsk, bsk32: Aligned::default(), ksk }
+        CpuPrepared { bsk, bsk32: Aligned::default(), ksk, tag: ek.tag() }
     }
 }
 

@@ -24,7 +24,7 @@
 
 use rayon::prelude::*;
 
-use fhe_api::{EvaluationKey, ExtractedLwe, Lut, LweCiphertext, Result};
+use fhe_api::{EvaluationKey, ExtractedLwe, KeyTag, Lut, LweCiphertext, Result};
 
 use std::ops::Range;
 
@@ -61,9 +61,9 @@ fn initial_acc_b(ring: &Ring, ct: &LweCiphertext, lut: &Lut, out: &mut [u64]) {
     monomial_mul(lut.coefficients(), (two_n - b) % two_n, ring.modulus.q, out);
 }
 
-/// Coefficient 0 of the accumulator as an LWE ciphertext under the ring secret:
-/// `a'_0 = a_0`, `a'_i = -a_(N-i)`, `b' = b_0`.
-pub fn sample_extract(ring: &Ring, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe {
+/// Coefficient 0 of the accumulator as an LWE ciphertext under the ring secret of the
+/// key tagged `tag`: `a'_0 = a_0`, `a'_i = -a_(N-i)`, `b' = b_0`.
+pub fn sample_extract(ring: &Ring, tag: KeyTag, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe {
     let q = ring.modulus.q;
     let big_n = ring.n();
     let mut data = Vec::with_capacity(big_n + 1);
@@ -73,7 +73,7 @@ pub fn sample_extract(ring: &Ring, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe
         data.push(if x == 0 { 0 } else { q - x });
     }
     data.push(acc_b[0]);
-    ExtractedLwe::from_raw(ring.set, data).expect("extraction yields N + 1 residues")
+    ExtractedLwe::from_raw(ring.set, tag, data).expect("extraction yields N + 1 residues under a key's tag")
 }
 
 /// The accumulator and scratch of one ciphertext's blind rotation, each on cache-line
@@ -243,7 +243,7 @@ fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphert
         .iter()
         .map(|s| {
             let wide: Vec<u64> = s.acc.iter().map(|&x| x.into()).collect();
-            sample_extract(ring, &wide[..big_n], &wide[big_n..])
+            sample_extract(ring, key.tag, &wide[..big_n], &wide[big_n..])
         })
         .collect()
 }
