@@ -12,7 +12,7 @@
 //! offset  size  field
 //!      0     6  magic "LUXFHE" (4C 55 58 46 48 45)
 //!      6     2  format version (u16, = 2; version 1 had no key tags and is refused)
-//!      8     2  object kind id (u16: ObjectKind 1..=5, CkksObjectKind 6..=10)
+//!      8     2  object kind id (u16: ObjectKind 1..=5, CkksObjectKind 6..=10, ComposedKind 11..=12)
 //!     10     2  parameter set id (u16: ParamSet::id 1..=3, CkksPreset::id 101..=104)
 //!     12     8  body length in bytes (u64; must equal the length the kind and set dictate)
 //!     20     .  body
