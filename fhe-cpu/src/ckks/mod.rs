@@ -433,6 +433,38 @@ mod tests {
         }
     }
 
+    /// The spread of a fresh public-key encryption's precision (bits, the worst slot) over
+    /// key sets and encryption seeds, since one seeded bench row is one draw:
+    /// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture ckks_fresh_precision_spread`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn ckks_fresh_precision_spread() {
+        use fhe_api::ckks::context::precision_bits;
+        let preset = std::env::var("LUX_CKKS_PRESET")
+            .ok()
+            .map(|s| s.parse().unwrap())
+            .unwrap_or(CkksPreset::Slots32768Scale40Depth34);
+        let backend = Arc::new(CpuBackend::new(None).unwrap());
+        let mut all = Vec::new();
+        for key_seed in 1..=4 {
+            let (ctx, keys, _) = setup(backend.clone(), preset, key_seed);
+            let x = fhe_api::testing::ckks::random_values(ctx.params().slots(), 11);
+            let pt = ctx.encode(&x).unwrap();
+            for s in 1..=4 {
+                let c = ctx.encrypt_seeded(&keys.pk, &pt, &fhe_api::Seed::derive("spread", s)).unwrap();
+                all.push(precision_bits(&ctx.decrypt(&keys.sk, &c).unwrap(), &x));
+            }
+        }
+        all.sort_by(f64::total_cmp);
+        eprintln!(
+            "{preset}: fresh encryption, {} draws: min {:.2}, median {:.2}, max {:.2} bits",
+            all.len(),
+            all[0],
+            all[all.len() / 2],
+            all[all.len() - 1]
+        );
+    }
+
     /// Where the noise of mul-then-rotate comes from at a preset (default the big one):
     /// the precision in bits of each step, and the coefficient noise (bits of its largest
     /// magnitude) of encryption and of one rotation of a fresh ciphertext.
