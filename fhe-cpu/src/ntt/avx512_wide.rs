@@ -128,6 +128,41 @@ macro_rules! wide_loops {
             _mm512_permutex2var_epi64(x, idx, y)
         }
 
+        /// One Cooley-Tukey layer of distance `half` over `buf` (a whole buffer or one
+        /// tile): block `i` uses twiddle `first + i`, `first` counted over the whole buffer.
+        #[inline]
+        #[target_feature(enable = $feat)]
+        fn ct_layer<const LAZY: bool>(p: &Plan<u64>, buf: &mut [u64], half: usize, first: usize, ahead: &mut Ahead) {
+            let (q, q2) = (splat(p.q), splat(2 * p.q));
+            for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
+                let w = bcast(p.w[first + i], p.ws[first + i]);
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                    ahead.touch();
+                    let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
+                    store(x, u);
+                    store(y, v);
+                }
+            }
+        }
+
+        /// One Gentleman-Sande layer of distance `half`, as [`ct_layer`] (inverse twiddles).
+        #[inline]
+        #[target_feature(enable = $feat)]
+        fn gs_layer(p: &Plan<u64>, buf: &mut [u64], half: usize, first: usize, ahead: &mut Ahead) {
+            let (q, q2) = (splat(p.q), splat(2 * p.q));
+            for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
+                let w = bcast(p.iw[first + i], p.iws[first + i]);
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
+                    ahead.touch();
+                    let (u, v) = gs(load(x), load(y), w, q, q2);
+                    store(x, u);
+                    store(y, v);
+                }
+            }
+        }
+
         /// Callers must have checked the CPU features (`$feat`).
         #[target_feature(enable = $feat)]
         pub(in crate::ntt) fn forward(p: &Plan<u64>, a: &mut [u64], buf: &mut [u64], ahead: &mut Ahead) {
@@ -174,16 +209,7 @@ macro_rules! wide_loops {
             // `N <= TILE` there is one tile and the order is the untiled one.
             while half > TILE {
                 half >>= 1;
-                for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
-                    let w = bcast(p.w[m + i], p.ws[m + i]);
-                    let (lo, hi) = block.split_at_mut(half);
-                    for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
-                        ahead.touch();
-                        let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
-                        store(x, u);
-                        store(y, v);
-                    }
-                }
+                ct_layer::<LAZY>(p, buf, half, m, ahead);
                 m <<= 1;
             }
             let f = &p.fwd;
@@ -196,17 +222,7 @@ macro_rules! wide_loops {
                 while h > 2 * L {
                     h >>= 1;
                     // This tile's first block at this layer, counted over the whole buffer.
-                    let first = mm + t * (tile_len / (2 * h));
-                    for (i, block) in tile.chunks_exact_mut(2 * h).enumerate() {
-                        let w = bcast(p.w[first + i], p.ws[first + i]);
-                        let (lo, hi) = block.split_at_mut(h);
-                        for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
-                            ahead.touch();
-                            let (u, v) = ct::<LAZY>(load(x), load(y), w, q, q2);
-                            store(x, u);
-                            store(y, v);
-                        }
-                    }
+                    ct_layer::<LAZY>(p, tile, h, mm + t * (tile_len / (2 * h)), ahead);
                     mm <<= 1;
                 }
                 // The register phase: blocks side by side, as in the 32-bit kernel; `b` is
@@ -282,33 +298,12 @@ macro_rules! wide_loops {
                 }
                 let mut hf = 2 * L;
                 while hf < half {
-                    let hw = n / (2 * hf);
-                    let first = hw + t * (tile_len / (2 * hf));
-                    for (i, block) in tile.chunks_exact_mut(2 * hf).enumerate() {
-                        let w = bcast(p.iw[first + i], p.iws[first + i]);
-                        let (lo, hi) = block.split_at_mut(hf);
-                        for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
-                            ahead.touch();
-                            let (u, v) = gs(load(x), load(y), w, q, q2);
-                            store(x, u);
-                            store(y, v);
-                        }
-                    }
+                    gs_layer(p, tile, hf, n / (2 * hf) + t * (tile_len / (2 * hf)), ahead);
                     hf <<= 1;
                 }
             }
             while half < n / 2 {
-                let h = n / (2 * half);
-                for (i, block) in buf.chunks_exact_mut(2 * half).enumerate() {
-                    let w = bcast(p.iw[h + i], p.iws[h + i]);
-                    let (lo, hi) = block.split_at_mut(half);
-                    for (x, y) in lo.chunks_exact_mut(L).zip(hi.chunks_exact_mut(L)) {
-                        ahead.touch();
-                        let (u, v) = gs(load(x), load(y), w, q, q2);
-                        store(x, u);
-                        store(y, v);
-                    }
-                }
+                gs_layer(p, buf, half, n / (2 * half), ahead);
                 half <<= 1;
             }
             let (ni, wn) = (bcast(p.n_inv, p.n_inv_s), bcast(p.wn, p.wn_s));
