@@ -7,6 +7,8 @@
 
 use std::arch::x86_64::*;
 
+use fhe_api::ring::modulus::Modulus;
+
 /// Whether the kernel takes `q` on this CPU.
 pub(super) fn takes(q: u64) -> bool {
     q < 1 << 50 && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512ifma")
@@ -16,7 +18,8 @@ const L: usize = 8;
 
 /// `acc = (acc + a b) mod q`, words below `q < 2^50`, equal lengths.
 #[target_feature(enable = "avx512f,avx512ifma")]
-pub(super) unsafe fn mul_add(q: u64, a: &[u64], b: &[u64], acc: &mut [u64]) {
+pub(super) unsafe fn mul_add(m: &Modulus, a: &[u64], b: &[u64], acc: &mut [u64]) {
+    let q = m.q;
     let k = u64::from(64 - q.leading_zeros());
     let mu = ((1u128 << (2 * k)) / u128::from(q)) as u64;
     let (qv, muv, mask) = (_mm512_set1_epi64(q as i64), _mm512_set1_epi64(mu as i64), _mm512_set1_epi64((1 << 52) - 1));
@@ -47,7 +50,6 @@ pub(super) unsafe fn mul_add(q: u64, a: &[u64], b: &[u64], acc: &mut [u64]) {
         unsafe { _mm512_storeu_si512(c.as_mut_ptr().cast(), s) };
     }
     // The tail, as the portable code computes it.
-    let m = fhe_api::ring::modulus::Modulus::new(q);
     for ((c, &x), &y) in acc[whole..].iter_mut().zip(&a[whole..]).zip(&b[whole..]) {
         *c = m.add(*c, m.mul(x, y));
     }
@@ -57,7 +59,8 @@ pub(super) unsafe fn mul_add(q: u64, a: &[u64], b: &[u64], acc: &mut [u64]) {
 /// Shoup product with the 52-bit companion `floor(c 2^52 / Q)` (as the NTT's `k52`),
 /// `[0, 2Q)`, then one subtraction.
 #[target_feature(enable = "avx512f,avx512ifma")]
-pub(super) unsafe fn sub_scale(q: u64, x: &[u64], c: u64, w: &mut [u64]) {
+pub(super) unsafe fn sub_scale(m: &Modulus, x: &[u64], c: u64, w: &mut [u64]) {
+    let q = m.q;
     let cs = ((u128::from(c) << 52) / u128::from(q)) as u64;
     let (qv, cv, csv) = (_mm512_set1_epi64(q as i64), _mm512_set1_epi64(c as i64), _mm512_set1_epi64(cs as i64));
     let (zero, mask) = (_mm512_setzero_si512(), _mm512_set1_epi64((1 << 52) - 1));
@@ -72,7 +75,6 @@ pub(super) unsafe fn sub_scale(q: u64, x: &[u64], c: u64, w: &mut [u64]) {
         // SAFETY: as the loads.
         unsafe { _mm512_storeu_si512(wc.as_mut_ptr().cast(), r) };
     }
-    let m = fhe_api::ring::modulus::Modulus::new(q);
     for (w, &x) in w[whole..].iter_mut().zip(&x[whole..]) {
         *w = m.mul(m.sub(x, *w), c);
     }
@@ -92,7 +94,8 @@ pub(super) fn takes_dot(q: u64, terms: usize) -> bool {
 /// at most 5 (its two truncations cost under 1 and 2^(K-1) / Q <= 4), so `x - qe Q < 6Q <
 /// 2^52` is exact in 52 bits and three conditional subtractions (4Q, 2Q, Q) finish it.
 #[target_feature(enable = "avx512f,avx512ifma")]
-pub(super) unsafe fn dot_pair(q: u64, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut [u64], o1: &mut [u64]) {
+pub(super) unsafe fn dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut [u64], o1: &mut [u64]) {
+    let q = m.q;
     let r = Reducer::new(q);
     let n = o0.len();
     let whole = n / L * L;
@@ -128,8 +131,8 @@ pub(super) unsafe fn dot_pair(q: u64, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], 
             x0 += u128::from(e[s]) * u128::from(b[s]);
             x1 += u128::from(e[s]) * u128::from(a[s]);
         }
-        o0[s] = (x0 % u128::from(q)) as u64;
-        o1[s] = (x1 % u128::from(q)) as u64;
+        o0[s] = m.reduce_u128(x0);
+        o1[s] = m.reduce_u128(x1);
     }
 }
 
@@ -137,7 +140,8 @@ pub(super) unsafe fn dot_pair(q: u64, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], 
 /// `d1 = x0 y1 + x1 y0`, `d2 = x1 y1` mod `q < 2^46` ([`dot_pair`]'s reduction, one to
 /// two terms a word).
 #[target_feature(enable = "avx512f,avx512ifma")]
-pub(super) unsafe fn tensor(q: u64, [x0, x1, y0, y1]: [&[u64]; 4], [d0, d1, d2]: [&mut [u64]; 3]) {
+pub(super) unsafe fn tensor(m: &Modulus, [x0, x1, y0, y1]: [&[u64]; 4], [d0, d1, d2]: [&mut [u64]; 3]) {
+    let q = m.q;
     let r = Reducer::new(q);
     let zero = _mm512_setzero_si512();
     let n = d0.len();
@@ -161,7 +165,6 @@ pub(super) unsafe fn tensor(q: u64, [x0, x1, y0, y1]: [&[u64]; 4], [d0, d1, d2]:
             _mm512_storeu_si512(d2[at..at + L].as_mut_ptr().cast(), w2);
         }
     }
-    let m = fhe_api::ring::modulus::Modulus::new(q);
     for s in whole..n {
         d0[s] = m.mul(x0[s], y0[s]);
         d1[s] = m.add(m.mul(x0[s], y1[s]), m.mul(x1[s], y0[s]));

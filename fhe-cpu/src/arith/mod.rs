@@ -16,7 +16,7 @@ pub fn mul_add(m: &Modulus, a: &[u64], b: &[u64], acc: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if ifma::takes(m.q) {
         // SAFETY: `takes` saw avx512f and avx512ifma on this CPU and `q < 2^50`.
-        unsafe { ifma::mul_add(m.q, a, b, acc) };
+        unsafe { ifma::mul_add(m, a, b, acc) };
         return;
     }
     portable_mul_add(m, a, b, acc);
@@ -34,7 +34,7 @@ pub fn dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut 
     #[cfg(target_arch = "x86_64")]
     if ifma::takes_dot(m.q, e.len()) {
         // SAFETY: `takes_dot` saw avx512f and avx512ifma, `q < 2^46` and at most 16 terms.
-        unsafe { ifma::dot_pair(m.q, e, b, a, o0, o1) };
+        unsafe { ifma::dot_pair(m, e, b, a, o0, o1) };
         return;
     }
     portable_dot_pair(m, e, b, a, o0, o1);
@@ -48,7 +48,7 @@ pub fn sub_scale(m: &Modulus, x: &[u64], (c, c_shoup): (u64, u64), w: &mut [u64]
     #[cfg(target_arch = "x86_64")]
     if ifma::takes(m.q) {
         // SAFETY: `takes` saw avx512f and avx512ifma on this CPU and `q < 2^50`.
-        unsafe { ifma::sub_scale(m.q, x, c, w) };
+        unsafe { ifma::sub_scale(m, x, c, w) };
         return;
     }
     portable_sub_scale(m, x, (c, c_shoup), w);
@@ -66,7 +66,7 @@ pub fn tensor(m: &Modulus, x: [&[u64]; 4], d: [&mut [u64]; 3]) {
     #[cfg(target_arch = "x86_64")]
     if ifma::takes_dot(m.q, 2) {
         // SAFETY: `takes_dot` saw avx512f and avx512ifma and `q < 2^46`.
-        unsafe { ifma::tensor(m.q, x, d) };
+        unsafe { ifma::tensor(m, x, d) };
         return;
     }
     portable_tensor(m, x, d);
