@@ -3,20 +3,30 @@
 //!
 //! Public-key encryption of a plaintext `m` at level `l` (streams of the encryption seed):
 //! `v` ternary from `(seed, "ckks-encrypt-v", 0)`, `e0`, `e1` centered binomial from
-//! `(seed, "ckks-encrypt-e0", 0)` and `(seed, "ckks-encrypt-e1", 0)`; then, prime by prime,
-//! `c0 = NTT(e0 + m) + NTT(v) b`, `c1 = NTT(e1) + NTT(v) a`. Secret-key encryption draws
-//! `a` uniform in evaluation form from `(seed, "ckks-sk-encrypt-a", 0)` and `e` from
-//! `(seed, "ckks-sk-encrypt-e", 0)`: `c0 = NTT(e + m) - a s`, `c1 = a`.
+//! `(seed, "ckks-encrypt-e0", 0)` and `(seed, "ckks-encrypt-e1", 0)`. Over the first
+//! special prime `p` (the public key's last limb): `u_j = INTT(NTT(v) k_j) + e_j` and `r_j`
+//! its centered remainder (`h = floor(p/2)`, `r = ((u + h) mod p) - h`). Then, prime by
+//! prime over `q_0 .. q_l`, with `w = p^-1 mod q_i`:
+//! `c0 = NTT(w (e0 - r0) + m) + NTT(w v) b`, `c1 = NTT(w (e1 - r1)) + NTT(w v) a`,
+//! that is `round((v k + e) / p) + (m, 0)`: the encryption made modulo `Q p` and divided
+//! by `p`, whose fresh noise is the rounding's (Lattigo's public-key encryptor divides by
+//! all of `P` the same way).
+//!
+//! Secret-key encryption draws `a` uniform in evaluation form from
+//! `(seed, "ckks-sk-encrypt-a", 0)` and `e` from `(seed, "ckks-sk-encrypt-e", 0)`:
+//! `c0 = NTT(e + m) - a s`, `c1 = a` (its noise `e` is already below the rounding's).
 //! Decryption computes `c0 + c1 s` prime by prime and takes it to coefficient form.
 
 use zeroize::Zeroizing;
 
 use crate::ckks::entities::{expand_uniform, CkksCiphertext, CkksPlaintext, CkksPublicKey, CkksSecretKey};
 use crate::ckks::eval::check_params;
-use crate::ckks::keygen::{qp_moduli, sample_error, small_to_eval, small_to_eval_into};
+use crate::ckks::keygen::{qp_moduli, sample_error, small_to_eval};
 use crate::error::{Error, Result};
 use crate::ops::RingOps;
 use crate::params::RingModulus;
+use crate::ring::math::inv_mod;
+use crate::ring::modulus::{csub, mul_shoup_lazy, shoup, Modulus};
 use crate::rng::{stream, Seed};
 
 /// `NTT(e + m)` prime by prime over `q_0 .. q_level`, into `out` (any contents, the
@@ -38,9 +48,56 @@ pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, se
     encrypt_pk_with(ring, pk, pt, seed, &|len| vec![0; len])
 }
 
+/// `2^62`: added to `e - r` (`|e - r| < 2^61`) so it is a positive `u64` below `2^63`.
+const LIFT: u64 = 1 << 62;
+
+/// The first special prime's part of an encryption: `u = INTT(NTT(v) k_p) + e` over `p`,
+/// returned as `e - r + 2^62`, `r` the centered remainder of `u` mod `p` (`h = floor(p/2)`,
+/// `r = ((u + h) mod p) - h`), so that `X - r` is a multiple of `p` for the integer
+/// `X = v k + e` modulo `Q p`.
+fn special_offsets(
+    ring: &dyn RingOps,
+    n_ring: crate::params::PolynomialSize,
+    p: &Modulus,
+    v_p: &[u64],
+    k_p: &[u64],
+    e: &[i64],
+) -> Result<Zeroizing<Vec<u64>>> {
+    let mut u = Zeroizing::new(vec![0u64; v_p.len()]);
+    ring.ring_mul_add(RingModulus(p.q), v_p, k_p, &mut u)?;
+    ring.ring_inverse(n_ring, RingModulus(p.q), &mut u)?;
+    let h = p.q / 2;
+    u.iter_mut().zip(e).for_each(|(x, &e)| {
+        let r = csub(p.add(*x, p.from_small(e)) + h, p.q) as i64 - h as i64;
+        *x = (e - r + LIFT as i64) as u64;
+    });
+    Ok(u)
+}
+
+/// `p^-1 (t - 2^62) + m mod q` for each offset word `t` of [`special_offsets`] (`m` the
+/// message limb, or none): the coefficient form of `(X - r) / p - v k / p`, so only
+/// `NTT(v) p^-1 k` is left to add in evaluation form.
+fn scaled_limb(q: &Modulus, p_inv: (u64, u64), t: &[u64], m: Option<&[u64]>, out: &mut [u64]) {
+    let (w, ws) = p_inv;
+    // `p^-1 2^62 mod q`, subtracted once per word instead of reducing `t - 2^62` first.
+    let lift = q.mul(w, q.reduce(LIFT));
+    match m {
+        Some(m) => out.iter_mut().zip(t.iter().zip(m)).for_each(|(o, (&t, &m))| {
+            *o = q.add(q.sub(csub(mul_shoup_lazy(t, w, ws, q.q), q.q), lift), m);
+        }),
+        None => out.iter_mut().zip(t).for_each(|(o, &t)| *o = q.sub(csub(mul_shoup_lazy(t, w, ws, q.q), q.q), lift)),
+    }
+}
+
 /// [`encrypt_pk`] writing its two halves into buffers from `buffer(len)` (`len` words,
 /// any contents, every word overwritten): a backend recycles dropped ciphertexts' memory
 /// there ([`crate::ops::CkksOps::result_buffer`]). Same words as [`encrypt_pk`].
+///
+/// The encryption is made over `q_0 .. q_level` and the first special prime `p` (the
+/// public key has that limb), then divided by `p` with rounding, limb by limb:
+/// `c = (v k + (e0, e1) - r) / p + (m, 0)` with `r` the centered remainder modulo `p`.
+/// The fresh noise is then the rounding's, `-(r0 + r1 s) / p` (about `sqrt(N / 18)` per
+/// coefficient), not `v e + e0 + e1 s`, which the division shrinks below one.
 pub fn encrypt_pk_with(
     ring: &dyn RingOps,
     pk: &CkksPublicKey,
@@ -51,7 +108,11 @@ pub fn encrypt_pk_with(
     check_params(&pk.params, &pt.params)?;
     let params = &pt.params;
     let (n, limbs) = (params.n(), pt.level + 1);
-    let moduli = &qp_moduli(params)[..limbs];
+    let all = qp_moduli(params);
+    let moduli = &all[..limbs];
+    // `CkksPublicKey::from_raw` refuses parameters without a special prime.
+    let top = params.q.len();
+    let p = all.get(top).ok_or_else(|| Error::InvalidInput("public-key encryption needs a special prime".into()))?;
     let mut r = stream(&seed.0, "ckks-encrypt-v", 0);
     let v = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
     let e0 = sample_error(params, &seed.0, "ckks-encrypt-e0", 0);
@@ -60,17 +121,28 @@ pub fn encrypt_pk_with(
         true => Ok(words),
         false => Err(Error::InvalidInput(format!("a result buffer of {} words, expected {}", words.len(), limbs * n))),
     };
-    let mut c0 = error_plus_message(ring, pt, &e0, sized(buffer(limbs * n))?)?;
-    let mut c1 = sized(buffer(limbs * n))?;
-    small_to_eval_into(ring, params, moduli, &e1, &mut c1)?;
     let a = pk.a_words();
+    let pr = top * n..(top + 1) * n;
     // `NTT(v)` one limb at a time in one buffer (no `limbs x N` temporary to fault in).
     let mut v_limb = Zeroizing::new(vec![0u64; n]);
+    v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = p.from_small(x.into()));
+    ring.ring_forward(params.ring_degree, RingModulus(p.q), &mut v_limb)?;
+    let t0 = special_offsets(ring, params.ring_degree, p, &v_limb, &pk.b[pr.clone()], &e0)?;
+    let t1 = special_offsets(ring, params.ring_degree, p, &v_limb, &a[pr], &e1)?;
+    let (mut c0, mut c1) = (sized(buffer(limbs * n))?, sized(buffer(limbs * n))?);
     for (i, m) in moduli.iter().enumerate() {
-        v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = m.from_small(x.into()));
-        ring.ring_forward(params.ring_degree, RingModulus(m.q), &mut v_limb)?;
         let r = i * n..(i + 1) * n;
         let q = RingModulus(m.q);
+        let w = inv_mod(p.q % m.q, m.q);
+        let p_inv = (w, shoup(w, m.q));
+        scaled_limb(m, p_inv, &t0, Some(&pt.coeffs[r.clone()]), &mut c0[r.clone()]);
+        scaled_limb(m, p_inv, &t1, None, &mut c1[r.clone()]);
+        ring.ring_forward(params.ring_degree, q, &mut c0[r.clone()])?;
+        ring.ring_forward(params.ring_degree, q, &mut c1[r.clone()])?;
+        // `v p^-1` straight from the ternary words: the division costs no pass over `v`.
+        let table = [m.q - w, 0, w];
+        v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = table[(x + 1) as usize]);
+        ring.ring_forward(params.ring_degree, q, &mut v_limb)?;
         ring.ring_mul_add(q, &v_limb, &pk.b[r.clone()], &mut c0[r.clone()])?;
         ring.ring_mul_add(q, &v_limb, &a[r.clone()], &mut c1[r])?;
     }

@@ -69,8 +69,9 @@ impl CkksSecretKey {
     }
 }
 
-/// The public key `(b, a) = (-a s + e, a)` over `q_0 .. q_L`, evaluation form; `a` from
-/// the public seed (stream `ckks-pk-a`).
+/// The public key `(b, a) = (-a s + e, a)` over `q_0 .. q_L` and the first special prime
+/// `p_0` (encryption divides by it, see [`crate::ckks::encrypt`]), evaluation form; `a`
+/// from the public seed (stream `ckks-pk-a`).
 #[derive(Clone, Debug)]
 pub struct CkksPublicKey {
     pub(crate) params: Arc<CkksParams>,
@@ -89,8 +90,15 @@ impl PartialEq for CkksPublicKey {
 
 impl CkksPublicKey {
     pub fn from_raw(params: Arc<CkksParams>, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
-        check_limbs(&params, &b, params.q.len(), "public key")?;
+        if params.p.is_empty() {
+            return Err(Error::InvalidInput(format!("{}: a public key needs a special prime", params.name)));
+        }
+        check_limbs(&params, &b, Self::limbs(&params), "public key")?;
         Ok(CkksPublicKey { params, seed, b, a: OnceLock::new() })
+    }
+    /// Limbs of each half: `q_0 .. q_L` and `p_0`.
+    pub fn limbs(params: &CkksParams) -> usize {
+        params.q.len() + 1
     }
     pub fn params(&self) -> &Arc<CkksParams> {
         &self.params

@@ -6,7 +6,7 @@
 //! | component | stream | draws |
 //! |---|---|---|
 //! | secret `s` | `(seed, "ckks-secret", 0)` | `N` ternary (or sparse: positions, then signs) |
-//! | public key `a` | `(pseed, "ckks-pk-a", 0)` | `uniform_mod` per word, limbs `q_0..q_L` |
+//! | public key `a` | `(pseed, "ckks-pk-a", 0)` | `uniform_mod` per word, limbs `q_0..q_L, p_0` |
 //! | public key `e` | `(seed, "ckks-pk-e", 0)` | `N` centered binomial |
 //! | switching key `a_j` | `(pseed, "<label>-a", j)` | `uniform_mod`, limbs of QP |
 //! | switching key `e_j` | `(seed, "<label>-e", j)` | `N` centered binomial |
@@ -80,26 +80,14 @@ pub(crate) fn small_to_eval<T: Copy + Into<i64> + Sync>(
     moduli: &[Modulus],
     small: &[T],
 ) -> Result<Vec<u64>> {
-    let mut out = vec![0u64; moduli.len() * params.n()];
-    small_to_eval_into(ring, params, moduli, small, &mut out)?;
-    Ok(out)
-}
-
-/// [`small_to_eval`] into `out` (`moduli.len() * N` words, any contents).
-pub(crate) fn small_to_eval_into<T: Copy + Into<i64> + Sync>(
-    ring: &dyn RingOps,
-    params: &CkksParams,
-    moduli: &[Modulus],
-    small: &[T],
-    out: &mut [u64],
-) -> Result<()> {
     let n = params.n();
+    let mut out = vec![0u64; moduli.len() * n];
     for (limb, m) in out.chunks_mut(n).zip(moduli) {
         // Secrets and errors are far below every prime of the chain.
         limb.iter_mut().zip(small).for_each(|(o, &x)| *o = m.from_small(x.into()));
         ring.ring_forward(params.ring_degree, crate::params::RingModulus(m.q), limb)?;
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Centered-binomial error polynomial of `N` coefficients from one stream.
@@ -128,7 +116,7 @@ impl<'a> KeyMaker<'a> {
 
     fn public_key(&self) -> Result<CkksPublicKey> {
         let (params, n) = (self.params, self.params.n());
-        let levels = params.q.len();
+        let levels = CkksPublicKey::limbs(params);
         let mut a = vec![0u64; levels * n];
         expand_uniform(params, &self.pseed, "ckks-pk-a", 0, &mut a);
         let e = sample_error(params, &self.seed.0, "ckks-pk-e", 0);

@@ -192,7 +192,7 @@ impl CkksBody for CkksPublicKey {
         put_u64s(&mut out[SEED_LEN..], &self.b, CKKS_WORD_LEN);
     }
     fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError> {
-        let primes: Vec<u64> = params.q.iter().map(|m| m.0).collect();
+        let primes: Vec<u64> = params.q.iter().chain(params.p.first()).map(|m| m.0).collect();
         let b = get_limbs(&body[SEED_LEN..], params.n(), &primes)?;
         CkksPublicKey::from_raw(params, seed_of(body), b).map_err(invalid)
     }

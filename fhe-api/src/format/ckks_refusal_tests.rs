@@ -353,3 +353,18 @@ fn a_huge_cbor_length_claim_reserves_little() {
     assert!(r.is_err());
     assert!(largest <= 1 << 17, "reserved {largest} bytes on a claim");
 }
+
+/// A public key in the layout of builds before issue 28 closed (`L + 1` limbs, no
+/// `p_0`) is refused by its length, naming the length this build needs.
+#[test]
+fn public_keys_without_the_special_limb_are_refused() {
+    let key = pk(SMALL, 4);
+    let bytes = key.try_encode().unwrap();
+    let n = key.params().n();
+    let old_body = (bytes.len() - HEADER_LEN - 8 * n) as u64;
+    let mut b = bytes[..bytes.len() - 8 * n].to_vec();
+    b[BODY_LEN_AT..HEADER_LEN].copy_from_slice(&old_body.to_le_bytes());
+    let want =
+        DecodeError::BadLength { params: SMALL.name(), expected: (bytes.len() - HEADER_LEN) as u64, found: old_body };
+    assert_eq!(decode_err(CkksObjectKind::PublicKey, &b), want);
+}

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::tfhe::lwe_word_bytes;
+use crate::ckks::entities::CkksPublicKey;
 use crate::ckks::params::CkksPreset;
 use crate::error::{DecodeError, Result};
 use crate::params::ParamSet;
@@ -325,7 +326,7 @@ impl CkksObjectKind {
                 CKKS_LEVEL_PREFIX_LEN as u64 + polys * (level as u64 + 1) * limb
             }
             CkksObjectKind::SecretKey => p.n() as u64,
-            CkksObjectKind::PublicKey => SEED_LEN as u64 + p.q.len() as u64 * limb,
+            CkksObjectKind::PublicKey => SEED_LEN as u64 + CkksPublicKey::limbs(p) as u64 * limb,
             CkksObjectKind::SwitchingKey => {
                 let digits = p.digits(p.max_level()).len() as u64;
                 let qp = (p.q.len() + p.p.len()) as u64;

@@ -98,6 +98,36 @@ pub fn ops_match_plaintext(backend: Arc<dyn Backend>, preset: CkksPreset, min_bi
     out
 }
 
+/// A fresh public-key encryption's coefficient noise is the rounding of the division by
+/// `p_0` (`fhe-api/src/ckks/encrypt.rs`): `-(r0 + r1 s) / p` with `r / p` uniform on
+/// `[-1/2, 1/2)`, so its variance is `(1 + w) / 12` for a secret of Hamming weight `w`.
+/// Without the division it would be `v e + e0 + e1 s`, about 16 times the deviation at
+/// `N = 2^13`. Checked on the noise of `q_0`'s limb over all `N` coefficients (the
+/// estimate's relative error is below 2% there).
+pub fn fresh_noise_is_the_rounding(backend: Arc<dyn Backend>, preset: CkksPreset) {
+    let (ctx, keys, _) = setup(backend, preset, 4);
+    let pt = ctx.encode(&random_values(ctx.params().slots(), 31)).unwrap();
+    let q0 = ctx.params().q[0].0;
+    let w = keys.sk.coefficients().iter().filter(|&&s| s != 0).count() as f64;
+    let want = ((1.0 + w) / 12.0).sqrt();
+    for seed in 1..=2 {
+        let c = ctx.encrypt_seeded(&keys.pk, &pt, &Seed::derive("lux-fhe-ckks-noise", seed)).unwrap();
+        let got = ctx.decrypt_plaintext(&keys.sk, &c).unwrap();
+        let n = ctx.params().n();
+        let sum: f64 = got.coeffs()[..n]
+            .iter()
+            .zip(&pt.coeffs()[..n])
+            .map(|(&g, &m)| {
+                let d = (g + q0 - m) % q0;
+                let centered = if d > q0 / 2 { d as f64 - q0 as f64 } else { d as f64 };
+                centered * centered
+            })
+            .sum();
+        let rms = (sum / n as f64).sqrt();
+        assert!((rms / want - 1.0).abs() < 0.1, "{preset}: fresh noise rms {rms:.1}, the rounding's {want:.1}");
+    }
+}
+
 /// Hoisted rotations give the same words as separate ones.
 pub fn hoisted_equals_separate(backend: Arc<dyn Backend>, preset: CkksPreset) {
     let (ctx, keys, ev) = setup(backend, preset, 2);
@@ -237,6 +267,10 @@ macro_rules! ckks_conformance_tests {
             #[test]
             fn ckks_hoisted_equals_separate() {
                 suite::hoisted_equals_separate($backend, $preset);
+            }
+            #[test]
+            fn ckks_fresh_noise_is_the_rounding() {
+                suite::fresh_noise_is_the_rounding($backend, $preset);
             }
             #[test]
             fn ckks_depth_chain() {
