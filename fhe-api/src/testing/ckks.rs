@@ -119,7 +119,8 @@ pub fn fresh_noise_is_the_rounding(backend: Arc<dyn Backend>, preset: CkksPreset
             .zip(&pt.coeffs()[..n])
             .map(|(&g, &m)| {
                 let d = (g + q0 - m) % q0;
-                let centered = if d > q0 / 2 { d as f64 - q0 as f64 } else { d as f64 };
+                // Centered in integers first: `d as f64` would round a 55-60-bit word.
+                let centered = if d > q0 / 2 { (d as i64 - q0 as i64) as f64 } else { d as f64 };
                 centered * centered
             })
             .sum();

@@ -518,7 +518,7 @@ mod tests {
             let n = p.n();
             let (mx, sq) = got.coeffs()[..n].iter().zip(&pw.coeffs()[..n]).fold((0f64, 0f64), |(mx, sq), (&a, &b)| {
                 let d = (a + q0 - b) % q0;
-                let c = if d > q0 / 2 { d as f64 - q0 as f64 } else { d as f64 };
+                let c = if d > q0 / 2 { (d as i64 - q0 as i64) as f64 } else { d as f64 };
                 (mx.max(c.abs()), sq + c * c)
             });
             // The noise alone as a plaintext at level 0 (scale 1): its slot values, with and
@@ -529,7 +529,7 @@ mod tests {
                 .map(|(&a, &b)| {
                     let d = (a + q0 - b) % q0;
                     if d > q0 / 2 {
-                        d as f64 - q0 as f64
+                        (d as i64 - q0 as i64) as f64
                     } else {
                         d as f64
                     }
