@@ -5,27 +5,26 @@
 
 use rayon::prelude::*;
 
-use fhe_api::ring::rns::{centered_remainder_to, sub_and_scale};
+use fhe_api::ring::rns::centered_remainder_to;
 
 use super::plan::{CkksPlan, LevelPlan};
+use crate::arith;
 
-/// `l + 1` limbs in, `l` limbs out.
+/// `l + 1` limbs in, `l` limbs out (a buffer from the plan's pool).
 pub fn rescale(plan: &CkksPlan, lp: &LevelPlan, x: &[u64]) -> Vec<u64> {
     let n = plan.params.n();
     let l = lp.level;
     let mut top = plan.take(n);
     top.copy_from_slice(&x[l * n..(l + 1) * n]);
     plan.primes[l].ntt.inverse(&mut top);
-    // A copy of the input's limbs (a reused heap block: a zeroed allocation of this size
-    // is fresh pages, one fault per 4 KiB, measured slower at N = 2^16).
-    let mut out = x[..l * n].to_vec();
-    out.par_chunks_mut(n).enumerate().for_each(|(i, limb)| {
+    // Each limb's `d` is built in the result itself and scaled there: no copy of the
+    // input and no second buffer per limb.
+    let mut out = plan.take_vec(l * n);
+    out.par_chunks_mut(n).zip(x.par_chunks(n)).enumerate().for_each(|(i, (d, xi))| {
         let pr = &plan.primes[i];
-        let mut d = plan.take(n);
-        centered_remainder_to(&plan.primes[l].m, &pr.m, &top, &mut d);
-        pr.ntt.forward(&mut d);
-        let (inv, inv_s) = lp.ql_inv[i];
-        sub_and_scale(&pr.m, limb, &d, inv, inv_s);
+        centered_remainder_to(&plan.primes[l].m, &pr.m, &top, d);
+        pr.ntt.forward(d);
+        arith::sub_scale(&pr.m, xi, lp.ql_inv[i], d);
     });
     out
 }
