@@ -174,6 +174,28 @@ impl BaseConverter {
         self.to.len()
     }
 
+    /// The input primes `q_i` (basis `A`), in limb order.
+    pub fn sources(&self) -> &[Modulus] {
+        &self.from
+    }
+
+    /// The output primes `p_j` (basis `B`), in limb order.
+    pub fn targets(&self) -> &[Modulus] {
+        &self.to
+    }
+
+    /// `(Q_A / q_i)^{-1} mod q_i` with Shoup companions, one per input prime.
+    pub fn q_hat_inv(&self) -> &[ShoupConst] {
+        &self.q_hat_inv
+    }
+
+    /// Output prime `j`'s constants `(Q_A / q_i) mod p_j`, one per input prime. Panics
+    /// when `j >= to_len()`.
+    pub fn row(&self, j: usize) -> &[u64] {
+        let la = self.from.len();
+        &self.q_hat_mod_p[j * la..(j + 1) * la]
+    }
+
     /// `output` (limb-major over `B`, `len(B) * n` words) from `input` (limb-major over
     /// `A`, coefficient form, `len(A) * n` words, each `< q_i`). Single-threaded: callers
     /// parallelise over polynomials or coefficient ranges. Panics on wrong lengths.

@@ -136,6 +136,34 @@ pub(super) unsafe fn dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u6
     }
 }
 
+/// `y[c] = sum_i t_i[c] w_i mod q`: the products' halves accumulate as in [`dot_pair`]
+/// and [`Reducer::reduce`] finishes each word once. The caller's `dot_const_fits` keeps
+/// the words below `2^52`, `q < 2^46`, at most 16 rows and the sum below `2^(2K)`, the
+/// reduction's bound.
+#[target_feature(enable = "avx512f,avx512ifma")]
+pub(super) unsafe fn dot_const(m: &Modulus, t: &[&[u64]], w: &[u64], y: &mut [u64]) {
+    let r = Reducer::new(m.q);
+    let n = y.len();
+    let whole = n / L * L;
+    let zero = _mm512_setzero_si512();
+    let wv: Vec<__m512i> = w.iter().map(|&w| _mm512_set1_epi64(w as i64)).collect();
+    for at in (0..whole).step_by(L) {
+        let (mut lo, mut hi) = (zero, zero);
+        for (row, &wk) in t.iter().zip(&wv) {
+            let x = &row[at..at + L];
+            // SAFETY: the slice holds L = 8 words; unaligned load.
+            let xv = unsafe { _mm512_loadu_si512(x.as_ptr().cast()) };
+            lo = _mm512_madd52lo_epu64(lo, xv, wk);
+            hi = _mm512_madd52hi_epu64(hi, xv, wk);
+        }
+        // SAFETY: `at + L <= whole <= n` words; unaligned store.
+        unsafe { _mm512_storeu_si512(y[at..at + L].as_mut_ptr().cast(), r.reduce(lo, hi)) };
+    }
+    for (s, o) in y.iter_mut().enumerate().skip(whole) {
+        *o = m.reduce_u128(t.iter().zip(w).map(|(row, &w)| u128::from(row[s]) * u128::from(w)).sum());
+    }
+}
+
 /// The tensor product of two ciphertexts, word by word: `d0 = x0 y0`,
 /// `d1 = x0 y1 + x1 y0`, `d2 = x1 y1` mod `q < 2^46` ([`dot_pair`]'s reduction, one to
 /// two terms a word).

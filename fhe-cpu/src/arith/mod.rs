@@ -80,6 +80,55 @@ fn portable_tensor(m: &Modulus, [x0, x1, y0, y1]: [&[u64]; 4], [d0, d1, d2]: [&m
     }
 }
 
+/// Whether [`dot_const`]'s IFMA kernel may sum these rows modulo `m`: words of row `i`
+/// below `bounds[i] <= 2^52`, constants `w` below `m.q < 2^46`, at most 16 rows, and
+/// `sum_i (bounds[i] - 1) w_i` below the reduction's `2^(2K)`, `K = bitlen(q) + 2`
+/// (`ifma::dot_const`).
+pub fn dot_const_fits(m: &Modulus, bounds: &[u64], w: &[u64]) -> bool {
+    let big_k = 64 - m.q.leading_zeros() + 2;
+    let sum: u128 = bounds.iter().zip(w).map(|(&b, &w)| u128::from(b.saturating_sub(1)) * u128::from(w)).sum();
+    m.q < 1 << 46
+        && (1..=16).contains(&bounds.len())
+        && bounds.len() == w.len()
+        && bounds.iter().all(|&b| b <= 1 << 52)
+        && sum < 1u128 << (2 * big_k)
+}
+
+/// `y[c] = sum_i t_i[c] w_i mod q` (one output limb of a fast base conversion; rows
+/// `t_i` of `y`'s length, words below `2^62`, constants below `q`). `fits` comes from
+/// [`dot_const_fits`] for these rows' bounds: it picks the IFMA kernel where the CPU has
+/// it; either path gives the canonical residues.
+pub fn dot_const(m: &Modulus, t: &[&[u64]], w: &[u64], fits: bool, y: &mut [u64]) {
+    debug_assert!(t.len() == w.len() && t.iter().all(|r| r.len() == y.len()));
+    #[cfg(target_arch = "x86_64")]
+    if fits && ifma::takes(m.q) {
+        // SAFETY: `takes` saw avx512f and avx512ifma on this CPU; `fits` bounds the sums
+        // (words below 2^52, q < 2^46, at most 16 rows).
+        unsafe { ifma::dot_const(m, t, w, y) };
+        return;
+    }
+    let _ = fits;
+    portable_dot_const(m, t, w, y);
+}
+
+/// Up to 8 products below `2^124` each and a folded word below `2^62` fit a `u128`.
+fn portable_dot_const(m: &Modulus, t: &[&[u64]], w: &[u64], y: &mut [u64]) {
+    let mut acc = [0u128; BLOCK];
+    for start in (0..y.len()).step_by(BLOCK) {
+        let len = BLOCK.min(y.len() - start);
+        let acc = &mut acc[..len];
+        acc.fill(0);
+        for (k, (row, &wi)) in t.iter().zip(w).enumerate() {
+            if k > 0 && k % 8 == 0 {
+                acc.iter_mut().for_each(|x| *x = u128::from(m.reduce_u128(*x)));
+            }
+            let wi = u128::from(wi);
+            acc.iter_mut().zip(&row[start..start + len]).for_each(|(a, &x)| *a += u128::from(x) * wi);
+        }
+        y[start..start + len].iter_mut().zip(acc.iter()).for_each(|(o, &a)| *o = m.reduce_u128(a));
+    }
+}
+
 /// Words per block of the portable dot product: two `u128` sums per word stay in L1.
 const BLOCK: usize = 256;
 
@@ -237,6 +286,42 @@ mod tests {
                 let mut acc = acc0.clone();
                 portable_mul_add(&m, &a, &b, &mut acc);
                 assert_eq!(acc, want, "portable, q {q} n {n}");
+            }
+        }
+    }
+
+    /// [`dot_const`] (IFMA where [`dot_const_fits`]) and the portable sum against `u128`
+    /// arithmetic: rows of 40- and 41-bit words into 40-, 45- and 60-bit primes, 1 to 16
+    /// rows, ragged lengths.
+    #[test]
+    fn dot_const_matches_u128_arithmetic() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+        let bounds = [(1u64 << 41) - 0x1_FFFF, (1 << 40) + 0x6_0001];
+        for q in [(1u64 << 40) + 0x6_0001, (1 << 45) - 0x2_0001, (1 << 60) - 93] {
+            let m = Modulus::new(q);
+            for rows in [1usize, 6, 9, 16] {
+                for n in [0usize, 7, 8, 300] {
+                    let b: Vec<u64> = (0..rows).map(|i| bounds[i % 2]).collect();
+                    let t: Vec<Vec<u64>> = b.iter().map(|&b| (0..n).map(|_| r.next_u64() % b).collect()).collect();
+                    let w: Vec<u64> = (0..rows).map(|_| r.next_u64() % q).collect();
+                    let want: Vec<u64> = (0..n)
+                        .map(|c| {
+                            let s = t
+                                .iter()
+                                .zip(&w)
+                                .fold(0u128, |a, (row, &w)| (a + u128::from(row[c]) * u128::from(w)) % u128::from(q));
+                            s as u64
+                        })
+                        .collect();
+                    let rows_ref: Vec<&[u64]> = t.iter().map(|v| v.as_slice()).collect();
+                    let fits = dot_const_fits(&m, &b, &w);
+                    assert_eq!(fits, q < 1 << 46 && rows <= 16, "q {q} rows {rows}");
+                    let mut y = vec![0; n];
+                    dot_const(&m, &rows_ref, &w, fits, &mut y);
+                    assert_eq!(y, want, "q {q} rows {rows} n {n}");
+                    portable_dot_const(&m, &rows_ref, &w, &mut y);
+                    assert_eq!(y, want, "portable, q {q} rows {rows} n {n}");
+                }
             }
         }
     }

@@ -84,7 +84,7 @@ pub fn mod_up<'a>(plan: &'a CkksPlan, lp: &LevelPlan, d: &'a [u64]) -> Extended<
         rest = tail;
     }
     runs.into_par_iter().zip(lp.digits.par_iter()).for_each(|(run, dp)| {
-        dp.conv.convert(n, &coeff[dp.range.start * n..dp.range.end * n], run);
+        super::convert::convert(&dp.conv, n, &coeff[dp.range.start * n..dp.range.end * n], run);
     });
     let qp: Vec<usize> = lp.digits.iter().flat_map(|dp| dp.targets.iter().copied()).collect();
     conv.par_chunks_mut(n).zip(qp.par_iter()).for_each(|(limb, &i)| plan.primes[i].ntt.forward(limb));

@@ -2,6 +2,7 @@
 //! contract for every backend (`docs/CKKS.md`, "Evaluation"). Work runs on all cores
 //! through rayon, limb by limb; benches pin one thread with a one-thread pool.
 
+mod convert;
 mod keyswitch;
 mod plan;
 mod rescale;
