@@ -146,10 +146,13 @@ pub(super) unsafe fn dot_const(m: &Modulus, t: &[&[u64]], w: &[u64], y: &mut [u6
     let n = y.len();
     let whole = n / L * L;
     let zero = _mm512_setzero_si512();
-    let wv: Vec<__m512i> = w.iter().map(|&w| _mm512_set1_epi64(w as i64)).collect();
+    // At most 16 rows (`dot_const_fits`); broadcast once, on the stack.
+    let mut wv = [zero; 16];
+    wv.iter_mut().zip(w).for_each(|(v, &w)| *v = _mm512_set1_epi64(w as i64));
+    let wv = &wv[..w.len()];
     for at in (0..whole).step_by(L) {
         let (mut lo, mut hi) = (zero, zero);
-        for (row, &wk) in t.iter().zip(&wv) {
+        for (row, &wk) in t.iter().zip(wv) {
             let x = &row[at..at + L];
             // SAFETY: the slice holds L = 8 words; unaligned load.
             let xv = unsafe { _mm512_loadu_si512(x.as_ptr().cast()) };
