@@ -81,11 +81,10 @@ fn scaled_limb(q: &Modulus, p_inv: (u64, u64), t: &[u64], m: Option<&[u64]>, out
     let (w, ws) = p_inv;
     // `p^-1 2^62 mod q`, subtracted once per word instead of reducing `t - 2^62` first.
     let lift = q.mul(w, q.reduce(LIFT));
+    let scaled = |t: u64| q.sub(csub(mul_shoup_lazy(t, w, ws, q.q), q.q), lift);
     match m {
-        Some(m) => out.iter_mut().zip(t.iter().zip(m)).for_each(|(o, (&t, &m))| {
-            *o = q.add(q.sub(csub(mul_shoup_lazy(t, w, ws, q.q), q.q), lift), m);
-        }),
-        None => out.iter_mut().zip(t).for_each(|(o, &t)| *o = q.sub(csub(mul_shoup_lazy(t, w, ws, q.q), q.q), lift)),
+        Some(m) => out.iter_mut().zip(t.iter().zip(m)).for_each(|(o, (&t, &m))| *o = q.add(scaled(t), m)),
+        None => out.iter_mut().zip(t).for_each(|(o, &t)| *o = scaled(t)),
     }
 }
 

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha20Rng;
 
 use crate::ckks::context::{precision_bits, CkksContext};
 use crate::ckks::encoding::Complex;
-use crate::ckks::entities::CkksKeySet;
+use crate::ckks::entities::{CkksKeySet, CkksPlaintext};
 use crate::ckks::eval::CkksEvaluator;
 use crate::ckks::keygen::CkksKeygenOptions;
 use crate::ckks::params::CkksPreset;
@@ -19,6 +19,15 @@ use crate::{Backend, Error, Seed};
 
 /// Rotation steps every suite key set carries.
 pub const ROTATIONS: [i64; 5] = [1, 2, 3, 4, -1];
+
+/// The preset `LUX_CKKS_PRESET` names, else `slots32768-scale40-depth34`: the one the
+/// ignored measurements run by default. Panics on a name that is not a preset.
+pub fn preset_from_env() -> CkksPreset {
+    std::env::var("LUX_CKKS_PRESET")
+        .ok()
+        .map(|s| s.parse().expect("LUX_CKKS_PRESET names a CKKS preset"))
+        .unwrap_or(CkksPreset::Slots32768Scale40Depth34)
+}
 
 /// Values in the unit disc from a seed.
 pub fn random_values(count: usize, seed: u64) -> Vec<Complex> {
@@ -98,6 +107,24 @@ pub fn ops_match_plaintext(backend: Arc<dyn Backend>, preset: CkksPreset, min_bi
     out
 }
 
+/// The noise of `got` against `want` on `q_0`'s limb: `(got - want) mod q_0`, centered in
+/// `(-q_0/2, q_0/2]`, in integers (an `f64` of a 55-60-bit word would round it).
+pub fn coefficient_noise(got: &CkksPlaintext, want: &CkksPlaintext) -> Vec<i64> {
+    let (q0, n) = (got.params().q[0].0, got.params().n());
+    got.coeffs()[..n]
+        .iter()
+        .zip(&want.coeffs()[..n])
+        .map(|(&g, &m)| {
+            let d = (g + q0 - m) % q0;
+            if d > q0 / 2 {
+                d as i64 - q0 as i64
+            } else {
+                d as i64
+            }
+        })
+        .collect()
+}
+
 /// A fresh public-key encryption's coefficient noise is the rounding of the division by
 /// `p_0` (`fhe-api/src/ckks/encrypt.rs`): `-(r0 + r1 s) / p` with `r / p` uniform on
 /// `[-1/2, 1/2)`, so its variance is `(1 + w) / 12` for a secret of Hamming weight `w`.
@@ -107,24 +134,12 @@ pub fn ops_match_plaintext(backend: Arc<dyn Backend>, preset: CkksPreset, min_bi
 pub fn fresh_noise_is_the_rounding(backend: Arc<dyn Backend>, preset: CkksPreset) {
     let (ctx, keys, _) = setup(backend, preset, 4);
     let pt = ctx.encode(&random_values(ctx.params().slots(), 31)).unwrap();
-    let q0 = ctx.params().q[0].0;
     let w = keys.sk.coefficients().iter().filter(|&&s| s != 0).count() as f64;
     let want = ((1.0 + w) / 12.0).sqrt();
     for seed in 1..=2 {
         let c = ctx.encrypt_seeded(&keys.pk, &pt, &Seed::derive("lux-fhe-ckks-noise", seed)).unwrap();
-        let got = ctx.decrypt_plaintext(&keys.sk, &c).unwrap();
-        let n = ctx.params().n();
-        let sum: f64 = got.coeffs()[..n]
-            .iter()
-            .zip(&pt.coeffs()[..n])
-            .map(|(&g, &m)| {
-                let d = (g + q0 - m) % q0;
-                // Centered in integers first: `d as f64` would round a 55-60-bit word.
-                let centered = if d > q0 / 2 { (d as i64 - q0 as i64) as f64 } else { d as f64 };
-                centered * centered
-            })
-            .sum();
-        let rms = (sum / n as f64).sqrt();
+        let noise = coefficient_noise(&ctx.decrypt_plaintext(&keys.sk, &c).unwrap(), &pt);
+        let rms = (noise.iter().map(|&e| (e as f64) * (e as f64)).sum::<f64>() / noise.len() as f64).sqrt();
         assert!((rms / want - 1.0).abs() < 0.1, "{preset}: fresh noise rms {rms:.1}, the rounding's {want:.1}");
     }
 }

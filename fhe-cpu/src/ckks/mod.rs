@@ -310,10 +310,7 @@ mod tests {
     fn ckks_profile() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
         pool.install(|| {
-            let preset = std::env::var("LUX_CKKS_PRESET")
-                .ok()
-                .map(|s| s.parse().unwrap())
-                .unwrap_or(CkksPreset::Slots32768Scale40Depth34);
+            let preset = fhe_api::testing::ckks::preset_from_env();
             let backend = Arc::new(CpuBackend::new(None).unwrap());
             let (ctx, keys, ev) = setup(backend.clone(), preset, 1);
             let x = fhe_api::testing::ckks::random_values(ctx.params().slots(), 1);
@@ -441,10 +438,7 @@ mod tests {
     #[ignore = "a measurement, not a check"]
     fn ckks_fresh_precision_spread() {
         use fhe_api::ckks::context::precision_bits;
-        let preset = std::env::var("LUX_CKKS_PRESET")
-            .ok()
-            .map(|s| s.parse().unwrap())
-            .unwrap_or(CkksPreset::Slots32768Scale40Depth34);
+        let preset = fhe_api::testing::ckks::preset_from_env();
         let backend = Arc::new(CpuBackend::new(None).unwrap());
         let (mut all, mut means) = (Vec::new(), Vec::new());
         for key_seed in 1..=4 {
@@ -482,10 +476,7 @@ mod tests {
     fn ckks_noise_breakdown() {
         use fhe_api::ckks::context::precision_bits;
         use fhe_api::ckks::encoding::Complex;
-        let preset = std::env::var("LUX_CKKS_PRESET")
-            .ok()
-            .map(|s| s.parse().unwrap())
-            .unwrap_or(CkksPreset::Slots32768Scale40Depth34);
+        let preset = fhe_api::testing::ckks::preset_from_env();
         let backend = Arc::new(CpuBackend::new(None).unwrap());
         let (ctx, keys, ev) = setup(backend, preset, 1);
         let p = ctx.params();
@@ -516,40 +507,16 @@ mod tests {
             let mut pw = ctx.encode(want).unwrap();
             pw = ctx.decode(&pw).map(|_| pw).unwrap();
             let q0 = p.q[0].0;
-            let n = p.n();
-            let (mx, sq) = got.coeffs()[..n].iter().zip(&pw.coeffs()[..n]).fold((0f64, 0f64), |(mx, sq), (&a, &b)| {
-                let d = (a + q0 - b) % q0;
-                let c = if d > q0 / 2 { (d as i64 - q0 as i64) as f64 } else { d as f64 };
-                (mx.max(c.abs()), sq + c * c)
-            });
+            let e = fhe_api::testing::ckks::coefficient_noise(&got, &pw);
+            let mx = e.iter().map(|&e| e.unsigned_abs()).max().unwrap_or(0) as f64;
+            let sq: f64 = e.iter().map(|&e| (e as f64) * (e as f64)).sum();
+            let n = e.len();
             // The noise alone as a plaintext at level 0 (scale 1): its slot values, with and
             // without its mean coefficient.
-            let sum: f64 = got.coeffs()[..n]
-                .iter()
-                .zip(&pw.coeffs()[..n])
-                .map(|(&a, &b)| {
-                    let d = (a + q0 - b) % q0;
-                    if d > q0 / 2 {
-                        (d as i64 - q0 as i64) as f64
-                    } else {
-                        d as f64
-                    }
-                })
-                .sum();
-            let mean = sum / n as f64;
+            let mean = e.iter().sum::<i64>() as f64 / n as f64;
             let noise = |demean: bool| {
-                let w: Vec<u64> = got.coeffs()[..n]
-                    .iter()
-                    .zip(&pw.coeffs()[..n])
-                    .map(|(&a, &b)| {
-                        let d = (a + q0 - b) % q0;
-                        if demean {
-                            (d + q0 - (mean.round() as i64).rem_euclid(q0 as i64) as u64) % q0
-                        } else {
-                            d
-                        }
-                    })
-                    .collect();
+                let shift = if demean { mean.round() as i64 } else { 0 };
+                let w: Vec<u64> = e.iter().map(|&e| (e - shift).rem_euclid(q0 as i64) as u64).collect();
                 let pt = fhe_api::ckks::entities::CkksPlaintext::from_raw(p.clone(), 0, 1.0, w).unwrap();
                 let v = ctx.decode(&pt).unwrap();
                 let (mut best, mut at) = (0f64, 0);

@@ -326,7 +326,6 @@ mod tests {
     /// above `2^50` goes back to the 64-bit kernel.
     #[test]
     fn variants_match_reference_on_other_rings() {
-        use fhe_api::params::{PolynomialSize, RingModulus};
         for log_n in 7..=12 {
             let n = 1usize << log_n;
             let rings = [(27, true), (27, false), (30, true), (54, true), (54, false), (60, true)];
@@ -339,18 +338,24 @@ mod tests {
                     Box::new((1u64..).map(|k| (1 << (bits - 1)) + 1 + k * step))
                 };
                 let q = candidates.take(100_000).find(|&q| fhe_api::ring::math::is_prime(q)).expect("a prime");
-                let t = Arc::new(NttTables::new(PolynomialSize(n), RingModulus(q)).expect("an NTT ring"));
-                let reference = Reference::new(t.clone());
-                let a = random_poly(q, n, q ^ n as u64);
-                let ring = format!("N={n} Q={q}");
-                for v in variants().iter().filter(|v| (v.supported)() && v.name != "reference") {
-                    check_against_reference(&a, &ring, q, &reference, (v.build)(t.clone()).as_ref());
-                }
-                if avx512::supported() {
-                    // The 64-bit kernel on the primes IFMA takes, as a CPU without it runs them.
-                    check_against_reference(&a, &ring, q, &reference, &Avx512::with_ifma(t.clone(), false));
-                }
+                every_variant_matches_reference(n, q);
             }
+        }
+    }
+
+    /// Every supported variant against the reference on one ring, and the AVX-512 engine's
+    /// 64-bit kernel on the primes IFMA would take (as a CPU without IFMA runs them).
+    fn every_variant_matches_reference(n: usize, q: u64) {
+        use fhe_api::params::{PolynomialSize, RingModulus};
+        let t = Arc::new(NttTables::new(PolynomialSize(n), RingModulus(q)).expect("an NTT ring"));
+        let reference = Reference::new(t.clone());
+        let a = random_poly(q, n, q ^ n as u64);
+        let ring = format!("N={n} Q={q}");
+        for v in variants().iter().filter(|v| (v.supported)() && v.name != "reference") {
+            check_against_reference(&a, &ring, q, &reference, (v.build)(t.clone()).as_ref());
+        }
+        if avx512::supported() {
+            check_against_reference(&a, &ring, q, &reference, &Avx512::with_ifma(t.clone(), false));
         }
     }
 
@@ -358,23 +363,14 @@ mod tests {
     /// 64-bit AVX-512 kernels), every variant against the reference.
     #[test]
     fn variants_match_reference_at_ckks_sizes() {
-        use fhe_api::params::{PolynomialSize, RingModulus};
+        use fhe_api::params::PolynomialSize;
         for log_n in [16, 17] {
             let n = 1usize << log_n;
             for q in [
                 fhe_api::ring::prime::primes_near(40, PolynomialSize(n), 1, &[]).expect("a prime")[0],
                 fhe_api::ring::prime::primes_below(60, PolynomialSize(n), 1, &[]).expect("a prime")[0],
             ] {
-                let t = Arc::new(NttTables::new(PolynomialSize(n), RingModulus(q)).expect("an NTT ring"));
-                let reference = Reference::new(t.clone());
-                let a = random_poly(q, n, q ^ n as u64);
-                let ring = format!("N={n} Q={q}");
-                for v in variants().iter().filter(|v| (v.supported)() && v.name != "reference") {
-                    check_against_reference(&a, &ring, q, &reference, (v.build)(t.clone()).as_ref());
-                }
-                if avx512::supported() {
-                    check_against_reference(&a, &ring, q, &reference, &Avx512::with_ifma(t.clone(), false));
-                }
+                every_variant_matches_reference(n, q);
             }
         }
     }
