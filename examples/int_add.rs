@@ -27,8 +27,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("backend {}, parameter set PN10QP27", engine.backend().name());
     let keys = engine.keygen(ParamSet::PN10QP27)?;
     let server = engine.server_key(&keys.ek)?;
-    let a = FheUint::encrypt(&engine, &keys.pk, 8, x.into())?;
-    let b = FheUint::encrypt(&engine, &keys.pk, 8, y.into())?;
+    let a = FheUint::encrypt(&keys.pk, 8, x.into())?;
+    let b = FheUint::encrypt(&keys.pk, 8, y.into())?;
 
     let shape = |op: IntOp| {
         let s = op.circuit(8).stats();
@@ -42,9 +42,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let larger = server.select(&less, &b, &a)?;
     let max_time = t.elapsed();
 
-    let got_sum = sum.decrypt_u128(&engine, &keys.sk)?;
+    let got_sum = sum.decrypt_u128(&keys.sk)?;
     let got_less = engine.decrypt_bit(&keys.sk, &less)?;
-    let got_max = larger.decrypt_u128(&engine, &keys.sk)?;
+    let got_max = larger.decrypt_u128(&keys.sk)?;
     println!("{x} + {y} = {got_sum} (mod 256, decrypted): {}, {add_time:.2?}", shape(IntOp::Add));
     println!(
         "{x} < {y} is {got_less}, max = {got_max}: {} + {}, {max_time:.2?}",

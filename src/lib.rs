@@ -28,20 +28,27 @@
 
 use std::sync::Arc;
 
-// What a user of the runtime names, listed rather than glob-imported so that fhe-api's
-// backend-side internals (ring arithmetic, key generation steps, per-set caches, the
-// conformance suite) do not become this crate's API by accident. Modules: `ckks` (the
-// second scheme), `format` (bytes of keys and ciphertexts), `gates` (batched and mixed
-// gates), `ops` (the backend traits, for a backend crate), `params`, `registry`, `rng`.
-pub use fhe_api::{ckks, format, gates, ops, params, registry, rng};
+// What a user of the runtime names, listed rather than glob-imported so that backend-side
+// internals (ring arithmetic, key generation steps, per-key caches, the conformance
+// suite) do not become this crate's API by accident. Modules: `ckks` (the second
+// scheme), `format` (bytes of keys and ciphertexts), `gates` (batched and mixed gates),
+// `integer` (encrypted integers), `ops` (the backend traits, for a backend crate),
+// `params`, `registry`, `rng`.
+pub use fhe_api::tfhe::params;
+pub use fhe_api::{format, ops, registry, rng};
 pub use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DecodeError, DeviceInfo, Error, EvaluationKey,
-    ExtractedLwe, Gate, KeyOps, KeySet, KeyTag, LweCiphertext, NttOps, ParamSet, Params, PreparedKey, Probe, PublicKey,
-    Registry, Result, SecretKey, Seed, Selection, Unavailable,
+    ExtractedLwe, KeySet, KeyTag, LweCiphertext, NttOps, ParamSet, Params, PreparedKey, Probe, PublicKey, Registry,
+    Result, RingOps, SecretKey, Seed, Selection, Unavailable,
 };
+pub use fhe_schemes::integer::{self, FheUint, IntOp};
+pub use fhe_schemes::tfhe::{gates, Gate, ServerKey};
 
-pub mod integer;
-pub use integer::{FheUint, IntOp};
+/// RNS-CKKS.
+pub mod ckks {
+    pub use fhe_api::ckks::{entities, meta, params};
+    pub use fhe_schemes::ckks::{context, encoding, encrypt, evaluator, fft, keygen};
+}
 
 /// The backends compiled into this build, as registry entries.
 pub fn registry() -> Registry {
@@ -109,26 +116,26 @@ impl Engine {
 
     /// Keys from a 32-byte seed: reproducible, byte-equal on every backend.
     pub fn keygen_from_seed(&self, params: ParamSet, seed: &Seed) -> Result<KeySet> {
-        self.backend.keygen_from_seed(params, seed)
+        fhe_schemes::tfhe::keygen_from_seed(&*self.backend, params, seed)
     }
 
     /// Keys from a fresh OS-random seed.
     pub fn keygen(&self, params: ParamSet) -> Result<KeySet> {
-        self.backend.keygen_from_seed(params, &Seed::from_os()?)
+        fhe_schemes::tfhe::keygen(&*self.backend, params)
     }
 
     /// Public-key encryption with OS randomness.
     pub fn encrypt_bit(&self, pk: &PublicKey, bit: bool) -> Result<LweCiphertext> {
-        self.backend.encrypt_bit(pk, bit)
+        fhe_schemes::tfhe::encrypt_bit(pk, bit)
     }
 
     /// Public-key encryption with the randomness of `seed` (tests, known answers).
     pub fn encrypt_bit_seeded(&self, pk: &PublicKey, bit: bool, seed: &Seed) -> Result<LweCiphertext> {
-        self.backend.encrypt_bit_seeded(pk, bit, seed)
+        fhe_schemes::tfhe::encrypt_bit_seeded(pk, bit, seed)
     }
 
     pub fn decrypt_bit(&self, sk: &SecretKey, ct: &LweCiphertext) -> Result<bool> {
-        self.backend.decrypt_bit(sk, ct)
+        fhe_schemes::tfhe::decrypt_bit(sk, ct)
     }
 
     /// CKKS with a named preset on this engine's backend; `Error::Unsupported` when the
@@ -145,98 +152,7 @@ impl Engine {
 
     /// Prepares the evaluation key on the backend (uploads it, for a GPU) once.
     pub fn server_key(&self, ek: &EvaluationKey) -> Result<ServerKey> {
-        Ok(ServerKey { backend: self.backend.clone(), key: Arc::new(self.backend.prepare(ek)?) })
-    }
-}
-
-/// A prepared evaluation key and its backend: evaluates gates on encrypted bits.
-#[derive(Clone)]
-pub struct ServerKey {
-    backend: Arc<dyn Backend>,
-    key: Arc<PreparedKey>,
-}
-
-impl std::fmt::Debug for ServerKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ServerKey({}, {})", self.backend.name(), self.key.params())
-    }
-}
-
-macro_rules! gate_methods {
-    ($($name:ident => $gate:ident),*) => {
-        $(
-            #[doc = concat!("`", stringify!($name), "` of two encrypted bits (one bootstrap).")]
-            pub fn $name(&self, a: &LweCiphertext, b: &LweCiphertext) -> Result<LweCiphertext> {
-                gates::gate(&*self.backend, &self.key, Gate::$gate, a, b)
-            }
-        )*
-    };
-}
-
-impl ServerKey {
-    gate_methods!(and => And, or => Or, nand => Nand, nor => Nor, xor => Xor, xnor => Xnor);
-
-    pub fn params(&self) -> ParamSet {
-        self.key.params()
-    }
-
-    /// The evaluation key's tag: every output carries it, and inputs of another key are
-    /// `Error::WrongKey` (`docs/FORMAT.md`, "Key tags").
-    pub fn tag(&self) -> KeyTag {
-        self.key.tag()
-    }
-
-    pub fn backend(&self) -> &Arc<dyn Backend> {
-        &self.backend
-    }
-
-    /// `gate(a, b)` for a gate kind chosen at run time (one bootstrap). Operands of
-    /// another parameter set than the key's are `Error::ParamMismatch`.
-    pub fn gate(&self, gate: Gate, a: &LweCiphertext, b: &LweCiphertext) -> Result<LweCiphertext> {
-        gates::gate(&*self.backend, &self.key, gate, a, b)
-    }
-
-    /// Gates of mixed kinds, `out[i] = gate_i(a_i, b_i)`, in one batched bootstrap (one
-    /// backend call, as [`ServerKey::gate_batch`]): each gate's linear part is computed on
-    /// the host, so the kinds can differ. An empty batch gives an empty result; an operand
-    /// of another parameter set than the key's is `Error::ParamMismatch`, one of another
-    /// key `Error::WrongKey`.
-    pub fn mixed_batch(&self, batch: &[(Gate, &LweCiphertext, &LweCiphertext)]) -> Result<Vec<LweCiphertext>> {
-        if batch.is_empty() {
-            return Ok(Vec::new());
-        }
-        let inputs = batch.iter().flat_map(|(_, a, b)| [(a.params(), a.tag()), (b.params(), b.tag())]);
-        ops::check_inputs(&self.key, inputs)?;
-        gates::mixed_batch(&*self.backend, &self.key, batch)
-    }
-
-    /// One gate over whole batches: `out[i] = gate(lhs[i], rhs[i])`, one backend call.
-    pub fn gate_batch(&self, gate: Gate, lhs: &[LweCiphertext], rhs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
-        gates::gate_batch(&*self.backend, &self.key, gate, lhs, rhs)
-    }
-
-    /// NOT costs no bootstrap.
-    pub fn not(&self, a: &LweCiphertext) -> LweCiphertext {
-        gates::not(a)
-    }
-
-    /// `sel ? t : f`.
-    pub fn mux(&self, sel: &LweCiphertext, t: &LweCiphertext, f: &LweCiphertext) -> Result<LweCiphertext> {
-        Ok(self.mux_batch(std::slice::from_ref(sel), std::slice::from_ref(t), std::slice::from_ref(f))?.remove(0))
-    }
-
-    pub fn mux_batch(
-        &self,
-        sel: &[LweCiphertext],
-        t: &[LweCiphertext],
-        f: &[LweCiphertext],
-    ) -> Result<Vec<LweCiphertext>> {
-        gates::mux_batch(&*self.backend, &self.key, sel, t, f)
-    }
-
-    /// Bootstraps each ciphertext, keeping its bit and resetting its noise.
-    pub fn refresh_batch(&self, cts: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
-        gates::refresh_batch(&*self.backend, &self.key, cts)
+        ServerKey::new(self.backend.clone(), ek)
     }
 }
 
@@ -314,15 +230,15 @@ mod tests {
             assert!(wrong(sa.mux(&ct, &ct, &theirs)));
             assert!(wrong(sa.refresh_batch(&[theirs])));
         }
-        let x = FheUint::encrypt(&engine, &a.pk, 4, 5).unwrap();
-        let y = FheUint::encrypt(&engine, &b.pk, 4, 3).unwrap();
+        let x = FheUint::encrypt(&a.pk, 4, 5).unwrap();
+        let y = FheUint::encrypt(&b.pk, 4, 3).unwrap();
         assert!(wrong(sa.add(&x, &y)));
         assert!(wrong(sb.shl(&x, 1)));
         let mixed = vec![x.bits()[0].clone(), y.bits()[1].clone()];
         assert!(wrong(FheUint::from_bits(mixed)));
         // Constants belong to no key: they mix with either.
         let k = FheUint::trivial(set, 4, &[2]).unwrap();
-        assert_eq!(sa.add(&x, &k).unwrap().decrypt_u128(&engine, &a.sk).unwrap(), 7);
+        assert_eq!(sa.add(&x, &k).unwrap().decrypt_u128(&a.sk).unwrap(), 7);
     }
 
     /// `gate` and `mixed_batch` against every gate kind's truth table (one batch holding

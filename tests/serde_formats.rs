@@ -43,7 +43,7 @@ fn bit_scheme_objects_round_trip_through_every_format() {
     let ct = engine.encrypt_bit_seeded(&keys.pk, true, &Seed::derive("serde-formats", 1)).unwrap();
     let prepared = engine.backend().prepare(&keys.ek).unwrap();
     let extracted = engine.backend().blind_rotate_batch(&prepared, std::slice::from_ref(&ct)).unwrap().remove(0);
-    let uint = FheUint::encrypt(&engine, &keys.pk, 8, 173).unwrap();
+    let uint = FheUint::encrypt(&keys.pk, 8, 173).unwrap();
 
     through_every_format("LweCiphertext", &ct, eq);
     through_every_format("ExtractedLwe", &extracted, eq);
@@ -55,7 +55,7 @@ fn bit_scheme_objects_round_trip_through_every_format() {
 
     // What comes back still decrypts.
     let back: FheUint = postcard::from_bytes(&postcard::to_allocvec(&uint).unwrap()).unwrap();
-    assert_eq!(back.decrypt_u128(&engine, &keys.sk).unwrap(), 173);
+    assert_eq!(back.decrypt_u128(&keys.sk).unwrap(), 173);
     assert_eq!(FheUint::decode(&uint.encode()).unwrap(), uint);
 }
 

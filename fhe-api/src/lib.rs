@@ -1,39 +1,32 @@
-//! `fhe-api`: what the Lux FHE runtime computes, independent of how.
+//! `fhe-api`: what the Lux FHE runtime computes, independent of how: the contract between
+//! the schemes' host algorithms (`fhe-schemes`) and the backends.
 //!
-//! Parameter sets ([`params`]), keys and ciphertexts ([`entities`]) and their binary
-//! format ([`mod@format`]), the randomness contract ([`rng`]), the operation traits every
-//! backend implements ([`ops`]), the shared ring ([`ring`]: modular arithmetic, NTT
-//! tables, RNS bases, automorphisms), gates written once over any backend ([`gates`]),
-//! blind rotation's look-up tables ([`lut`]), the noise model ([`noise`]), one
-//! [`Error`], and the backend [`registry`]. Key generation ([`keygen`]) and encryption
-//! ([`encrypt`]) are written once here, on the host, over a backend's own NTT.
+//! - the shared ring ([`ring`]: modular arithmetic, NTT tables, RNS bases, automorphisms);
+//! - each scheme's parameters and objects ([`tfhe`], [`ckks`]) and their binary format
+//!   ([`mod@format`]);
+//! - the operation traits every backend implements ([`ops`]);
+//! - the randomness contract ([`rng`]), key tags ([`tag`]), one [`Error`], the backend
+//!   [`registry`] and the per-key caches backends keep ([`keyed_cache`]);
+//! - with the `testing` feature, [`testing`]: what test wrappers of a backend share.
 
 pub mod ckks;
-pub mod decrypt;
-pub mod encrypt;
-pub mod entities;
 pub mod error;
 pub mod format;
-pub mod gates;
-pub mod keygen;
-pub mod lut;
-pub mod noise;
+pub mod keyed_cache;
 pub mod ops;
-pub mod params;
-pub mod per_set;
 pub mod registry;
 pub mod ring;
 pub mod rng;
 pub mod tag;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tfhe;
 
-pub use entities::{EvaluationKey, ExtractedLwe, KeySet, LweCiphertext, PublicKey, SecretKey};
 pub use error::{DecodeError, Error, Result, Unavailable};
-pub use gates::Gate;
-pub use lut::Lut;
-pub use ops::{Backend, BootstrapOps, DeviceInfo, KeyOps, NttOps, PreparedKey};
-pub use params::{ParamSet, Params};
+pub use ops::{Backend, BootstrapOps, DeviceInfo, NttOps, PreparedKey, RingOps};
 pub use registry::{BackendEntry, BackendKind, BackendOptions, Probe, Registry, Selection};
 pub use rng::Seed;
 pub use tag::KeyTag;
+pub use tfhe::entities::{EvaluationKey, ExtractedLwe, KeySet, LweCiphertext, PublicKey, SecretKey};
+pub use tfhe::lut::Lut;
+pub use tfhe::params::{ParamSet, Params};

@@ -14,7 +14,7 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::params::ParamSet;
+use crate::tfhe::params::ParamSet;
 
 /// Bytes of a key tag.
 pub const KEY_TAG_LEN: usize = 8;

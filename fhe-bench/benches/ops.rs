@@ -10,10 +10,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use fhe_api::gates::{self, Gate};
-use fhe_api::{BootstrapOps, KeyOps, NttOps, ParamSet, Seed};
+use fhe_api::{BootstrapOps, NttOps, ParamSet, Seed};
 use fhe_bench::Fixture;
 use fhe_cpu::CpuBackend;
+use fhe_schemes::tfhe::gates::{self, Gate};
 
 fn param_sets() -> Vec<ParamSet> {
     if std::env::var("FHE_BENCH_ALL_PARAMS").is_ok_and(|v| !v.is_empty() && v != "0") {
@@ -57,7 +57,7 @@ fn bench_bootstrap(c: &mut Criterion) {
     let backend = backend();
     for params in param_sets() {
         let mut fixture = Fixture::new(&backend, params, "lux-fhe-criterion-v1").expect("keygen");
-        let cts = fixture.ciphertexts(&backend, 64, 0).expect("encrypt");
+        let cts = fixture.ciphertexts(64, 0).expect("encrypt");
         let key = fixture.prepared(&backend).expect("prepare");
         let mut group = c.benchmark_group(format!("bootstrap/{params}"));
         group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
@@ -97,14 +97,17 @@ fn bench_keys(c: &mut Criterion) {
                     i += 1;
                     Seed::derive("lux-fhe-criterion-keygen", i)
                 },
-                |seed| backend.keygen_from_seed(params, &seed),
+                |seed| fhe_schemes::tfhe::keygen_from_seed(&backend, params, &seed),
                 BatchSize::PerIteration,
             )
         });
         let seed = Seed::derive("lux-fhe-criterion-encrypt", 0);
-        group.bench_function("encrypt", |b| b.iter(|| backend.encrypt_bit_seeded(&fixture.keys.pk, true, &seed)));
-        let ct = backend.encrypt_bit_seeded(&fixture.keys.pk, true, &seed).expect("encrypt");
-        group.bench_function("decrypt", |b| b.iter(|| backend.decrypt_bit(&fixture.keys.sk, black_box(&ct))));
+        group.bench_function("encrypt", |b| {
+            b.iter(|| fhe_schemes::tfhe::encrypt_bit_seeded(&fixture.keys.pk, true, &seed))
+        });
+        let ct = fhe_schemes::tfhe::encrypt_bit_seeded(&fixture.keys.pk, true, &seed).expect("encrypt");
+        group
+            .bench_function("decrypt", |b| b.iter(|| fhe_schemes::tfhe::decrypt_bit(&fixture.keys.sk, black_box(&ct))));
         group.finish();
     }
 }

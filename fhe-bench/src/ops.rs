@@ -4,8 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use fhe_api::gates::{self, Gate};
+use fhe_api::rng::SplitMix64;
 use fhe_api::{Backend, ExtractedLwe, KeySet, LweCiphertext, ParamSet, PreparedKey, Seed};
+use fhe_schemes::tfhe::gates::{self, Gate};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -298,7 +299,7 @@ pub struct Fixture {
 impl Fixture {
     /// Generates the keys of `seed_root` on `backend`.
     pub fn new(backend: &dyn Backend, params: ParamSet, seed_root: &str) -> Result<Fixture> {
-        let keys = backend.keygen_from_seed(params, &Seed::derive(seed_root, 0))?;
+        let keys = fhe_schemes::tfhe::keygen_from_seed(backend, params, &Seed::derive(seed_root, 0))?;
         Ok(Fixture { params, keys, prepared: None, seed_root: seed_root.to_string() })
     }
 
@@ -311,11 +312,11 @@ impl Fixture {
     }
 
     /// `count` fresh encryptions of alternating bits.
-    pub fn ciphertexts(&self, backend: &dyn Backend, count: usize, offset: u64) -> Result<Vec<LweCiphertext>> {
+    pub fn ciphertexts(&self, count: usize, offset: u64) -> Result<Vec<LweCiphertext>> {
         (0..count as u64)
             .map(|i| {
                 let seed = Seed::derive(&self.seed_root, 1 + offset + i);
-                Ok(backend.encrypt_bit_seeded(&self.keys.pk, i % 2 == 0, &seed)?)
+                Ok(fhe_schemes::tfhe::encrypt_bit_seeded(&self.keys.pk, i % 2 == 0, &seed)?)
             })
             .collect()
     }
@@ -331,17 +332,8 @@ impl Fixture {
 pub fn ntt_input(params: ParamSet, polys: usize) -> Vec<u64> {
     let p = params.params();
     let q = p.q_ring();
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..polys * p.big_n())
-        .map(|_| {
-            // splitmix64: fast and good enough for benchmark inputs.
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % q
-        })
-        .collect()
+    let mut r = SplitMix64::new(0x9e37_79b9_7f4a_7c15);
+    (0..polys * p.big_n()).map(|_| r.below(q)).collect()
 }
 
 /// How many distinct extracted samples the `key_switch` row cycles through (fewer when
@@ -385,7 +377,7 @@ pub fn measure_case(
         Operation::KeySwitch => {
             // Distinct inputs in turn, so the key's rows come from memory ([`KEY_SWITCH_INPUTS`]).
             let calls = (plan.warmup + plan.iterations) * plan.runs;
-            let cts = fixture.ciphertexts(backend, KEY_SWITCH_INPUTS.min(calls.max(1)), 0)?;
+            let cts = fixture.ciphertexts(KEY_SWITCH_INPUTS.min(calls.max(1)), 0)?;
             let key = fixture.prepared(backend)?;
             let rotated: Vec<ExtractedLwe> = backend.blind_rotate_batch(key, &cts)?;
             let mut next = 0;
@@ -402,7 +394,7 @@ pub fn measure_case(
         }
         Operation::Bootstrap | Operation::BootstrapBatch => {
             let n = if op == Operation::Bootstrap { 1 } else { batch_size };
-            let cts = fixture.ciphertexts(backend, n, 0)?;
+            let cts = fixture.ciphertexts(n, 0)?;
             let key = fixture.prepared(backend)?;
             measure_with(
                 || {
@@ -414,7 +406,7 @@ pub fn measure_case(
             )?
         }
         Operation::GateMux => {
-            let cts = fixture.ciphertexts(backend, 3, 0)?;
+            let cts = fixture.ciphertexts(3, 0)?;
             let key = fixture.prepared(backend)?;
             let (s, t, f) = (&cts[0..1], &cts[1..2], &cts[2..3]);
             measure_with(
@@ -427,7 +419,7 @@ pub fn measure_case(
             )?
         }
         Operation::GateNot => {
-            let cts = fixture.ciphertexts(backend, 1, 0)?;
+            let cts = fixture.ciphertexts(1, 0)?;
             measure_with(
                 || {
                     std::hint::black_box(gates::not(std::hint::black_box(&cts[0])));
@@ -443,7 +435,11 @@ pub fn measure_case(
             measure_with(
                 || {
                     i += 1;
-                    std::hint::black_box(backend.keygen_from_seed(params, &Seed::derive(&root, i))?);
+                    std::hint::black_box(fhe_schemes::tfhe::keygen_from_seed(
+                        &*backend,
+                        params,
+                        &Seed::derive(&root, i),
+                    )?);
                     Ok(())
                 },
                 plan,
@@ -455,7 +451,7 @@ pub fn measure_case(
             let pk = &fixture.keys.pk;
             measure_with(
                 || {
-                    std::hint::black_box(backend.encrypt_bit_seeded(pk, true, &seed)?);
+                    std::hint::black_box(fhe_schemes::tfhe::encrypt_bit_seeded(pk, true, &seed)?);
                     Ok(())
                 },
                 plan,
@@ -463,11 +459,11 @@ pub fn measure_case(
             )?
         }
         Operation::Decrypt => {
-            let cts = fixture.ciphertexts(backend, 1, 0)?;
+            let cts = fixture.ciphertexts(1, 0)?;
             let sk = &fixture.keys.sk;
             measure_with(
                 || {
-                    std::hint::black_box(backend.decrypt_bit(sk, &cts[0])?);
+                    std::hint::black_box(fhe_schemes::tfhe::decrypt_bit(sk, &cts[0])?);
                     Ok(())
                 },
                 plan,
@@ -476,7 +472,7 @@ pub fn measure_case(
         }
         gate_op => {
             let gate = gate_op.gate().expect("every other operation is a two-input gate");
-            let cts = fixture.ciphertexts(backend, 2, 0)?;
+            let cts = fixture.ciphertexts(2, 0)?;
             let key = fixture.prepared(backend)?;
             let (a, b) = (&cts[0..1], &cts[1..2]);
             measure_with(

@@ -4,7 +4,7 @@
 //! buffers, prefetches, ISA detection), [`ntt`] (the NTT variants: forward and inverse
 //! on one prime), [`tfhe`] (the bit scheme: its ring, prepared keys, blind rotation and
 //! its 32- and 64-bit GINX kernels, key switching) and [`ckks`]. Key generation and
-//! encryption are fhe-api's, over this backend's NTT. Batches run on all cores through
+//! encryption are host algorithms (`fhe-schemes`), over this backend's NTT. Batches run on all cores through
 //! rayon.
 
 pub mod arith;
@@ -17,13 +17,13 @@ pub mod tfhe;
 pub use fhe_api::ring::modulus;
 use std::sync::Arc;
 
-use fhe_api::ops::{check_inputs, check_ntt_input, check_ring_input, CkksOps, RingOps};
-use fhe_api::params::{PolynomialSize, RingModulus};
-use fhe_api::per_set::KeyedCache;
+use fhe_api::keyed_cache::KeyedCache;
+use fhe_api::ops::{check_inputs, check_ring_input, CkksOps, KeyMeta, RingOps};
 use fhe_api::ring::ntt::NttTables;
+use fhe_api::ring::{PolynomialSize, RingModulus};
 use fhe_api::{
-    Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, EvaluationKey, ExtractedLwe, KeyOps,
-    Lut, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
+    Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, EvaluationKey, ExtractedLwe, Lut,
+    LweCiphertext, ParamSet, PreparedKey, Probe, Result,
 };
 
 use rayon::prelude::*;
@@ -117,27 +117,26 @@ impl CpuBackend {
 
 /// A sequential batch through the engine's fused checks (`NttEngine::forward_checked`):
 /// each polynomial's words are checked as its transform's first pass reads them, which
-/// spares the separate pass (its share: `docs/PERF.md`, "Lab notes moved from the code"). True when every
-/// polynomial was transformed. False, with `data` as it was, when the length is not a
-/// whole number of polynomials, the batch is one for all cores, or a polynomial is
-/// declined (a word at or above `Q`, or an engine without the fused check): the ones
-/// before it are restored by the opposite transform, exact on reduced words
-/// (`inverse(forward(x)) == x`), and the caller takes the checked path, which reports
-/// the error.
-fn fused_batch(ring: &Ring, data: &mut [u64], forward: bool) -> bool {
-    let n = ring.n();
+/// spares the separate pass (its share: `docs/perf/2026-12-05.md`, "Lab notes moved from
+/// the code"). True when every polynomial was transformed. False, with `data` as it was,
+/// when the length is not a whole number of polynomials, the batch is one for all cores,
+/// or a polynomial is declined (a word at or above `q`, or an engine without the fused
+/// check): the ones before it are restored by the opposite transform, exact on reduced
+/// words (`inverse(forward(x)) == x`), and the caller takes the checked path, which
+/// reports the error.
+fn fused_batch(e: &dyn ntt::NttEngine, n: usize, data: &mut [u64], forward: bool) -> bool {
     if !data.len().is_multiple_of(n) || data.len() >= PAR_NTT_MIN * n {
         return false;
     }
     for k in 0..data.len() / n {
         let poly = &mut data[k * n..(k + 1) * n];
-        let taken = if forward { ring.ntt.forward_checked(poly) } else { ring.ntt.inverse_checked(poly) };
+        let taken = if forward { e.forward_checked(poly) } else { e.inverse_checked(poly) };
         if !taken {
             for done in data[..k * n].chunks_exact_mut(n) {
                 if forward {
-                    ring.ntt.inverse(done);
+                    e.inverse(done);
                 } else {
-                    ring.ntt.forward(done);
+                    e.forward(done);
                 }
             }
             return false;
@@ -146,36 +145,38 @@ fn fused_batch(ring: &Ring, data: &mut [u64], forward: bool) -> bool {
     true
 }
 
-/// Key generation and encryption are fhe-api's, over this backend's NTT.
-impl KeyOps for CpuBackend {}
-
-impl NttOps for CpuBackend {
-    fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        let ring = &*self.ring(params)?;
-        if fused_batch(ring, data, true) {
+impl CpuBackend {
+    /// One NTT direction over a batch: the fused checks for a short batch, else the input
+    /// check, then every polynomial (on all cores for a large batch, such as key
+    /// generation's; one polynomial stays inline).
+    fn transform(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64], forward: bool) -> Result<()> {
+        let e = self.engine(n, q)?;
+        if fused_batch(&**e, n.0, data, forward) {
             return Ok(());
         }
-        check_ntt_input(params, data)?;
-        // Large batches (key generation) use every core; one polynomial stays inline.
-        if data.len() >= PAR_NTT_MIN * ring.n() {
-            data.par_chunks_mut(ring.n()).for_each(|p| ring.ntt.forward(p));
+        check_ring_input(n, q, data)?;
+        let run = |p: &mut [u64]| if forward { e.forward(p) } else { e.inverse(p) };
+        if data.len() >= PAR_NTT_MIN * n.0 {
+            data.par_chunks_mut(n.0).for_each(run);
         } else {
-            data.chunks_mut(ring.n()).for_each(|p| ring.ntt.forward(p));
+            data.chunks_mut(n.0).for_each(run);
         }
         Ok(())
     }
+}
 
-    fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        let ring = &*self.ring(params)?;
-        if fused_batch(ring, data, false) {
-            return Ok(());
-        }
-        check_ntt_input(params, data)?;
-        if data.len() >= PAR_NTT_MIN * ring.n() {
-            data.par_chunks_mut(ring.n()).for_each(|p| ring.ntt.inverse(p));
-        } else {
-            data.chunks_mut(ring.n()).for_each(|p| ring.ntt.inverse(p));
-        }
+impl RingOps for CpuBackend {
+    fn ring_forward(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        self.transform(n, q, data, true)
+    }
+
+    fn ring_inverse(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        self.transform(n, q, data, false)
+    }
+
+    fn ring_mul_add(&self, q: RingModulus, a: &[u64], b: &[u64], acc: &mut [u64]) -> Result<()> {
+        let m = fhe_api::ops::checked_modulus(q, a, b, acc)?;
+        arith::mul_add(&m, a, b, acc);
         Ok(())
     }
 
@@ -184,37 +185,11 @@ impl NttOps for CpuBackend {
     }
 }
 
-impl RingOps for CpuBackend {
-    fn ring_forward(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
-        let e = self.engine(n, q)?;
-        check_ring_input(n, q, data)?;
-        data.chunks_mut(n.0).for_each(|p| e.forward(p));
-        Ok(())
-    }
-
-    fn ring_inverse(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
-        let e = self.engine(n, q)?;
-        check_ring_input(n, q, data)?;
-        data.chunks_mut(n.0).for_each(|p| e.inverse(p));
-        Ok(())
-    }
-
-    fn ring_mul_add(&self, q: RingModulus, a: &[u64], b: &[u64], acc: &mut [u64]) -> Result<()> {
-        let m = fhe_api::ops::checked_modulus(q, a, b, acc)?;
-        arith::mul_add(&m, a, b, acc);
-        Ok(())
-    }
-}
-
 impl BootstrapOps for CpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let ring = self.ring(ek.params())?;
         let prepared = bootstrap::prepare(&ring, ek);
-        Ok(PreparedKey::new(self.name(), ek, prepared))
-    }
-
-    fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
-        self.blind_rotate_batch_lut(key, inputs, &Lut::sign(key.params()))
+        Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), prepared))
     }
 
     fn blind_rotate_batch_lut(

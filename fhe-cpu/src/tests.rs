@@ -1,8 +1,8 @@
 //! End-to-end tests of the oracle on the production parameter sets.
 
-use fhe_api::decrypt::phase_error;
-use fhe_api::gates::{self, Gate};
-use fhe_api::{KeyOps, Seed};
+use fhe_api::Seed;
+use fhe_schemes::tfhe::decrypt::phase_error;
+use fhe_schemes::tfhe::gates::{self, Gate};
 
 use super::*;
 
@@ -10,27 +10,33 @@ use super::*;
 fn encrypt_decrypt_and_every_gate_on_every_set() {
     let cpu = CpuBackend::oracle();
     for set in ParamSet::ALL {
-        let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-test", set.id() as u64)).unwrap();
+        let keys =
+            fhe_schemes::tfhe::keygen_from_seed(&cpu, set, &Seed::derive("fhe-cpu-test", set.id() as u64)).unwrap();
         let key = cpu.prepare(&keys.ek).unwrap();
         let bits = [(false, false), (false, true), (true, false), (true, true)];
-        let enc = |b: bool, i: u64| cpu.encrypt_bit_seeded(&keys.pk, b, &Seed::derive("enc", i)).unwrap();
+        let enc =
+            |b: bool, i: u64| fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, b, &Seed::derive("enc", i)).unwrap();
         let lhs: Vec<_> = bits.iter().enumerate().map(|(i, &(a, _))| enc(a, 2 * i as u64)).collect();
         let rhs: Vec<_> = bits.iter().enumerate().map(|(i, &(_, b))| enc(b, 2 * i as u64 + 1)).collect();
         for (ct, &(a, _)) in lhs.iter().zip(&bits) {
-            assert_eq!(cpu.decrypt_bit(&keys.sk, ct).unwrap(), a);
-            assert_eq!(cpu.decrypt_bit(&keys.sk, &gates::not(ct)).unwrap(), !a);
+            assert_eq!(fhe_schemes::tfhe::decrypt_bit(&keys.sk, ct).unwrap(), a);
+            assert_eq!(fhe_schemes::tfhe::decrypt_bit(&keys.sk, &gates::not(ct)).unwrap(), !a);
         }
         for g in Gate::ALL {
             let out = gates::gate_batch(&cpu, &key, g, &lhs, &rhs).unwrap();
             for (ct, &(a, b)) in out.iter().zip(&bits) {
-                assert_eq!(cpu.decrypt_bit(&keys.sk, ct).unwrap(), g.eval_plain(a, b), "{set} {g:?}({a},{b})");
+                assert_eq!(
+                    fhe_schemes::tfhe::decrypt_bit(&keys.sk, ct).unwrap(),
+                    g.eval_plain(a, b),
+                    "{set} {g:?}({a},{b})"
+                );
             }
         }
         let sel: Vec<_> = [false, true, false, true].iter().enumerate().map(|(i, &b)| enc(b, 100 + i as u64)).collect();
         let out = gates::mux_batch(&cpu, &key, &sel, &lhs, &rhs).unwrap();
         for (i, ct) in out.iter().enumerate() {
             let want = if i % 2 == 1 { bits[i].0 } else { bits[i].1 };
-            assert_eq!(cpu.decrypt_bit(&keys.sk, ct).unwrap(), want, "{set} mux {i}");
+            assert_eq!(fhe_schemes::tfhe::decrypt_bit(&keys.sk, ct).unwrap(), want, "{set} mux {i}");
         }
         let (_, err) = phase_error(&keys.sk, &out[0]).unwrap();
         assert!(err.abs() < (set.params().q_lwe() / 8) as i64);
@@ -45,12 +51,13 @@ fn encrypt_decrypt_and_every_gate_on_every_set() {
 fn two_thread_blind_rotation_gives_the_same_words() {
     for set in ParamSet::ALL {
         for cpu in [CpuBackend::new(None).unwrap(), CpuBackend::oracle()] {
-            let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-duo", set.id() as u64)).unwrap();
+            let keys =
+                fhe_schemes::tfhe::keygen_from_seed(&cpu, set, &Seed::derive("fhe-cpu-duo", set.id() as u64)).unwrap();
             let key = cpu.prepare(&keys.ek).unwrap();
             let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
             let ring = &*cpu.ring(set).unwrap();
             for i in 0..3u64 {
-                let ct = cpu.encrypt_bit_seeded(&keys.pk, i == 1, &Seed::derive("duo", i)).unwrap();
+                let ct = fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, i == 1, &Seed::derive("duo", i)).unwrap();
                 let mut words = ct.into_words();
                 if i == 2 {
                     // Zero coefficients at the start, in the middle and last.
@@ -71,7 +78,10 @@ fn two_thread_blind_rotation_gives_the_same_words() {
                     );
                 }
             }
-            let (x, y) = (cpu.encrypt_bit(&keys.pk, true).unwrap(), cpu.encrypt_bit(&keys.pk, false).unwrap());
+            let (x, y) = (
+                fhe_schemes::tfhe::encrypt_bit(&keys.pk, true).unwrap(),
+                fhe_schemes::tfhe::encrypt_bit(&keys.pk, false).unwrap(),
+            );
             let one = cpu.bootstrap_threads() == BootstrapThreads::One;
             let other = CpuBackend::new(Some(cpu.ntt_variant())).unwrap().with_bootstrap_threads(if one {
                 BootstrapThreads::Two
@@ -140,13 +150,13 @@ fn a_fourth_parameter_set_is_one_more_cache_key() {
     }
 }
 
-fhe_api::conformance_tests!(
+fhe_schemes::conformance_tests!(
     std::sync::Arc::new(CpuBackend::new(None).expect("default variant")),
     std::sync::Arc::new(CpuBackend::oracle()),
     gates_per_set = 1000
 );
 
-fhe_api::ckks_conformance_tests!(
+fhe_schemes::ckks_conformance_tests!(
     std::sync::Arc::new(CpuBackend::new(None).expect("default variant")),
     std::sync::Arc::new(CpuBackend::oracle()),
     preset = fhe_api::ckks::params::CkksPreset::Slots4096Scale40Depth2
@@ -163,13 +173,13 @@ fn time_bootstrap_phases() {
     use std::time::Instant;
     let cpu = CpuBackend::new(None).unwrap();
     for (set, calls) in [(ParamSet::PN10QP27, 40), (ParamSet::PN11QP54, 8)] {
-        let keys = cpu.keygen_from_seed(set, &Seed::derive("fhe-cpu-timing", 0)).unwrap();
+        let keys = fhe_schemes::tfhe::keygen_from_seed(&cpu, set, &Seed::derive("fhe-cpu-timing", 0)).unwrap();
         let key = cpu.prepare(&keys.ek).unwrap();
         let prepared = key.downcast::<CpuPrepared>(&cpu.name()).unwrap();
         let ring = &*cpu.ring(set).unwrap();
         let (mut br, mut duo, mut ks) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..=calls {
-            let ct = cpu.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("timing", i)).unwrap();
+            let ct = fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("timing", i)).unwrap();
             let t = Instant::now();
             let ext = bootstrap::blind_rotate(ring, prepared, &ct, &Lut::sign(set));
             let t1 = Instant::now();
@@ -239,7 +249,8 @@ fn ntt_batches_match_and_a_bad_word_leaves_the_batch_untouched() {
 #[ignore = "the big preset: minutes; run by hand and in benches"]
 fn ckks_depth_chain_big_preset() {
     let preset = fhe_api::ckks::params::CkksPreset::Slots32768Scale40Depth34;
-    let bits = fhe_api::testing::ckks::depth_chain(std::sync::Arc::new(CpuBackend::new(None).unwrap()), preset, 10.0);
+    let bits =
+        fhe_schemes::testing::ckks::depth_chain(std::sync::Arc::new(CpuBackend::new(None).unwrap()), preset, 10.0);
     eprintln!("{preset}: {bits:.1} bits after 34 multiplications");
 }
 
@@ -247,8 +258,8 @@ fn ckks_depth_chain_big_preset() {
 /// every set (the conformance suite checks the default variant only).
 #[test]
 fn negacyclic_mul_matches_schoolbook_on_every_variant() {
-    use fhe_api::testing::{negacyclic_cases, schoolbook_negacyclic};
     use fhe_api::NttOps;
+    use fhe_schemes::testing::tfhe::{negacyclic_cases, schoolbook_negacyclic};
     for set in ParamSet::ALL {
         for (a, b) in negacyclic_cases(set) {
             let want = schoolbook_negacyclic(&a, &b, set.params().q_ring());

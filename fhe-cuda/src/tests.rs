@@ -61,7 +61,7 @@ fn device_backend() -> std::sync::Arc<CudaBackend> {
 
 // The shared conformance suite on a CUDA device: `cargo test -p fhe-cuda -- --ignored`
 // there (the device-check bundle carries this test binary and runs it after the gate).
-fhe_api::conformance_tests!(
+fhe_schemes::conformance_tests!(
     ignore = "needs a CUDA device",
     device_backend(),
     std::sync::Arc::new(fhe_cpu::CpuBackend::oracle()),
@@ -70,4 +70,4 @@ fhe_api::conformance_tests!(
 
 // CKKS is not on the device yet (`Backend::ckks` is `None`): its suite is stamped as
 // ignored with the reason, so a run lists it as skipped, never as passed.
-fhe_api::ckks_conformance_tests!(unsupported = "the CUDA backend does not implement CKKS yet");
+fhe_schemes::ckks_conformance_tests!(unsupported = "the CUDA backend does not implement CKKS yet");

@@ -1,17 +1,18 @@
 //! The GPU backend, written once over [`GpuDriver`]: key generation and encryption are
-//! fhe-api's over this NTT; the evaluation key is uploaded once by `prepare` and stays
+//! host algorithms (`fhe-schemes`) over this NTT; the evaluation key is uploaded once by `prepare` and stays
 //! resident; a batch is bootstrapped in two launches (blind rotation with extraction,
 //! then key switching) and one copy back.
 
 use std::sync::{Arc, Mutex};
 
-use fhe_api::ops::{check_inputs, check_ntt_input};
-use fhe_api::per_set::KeyedCache;
+use fhe_api::keyed_cache::KeyedCache;
+use fhe_api::ops::{check_inputs, check_ring_input, KeyMeta, RingOps};
 use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::ring::ntt::NttTables;
+use fhe_api::ring::{PolynomialSize, RingModulus};
 use fhe_api::{
-    Backend, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe, KeyOps, Lut,
-    LweCiphertext, NttOps, ParamSet, PreparedKey, Result,
+    Backend, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe, Lut,
+    LweCiphertext, ParamSet, PreparedKey, Result,
 };
 
 use crate::args::{BlindRotateArgs, DevPtr, KeySwitchArgs, NttArgs, Residue};
@@ -159,7 +160,8 @@ impl<D: GpuDriver> GpuBackend<D> {
     }
 
     fn ntt(&self, set: ParamSet, data: &mut [u64], forward: bool) -> Result<()> {
-        check_ntt_input(set, data)?;
+        let p = set.params();
+        check_ring_input(p.ring_degree, p.ring_modulus, data)?;
         let n = set.params().big_n();
         let count = data.len() / n;
         if count == 0 {
@@ -262,19 +264,22 @@ fn launch_grid(count: usize) -> Result<u32> {
     u32::try_from(count).map_err(|_| Error::InvalidInput(format!("batch of {count} is too large for one launch")))
 }
 
-// NTTs over arbitrary rings (CKKS) are not on the device yet: the kernels are compiled
-// per bit-scheme set.
-fhe_api::ring_ops_unsupported!(GpuBackend<D> where D: GpuDriver);
+impl<D: GpuDriver> GpuBackend<D> {
+    /// The bit-scheme set of the ring `(n, q)`: the kernels are compiled per set, so an
+    /// NTT over any other ring (a CKKS prime) is not on the device yet.
+    fn set_of(&self, n: PolynomialSize, q: RingModulus) -> Result<ParamSet> {
+        ParamSet::for_ring(n, q)
+            .ok_or_else(|| Error::Unsupported { backend: self.name(), scheme: "NTT over an arbitrary ring (CKKS)" })
+    }
+}
 
-impl<D: GpuDriver> KeyOps for GpuBackend<D> {}
-
-impl<D: GpuDriver> NttOps for GpuBackend<D> {
-    fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        self.ntt(params, data, true)
+impl<D: GpuDriver> RingOps for GpuBackend<D> {
+    fn ring_forward(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        self.ntt(self.set_of(n, q)?, data, true)
     }
 
-    fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        self.ntt(params, data, false)
+    fn ring_inverse(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        self.ntt(self.set_of(n, q)?, data, false)
     }
 
     fn ntt_variant(&self) -> &str {
@@ -298,11 +303,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
             bsk: Residues::upload(&self.drv, &bsk, word_bits(set))?,
             ksk: Buffer::from_slice(&self.drv, &ksk)?,
         };
-        Ok(PreparedKey::new(self.name(), ek, prepared))
-    }
-
-    fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
-        self.blind_rotate_batch_lut(key, inputs, &Lut::sign(key.params()))
+        Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), prepared))
     }
 
     /// The sign table is resident ([`RingState`]); any other is uploaded for the call.

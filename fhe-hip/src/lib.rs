@@ -336,7 +336,7 @@ mod tests {
     }
 
     // The shared conformance suite on an AMD GPU: `cargo test -p fhe-hip -- --ignored`.
-    fhe_api::conformance_tests!(
+    fhe_schemes::conformance_tests!(
         ignore = "needs a HIP device",
         device_backend(),
         Arc::new(fhe_cpu::CpuBackend::oracle()),
@@ -344,5 +344,5 @@ mod tests {
     );
 
     // CKKS is not on the device yet: listed as skipped, never as passed.
-    fhe_api::ckks_conformance_tests!(unsupported = "the HIP backend does not implement CKKS yet");
+    fhe_schemes::ckks_conformance_tests!(unsupported = "the HIP backend does not implement CKKS yet");
 }

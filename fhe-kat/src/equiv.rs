@@ -4,9 +4,9 @@
 use std::time::{Duration, Instant};
 
 use fhe_api::format::{Decode, Encode};
-use fhe_api::gates::refresh_batch;
 use fhe_api::rng::stream;
 use fhe_api::{Backend, KeyTag, LweCiphertext, ParamSet};
+use fhe_schemes::tfhe::gates::refresh_batch;
 
 use crate::compare::{Case, Checker, Mismatch, Source};
 use crate::corpus::{Corpus, KatEntry};
@@ -235,12 +235,12 @@ fn random_cts(input: &CaseInput, tag: KeyTag) -> fhe_api::Result<Vec<LweCipherte
 /// One sweep seed: the oracle's keys, prepared on both backends; `refresh_batch` of two
 /// encrypted bits and `bootstrap_batch` of two random ciphertexts, byte-equal.
 fn sweep_case(oracle: &dyn Backend, target: &dyn Backend, input: &CaseInput, check: &mut Checker) -> Result<()> {
-    let keys = oracle.keygen_from_seed(input.params, &input.master)?;
+    let keys = fhe_schemes::tfhe::keygen_from_seed(oracle, input.params, &input.master)?;
     let bits = &input.bits[..2];
     let enc = bits
         .iter()
         .zip(&input.encrypt_seeds)
-        .map(|(&b, s)| oracle.encrypt_bit_seeded(&keys.pk, b, s))
+        .map(|(&b, s)| fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, b, s))
         .collect::<fhe_api::Result<Vec<_>>>()?;
     let random = random_cts(input, keys.ek.tag())?;
     let (ok, tk) = (oracle.prepare(&keys.ek)?, target.prepare(&keys.ek)?);
@@ -248,7 +248,7 @@ fn sweep_case(oracle: &dyn Backend, target: &dyn Backend, input: &CaseInput, che
     for (j, ((o, t), &bit)) in orf.iter().zip(&trf).zip(bits).enumerate() {
         let surface = format!("bootstrap[{j}]");
         check.bytes(&surface, &o.encode(), &t.encode());
-        let dec = |ct| fhe_api::decrypt::decrypt_bit(&keys.sk, ct).map_err(|e| e.to_string());
+        let dec = |ct| fhe_schemes::tfhe::decrypt::decrypt_bit(&keys.sk, ct).map_err(|e| e.to_string());
         check.plaintext(&surface, &oracle.name(), bit, &dec(o));
         check.plaintext(&surface, &target.name(), bit, &dec(t));
     }

@@ -13,9 +13,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use fhe_api::gates::{gate_batch, mux_batch, not};
 use fhe_api::rng::stream;
-use fhe_api::{Backend, Gate, LweCiphertext, ParamSet, Seed};
+use fhe_api::{Backend, LweCiphertext, ParamSet, Seed};
+use fhe_schemes::tfhe::gates::{gate_batch, mux_batch, not};
+use fhe_schemes::tfhe::Gate;
 
 use crate::{Result, SOAK_ROOT};
 
@@ -65,7 +66,7 @@ impl Op {
 pub fn soak(backend: &dyn Backend, params: ParamSet, gates: u64, seed_index: u64) -> Result<SoakReport> {
     let start = Instant::now();
     let master = Seed::derive(SOAK_ROOT, seed_index);
-    let keys = backend.keygen_from_seed(params, &master)?;
+    let keys = fhe_schemes::tfhe::keygen_from_seed(backend, params, &master)?;
     let key = backend.prepare(&keys.ek)?;
     let mut rng = stream(&master.0, "soak", 0);
     let mut pick = |m: usize| (rng.next_u64() % m as u64) as usize;
@@ -76,7 +77,11 @@ pub fn soak(backend: &dyn Backend, params: ParamSet, gates: u64, seed_index: u64
     for i in 0..POOL as u64 {
         let bit = pick(2) == 1;
         plain.push(bit);
-        pool.push(backend.encrypt_bit_seeded(&keys.pk, bit, &Seed::derive(&enc_root, seed_index * POOL as u64 + i))?);
+        pool.push(fhe_schemes::tfhe::encrypt_bit_seeded(
+            &keys.pk,
+            bit,
+            &Seed::derive(&enc_root, seed_index * POOL as u64 + i),
+        )?);
     }
 
     let ops: Vec<Op> = Gate::ALL.iter().map(|&g| Op::Gate(g)).chain([Op::Mux, Op::Not]).collect();
@@ -120,7 +125,7 @@ pub fn soak(backend: &dyn Backend, params: ParamSet, gates: u64, seed_index: u64
                     }
                     Op::Not => !a,
                 };
-                let got = backend.decrypt_bit(&keys.sk, &ct);
+                let got = fhe_schemes::tfhe::decrypt_bit(&keys.sk, &ct);
                 if got.as_ref().ok() != Some(&expected) {
                     report.wrong += 1;
                     tracing::error!(op = op.name(), expected, ?got, "soak: wrong result");

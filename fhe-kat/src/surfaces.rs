@@ -1,8 +1,9 @@
 //! The surfaces of one case, computed on one backend (see the crate docs for the list).
 
 use fhe_api::format::Encode;
-use fhe_api::gates::{gate_batch, mux_batch, not, refresh_batch};
-use fhe_api::{Backend, Gate, LweCiphertext, ParamSet, Seed};
+use fhe_api::{Backend, LweCiphertext, ParamSet, Seed};
+use fhe_schemes::tfhe::gates::{gate_batch, mux_batch, not, refresh_batch};
+use fhe_schemes::tfhe::Gate;
 
 use crate::Result;
 
@@ -45,7 +46,7 @@ pub(crate) struct Computed {
 
 /// Computes every surface of `input` on `backend`.
 pub(crate) fn compute(backend: &dyn Backend, input: &CaseInput) -> Result<Computed> {
-    let keys = backend.keygen_from_seed(input.params, &input.master)?;
+    let keys = fhe_schemes::tfhe::keygen_from_seed(backend, input.params, &input.master)?;
     let [b0, b1, b2] = input.bits;
     let mut outs: Vec<(String, bool, LweCiphertext)> = Vec::new();
 
@@ -53,7 +54,7 @@ pub(crate) fn compute(backend: &dyn Backend, input: &CaseInput) -> Result<Comput
         .bits
         .iter()
         .zip(&input.encrypt_seeds)
-        .map(|(&bit, seed)| backend.encrypt_bit_seeded(&keys.pk, bit, seed))
+        .map(|(&bit, seed)| fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, bit, seed))
         .collect::<fhe_api::Result<_>>()?;
     for (j, ct) in enc.iter().enumerate() {
         outs.push((format!("encrypt[{j}]"), input.bits[j], ct.clone()));
@@ -86,7 +87,7 @@ pub(crate) fn compute(backend: &dyn Backend, input: &CaseInput) -> Result<Comput
             name,
             expected_bit,
             bytes: ct.encode(),
-            decrypted: backend.decrypt_bit(&keys.sk, &ct).map_err(|e| e.to_string()),
+            decrypted: fhe_schemes::tfhe::decrypt_bit(&keys.sk, &ct).map_err(|e| e.to_string()),
         })
         .collect();
     Ok(Computed { keys: [("sk", keys.sk.encode()), ("pk", keys.pk.encode()), ("ek", keys.ek.encode())], cts })

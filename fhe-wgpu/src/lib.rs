@@ -19,11 +19,12 @@ pub mod ring;
 
 use std::sync::{Arc, OnceLock};
 
-use fhe_api::ops::check_inputs;
-use fhe_api::per_set::KeyedCache;
+use fhe_api::keyed_cache::KeyedCache;
+use fhe_api::ops::{check_inputs, check_ring_input, KeyMeta, RingOps};
+use fhe_api::ring::{PolynomialSize, RingModulus};
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe,
-    KeyOps, Lut, LweCiphertext, NttOps, ParamSet, PreparedKey, Probe, Result,
+    Lut, LweCiphertext, ParamSet, PreparedKey, Probe, Result,
 };
 
 use crate::bootstrap::{Pipelines, WgpuPrepared};
@@ -79,21 +80,25 @@ impl WgpuBackend {
     }
 }
 
-// NTTs over arbitrary rings (CKKS) are not in WGSL yet.
-fhe_api::ring_ops_unsupported!(WgpuBackend);
+impl WgpuBackend {
+    /// One direction over a batch of the ring `(n, q)`: the pipelines are built per
+    /// bit-scheme set, so an NTT over any other ring (a CKKS prime) is not in WGSL yet.
+    fn transform(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64], dir: ntt::Direction) -> Result<()> {
+        let set = ParamSet::for_ring(n, q)
+            .ok_or_else(|| Error::Unsupported { backend: self.name(), scheme: "NTT over an arbitrary ring (CKKS)" })?;
+        check_ring_input(n, q, data)?;
+        ntt::run(&self.gpu, &*self.pipelines(set)?, set, data, dir)
+    }
+}
 
-/// Key generation and encryption are fhe-api's, over this backend's NTT.
-impl KeyOps for WgpuBackend {}
-
-impl NttOps for WgpuBackend {
-    fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        fhe_api::ops::check_ntt_input(params, data)?;
-        ntt::run(&self.gpu, &*self.pipelines(params)?, params, data, ntt::Direction::Forward)
+/// Key generation and encryption are host algorithms (`fhe-schemes`), over this NTT.
+impl RingOps for WgpuBackend {
+    fn ring_forward(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        self.transform(n, q, data, ntt::Direction::Forward)
     }
 
-    fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> Result<()> {
-        fhe_api::ops::check_ntt_input(params, data)?;
-        ntt::run(&self.gpu, &*self.pipelines(params)?, params, data, ntt::Direction::Inverse)
+    fn ring_inverse(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        self.transform(n, q, data, ntt::Direction::Inverse)
     }
 
     fn ntt_variant(&self) -> &str {
@@ -104,11 +109,7 @@ impl NttOps for WgpuBackend {
 impl BootstrapOps for WgpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let prepared = bootstrap::prepare(&self.gpu, &*self.pipelines(ek.params())?, ek)?;
-        Ok(PreparedKey::new(self.name(), ek, prepared))
-    }
-
-    fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
-        self.blind_rotate_batch_lut(key, inputs, &Lut::sign(key.params()))
+        Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), prepared))
     }
 
     fn blind_rotate_batch_lut(

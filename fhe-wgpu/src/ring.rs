@@ -2,9 +2,9 @@
 //! Montgomery form, and the WGSL source of its kernels (the set's numbers are
 //! compile-time constants of the shader, so each set compiles its own pipelines).
 
-use fhe_api::params::Params;
 use fhe_api::ring::math::{bit_reverse, inv_mod, negacyclic_root, ntt_slot_exponent, pow_mod};
 use fhe_api::ring::modulus::{csub, mul_shoup_lazy, shoup};
+use fhe_api::tfhe::params::Params;
 use fhe_api::ParamSet;
 
 const COMMON: &str = include_str!("shaders/common.wgsl");

@@ -6,7 +6,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use fhe_api::{testing, Backend, BackendOptions, BootstrapOps, NttOps, ParamSet, Probe, Seed};
+use fhe_api::{Backend, BackendOptions, BootstrapOps, NttOps, ParamSet, Probe, Seed};
+use fhe_schemes::testing;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 
 use super::*;
@@ -35,7 +36,7 @@ fn skip_reason() -> String {
     }
 }
 
-/// The backend for `test`, under the shared skip rule (`fhe_api::testing::require_or_skip`).
+/// The backend for `test`, under the shared skip rule (`fhe_schemes::testing::require_or_skip`).
 fn backend(test: &str) -> Option<Arc<WgpuBackend>> {
     testing::require_or_skip(available(), REQUIRE, skip_reason, test)
 }
@@ -91,13 +92,14 @@ fn unknown_ntt_variant_is_an_error() {
 fn stages_match_oracle(set: ParamSet) {
     let Some(b) = backend("stages_match_oracle") else { return };
     let seed = Seed::derive("fhe-wgpu-stages", set.id() as u64);
-    let keys = b.keygen_from_seed(set, &seed).unwrap();
-    let want = oracle().keygen_from_seed(set, &seed).unwrap();
+    let keys = fhe_schemes::tfhe::keygen_from_seed(&*b, set, &seed).unwrap();
+    let want = fhe_schemes::tfhe::keygen_from_seed(oracle(), set, &seed).unwrap();
     assert!(keys.ek == want.ek && keys.pk == want.pk, "{set}: keys differ");
     let kw = b.prepare(&keys.ek).unwrap();
     let ko = oracle().prepare(&keys.ek).unwrap();
-    let cts: Vec<_> =
-        (0..3).map(|i| b.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("stages", i)).unwrap()).collect();
+    let cts: Vec<_> = (0..3)
+        .map(|i| fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive("stages", i)).unwrap())
+        .collect();
     let rw = b.blind_rotate_batch(&kw, &cts).unwrap();
     let ro = oracle().blind_rotate_batch(&ko, &cts).unwrap();
     for (i, (x, y)) in rw.iter().zip(&ro).enumerate() {
@@ -129,9 +131,9 @@ fn stages_match_oracle_pn10qp25q() {
 /// Random gates per set in the shared suite: a count lavapipe runs in minutes.
 const GATES: usize = 32;
 
-// The shared suite (`fhe_api::testing`), skipped like the tests above where no adapter
+// The shared suite (`fhe_schemes::testing`), skipped like the tests above where no adapter
 // answers.
-fhe_api::conformance_tests!(
+fhe_schemes::conformance_tests!(
     skip_unless(available(), require = REQUIRE, reason = skip_reason()),
     oracle(),
     gates_per_set = GATES
@@ -149,7 +151,7 @@ fn blind_rotation_of_simple_ciphertexts() {
     let Some(b) = backend("blind_rotation_of_simple_ciphertexts") else { return };
     let set = ParamSet::PN10QP27;
     let p = set.params();
-    let keys = b.keygen_from_seed(set, &Seed::derive("fhe-wgpu-simple", 0)).unwrap();
+    let keys = fhe_schemes::tfhe::keygen_from_seed(&*b, set, &Seed::derive("fhe-wgpu-simple", 0)).unwrap();
     let kw = b.prepare(&keys.ek).unwrap();
     let ko = oracle().prepare(&keys.ek).unwrap();
     let mut cts = vec![LweCiphertext::trivial(set, 0), LweCiphertext::trivial(set, 12345)];
@@ -176,4 +178,19 @@ fn blind_rotation_of_simple_ciphertexts() {
 }
 
 // CKKS is not in WGSL yet (`Backend::ckks` is `None`): listed as skipped, never as passed.
-fhe_api::ckks_conformance_tests!(unsupported = "the wgpu backend does not implement CKKS yet");
+fhe_schemes::ckks_conformance_tests!(unsupported = "the wgpu backend does not implement CKKS yet");
+
+/// Every kind of integer circuit once on wgpu (the shared `fhe_schemes::integer`
+/// checks): the adder, the comparator, the multiplier and a mux level (lavapipe runs
+/// about 200 gates here in a minute or two).
+#[test]
+fn integer_8_bit_add_lt_mul_select() {
+    use fhe_schemes::integer::conformance::{self, IntegerFixture};
+    use fhe_schemes::integer::IntOp;
+    let Some(b) = backend("integer_8_bit_add_lt_mul_select") else { return };
+    let fx = IntegerFixture::new(b, ParamSet::PN10QP27, "lux-fhe-integer-tests-wgpu");
+    conformance::bad_operands_are_errors(&fx);
+    for (i, op) in [IntOp::Add, IntOp::Lt, IntOp::MulLow, IntOp::Select].into_iter().enumerate() {
+        conformance::random_operands_decrypt_right(&fx, op, 8, 1, 30 + i as u64);
+    }
+}

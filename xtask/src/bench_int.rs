@@ -9,7 +9,7 @@ use fhe_api::{Backend, ParamSet, Seed};
 use fhe_bench::{CircuitShape, Plan, Row};
 use lux_fhe::integer::conformance::{reference, Operands};
 use lux_fhe::integer::{bits_to_limbs, FheUint, IntOp};
-use lux_fhe::{Engine, LweCiphertext};
+use lux_fhe::{LweCiphertext, ServerKey};
 
 use crate::Fail;
 
@@ -59,19 +59,19 @@ pub fn measure(
     progress: &mut dyn FnMut(&fhe_bench::Progress),
 ) -> Result<Vec<Row>, Fail> {
     let fail = |e: lux_fhe::Error| Fail::Failed(e.to_string());
-    let engine = Engine::from_backend(backend.clone());
     let mut rows = Vec::new();
     for &set in sets {
         tracing::info!(backend = %backend.name(), params = %set, "generating integer bench keys");
-        let keys = engine.keygen_from_seed(set, &Seed::derive("lux-fhe-bench-integers", 0)).map_err(fail)?;
-        let server = engine.server_key(&keys.ek).map_err(fail)?;
+        let keys = fhe_schemes::tfhe::keygen_from_seed(&**backend, set, &Seed::derive("lux-fhe-bench-integers", 0))
+            .map_err(fail)?;
+        let server = ServerKey::new(backend.clone(), &keys.ek).map_err(fail)?;
         let mut rng = Operands::new(set.id() as u64);
         for &(op, width) in &cases.cases {
             let circuit = op.circuit(width);
             let (a, b, sel) = (rng.value(width), rng.value(width), rng.next_u64() & 1 == 1);
-            let ea = FheUint::encrypt_limbs(&engine, &keys.pk, width, &a).map_err(fail)?;
-            let eb = FheUint::encrypt_limbs(&engine, &keys.pk, width, &b).map_err(fail)?;
-            let es = engine.encrypt_bit(&keys.pk, sel).map_err(fail)?;
+            let ea = FheUint::encrypt_limbs(&keys.pk, width, &a).map_err(fail)?;
+            let eb = FheUint::encrypt_limbs(&keys.pk, width, &b).map_err(fail)?;
+            let es = fhe_schemes::tfhe::encrypt_bit(&keys.pk, sel).map_err(fail)?;
             let mut inputs: Vec<&LweCiphertext> = Vec::new();
             if op == IntOp::Select {
                 inputs.push(&es);
@@ -96,7 +96,7 @@ pub fn measure(
             .map_err(|e| Fail::Failed(e.to_string()))?;
             progress(&fhe_bench::Progress::Finish { label });
 
-            let bits = last.iter().map(|c| engine.decrypt_bit(&keys.sk, c)).collect::<Result<Vec<_>, _>>();
+            let bits = last.iter().map(|c| fhe_schemes::tfhe::decrypt_bit(&keys.sk, c)).collect::<Result<Vec<_>, _>>();
             let got = bits_to_limbs(&bits.map_err(fail)?);
             let want = reference(op, width, &a, &b, sel);
             if got != want {

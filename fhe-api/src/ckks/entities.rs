@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use zeroize::Zeroizing;
 
+use crate::ckks::meta::CkksMeta;
 use crate::ckks::params::CkksParams;
 use crate::error::{Error, Result};
 use crate::rng::stream;
@@ -67,6 +68,20 @@ impl CkksSecretKey {
     pub fn coefficients(&self) -> &[i8] {
         &self.s
     }
+    /// `s` in evaluation form over `q_0 .. q_L`, computed by `compute` on first use and
+    /// kept (zeroized on drop). Its words are fixed by the NTT contract, so the cache is
+    /// the same whichever backend filled it; a racing thread computes the same words.
+    pub fn eval_form(&self, compute: impl FnOnce() -> Result<Zeroizing<Vec<u64>>>) -> Result<&[u64]> {
+        if let Some(s) = self.eval.get() {
+            return Ok(s);
+        }
+        let s = compute()?;
+        if s.len() != self.params.q.len() * self.params.n() {
+            return Err(Error::InvalidInput(format!("a secret's evaluation form of {} words", s.len())));
+        }
+        let _ = self.eval.set(s);
+        Ok(self.eval.get().expect("just set"))
+    }
 }
 
 /// The public key `(b, a) = (-a s + e, a)` over `q_0 .. q_L` and the first special prime
@@ -114,7 +129,7 @@ impl CkksPublicKey {
         self.a_words().to_vec()
     }
     /// The `a` half, expanded once and kept.
-    pub(crate) fn a_words(&self) -> &[u64] {
+    pub fn a_words(&self) -> &[u64] {
         self.a.get_or_init(|| {
             let mut a = vec![0u64; self.b.len()];
             expand_uniform(&self.params, &self.seed, "ckks-pk-a", 0, &mut a);
@@ -177,7 +192,7 @@ pub fn expand_key_a(params: &CkksParams, seed: &[u8; 32], kind: SwitchKind, out:
 }
 
 /// Uniform words over QP's primes in order (q_0.. then p_0..), as many limbs as `out` holds.
-pub(crate) fn expand_uniform(params: &CkksParams, seed: &[u8; 32], label: &str, index: u64, out: &mut [u64]) {
+pub fn expand_uniform(params: &CkksParams, seed: &[u8; 32], label: &str, index: u64, out: &mut [u64]) {
     let mut r = stream(seed, label, index);
     let primes = params.q.iter().chain(params.p.iter());
     for (limb, q) in out.chunks_mut(params.n()).zip(primes) {
@@ -204,29 +219,37 @@ pub struct CkksKeySet {
 /// scale its message is multiplied by. Decrypts to `c0 + c1 s`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CkksCiphertext {
-    pub(crate) params: Arc<CkksParams>,
-    pub(crate) level: usize,
-    pub(crate) scale: f64,
-    pub(crate) c0: Vec<u64>,
-    pub(crate) c1: Vec<u64>,
+    meta: CkksMeta,
+    c0: Vec<u64>,
+    c1: Vec<u64>,
 }
 
 impl CkksCiphertext {
     pub fn from_raw(params: Arc<CkksParams>, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> Result<Self> {
-        check_level(&params, level)?;
-        check_scale(scale)?;
-        check_limbs(&params, &c0, level + 1, "ciphertext c0")?;
-        check_limbs(&params, &c1, level + 1, "ciphertext c1")?;
-        Ok(CkksCiphertext { params, level, scale, c0, c1 })
+        let meta = CkksMeta::new(params, level, scale)?;
+        check_limbs(meta.params(), &c0, level + 1, "ciphertext c0")?;
+        check_limbs(meta.params(), &c1, level + 1, "ciphertext c1")?;
+        Ok(CkksCiphertext { meta, c0, c1 })
+    }
+    /// For a producer that reduced every word itself (encryption, a backend's download):
+    /// the lengths are checked, the words are not (a word at or above its prime gives
+    /// unspecified words later, never a panic).
+    pub fn from_reduced(meta: CkksMeta, c0: Vec<u64>, c1: Vec<u64>) -> Result<Self> {
+        check_len(&meta, &c0, "ciphertext c0")?;
+        check_len(&meta, &c1, "ciphertext c1")?;
+        Ok(CkksCiphertext { meta, c0, c1 })
+    }
+    pub fn meta(&self) -> &CkksMeta {
+        &self.meta
     }
     pub fn params(&self) -> &Arc<CkksParams> {
-        &self.params
+        self.meta.params()
     }
     pub fn level(&self) -> usize {
-        self.level
+        self.meta.level()
     }
     pub fn scale(&self) -> f64 {
-        self.scale
+        self.meta.scale()
     }
     pub fn c0(&self) -> &[u64] {
         &self.c0
@@ -243,43 +266,45 @@ impl CkksCiphertext {
 /// An encoded message: coefficient form over `q_0 .. q_level`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CkksPlaintext {
-    pub(crate) params: Arc<CkksParams>,
-    pub(crate) level: usize,
-    pub(crate) scale: f64,
-    pub(crate) coeffs: Vec<u64>,
+    meta: CkksMeta,
+    coeffs: Vec<u64>,
 }
 
 impl CkksPlaintext {
     pub fn from_raw(params: Arc<CkksParams>, level: usize, scale: f64, coeffs: Vec<u64>) -> Result<Self> {
-        check_level(&params, level)?;
-        check_scale(scale)?;
-        check_limbs(&params, &coeffs, level + 1, "plaintext")?;
-        Ok(CkksPlaintext { params, level, scale, coeffs })
+        let meta = CkksMeta::new(params, level, scale)?;
+        check_limbs(meta.params(), &coeffs, level + 1, "plaintext")?;
+        Ok(CkksPlaintext { meta, coeffs })
+    }
+    /// [`CkksCiphertext::from_reduced`]'s rule: lengths checked, words not.
+    pub fn from_reduced(meta: CkksMeta, coeffs: Vec<u64>) -> Result<Self> {
+        check_len(&meta, &coeffs, "plaintext")?;
+        Ok(CkksPlaintext { meta, coeffs })
+    }
+    pub fn meta(&self) -> &CkksMeta {
+        &self.meta
     }
     pub fn params(&self) -> &Arc<CkksParams> {
-        &self.params
+        self.meta.params()
     }
     pub fn level(&self) -> usize {
-        self.level
+        self.meta.level()
     }
     pub fn scale(&self) -> f64 {
-        self.scale
+        self.meta.scale()
     }
     pub fn coeffs(&self) -> &[u64] {
         &self.coeffs
     }
-}
-
-pub(crate) fn check_level(params: &CkksParams, level: usize) -> Result<()> {
-    if level > params.max_level() {
-        return Err(Error::Level(format!("level {level} is above {}'s top level {}", params.name, params.max_level())));
+    pub fn into_coeffs(self) -> Vec<u64> {
+        self.coeffs
     }
-    Ok(())
 }
 
-pub(crate) fn check_scale(scale: f64) -> Result<()> {
-    if !(scale.is_finite() && scale > 0.0) {
-        return Err(Error::InvalidInput(format!("a CKKS scale must be finite and positive, not {scale}")));
+fn check_len(meta: &CkksMeta, words: &[u64], what: &str) -> Result<()> {
+    let want = meta.limbs() * meta.params().n();
+    if words.len() != want {
+        return Err(Error::InvalidInput(format!("{what}: {} words, expected {want}", words.len())));
     }
     Ok(())
 }

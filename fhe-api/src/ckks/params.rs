@@ -15,8 +15,8 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
-use crate::params::{PolynomialSize, RingModulus};
 use crate::ring::prime::{primes_below, primes_near};
+use crate::ring::{PolynomialSize, RingModulus};
 
 /// Smallest and largest ring degree of a CKKS configuration (`N = 2^12 .. 2^17`, DESIGN).
 pub const MIN_LOG_N: u32 = 12;
@@ -267,14 +267,14 @@ impl CkksParams {
 }
 
 /// `2^e` for `|e| <= 1022`, built from its bit pattern (no `powi`/`exp2` call).
-pub(crate) fn pow2(e: i32) -> f64 {
+pub fn pow2(e: i32) -> f64 {
     assert!((-1022..=1023).contains(&e), "2^{e} is not a normal f64");
     f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 /// The product of `factors` as little-endian 64-bit limbs, without high zero limbs
 /// (log QP and the special-prime count need it exactly, as the CRT decode does).
-pub(crate) fn mp_product(factors: &[u64]) -> Vec<u64> {
+pub fn mp_product(factors: &[u64]) -> Vec<u64> {
     let mut x = vec![1u64];
     for &f in factors {
         let mut carry = 0u128;
@@ -294,7 +294,7 @@ pub(crate) fn mp_product(factors: &[u64]) -> Vec<u64> {
 }
 
 /// Bit length of a little-endian multiprecision integer.
-pub(crate) fn mp_bits(x: &[u64]) -> u32 {
+pub fn mp_bits(x: &[u64]) -> u32 {
     match x.iter().rposition(|&l| l != 0) {
         Some(i) => 64 * i as u32 + 64 - x[i].leading_zeros(),
         None => 0,
@@ -302,7 +302,7 @@ pub(crate) fn mp_bits(x: &[u64]) -> u32 {
 }
 
 /// Compares two little-endian multiprecision integers of any lengths.
-pub(crate) fn mp_cmp(a: &[u64], b: &[u64]) -> Ordering {
+pub fn mp_cmp(a: &[u64], b: &[u64]) -> Ordering {
     let len = a.len().max(b.len());
     for i in (0..len).rev() {
         let (x, y) = (a.get(i).copied().unwrap_or(0), b.get(i).copied().unwrap_or(0));

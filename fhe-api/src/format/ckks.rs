@@ -22,7 +22,7 @@ use super::{TryEncode, Wire};
 use crate::ckks::entities::{CkksCiphertext, CkksPlaintext, CkksPublicKey, CkksSecretKey, SwitchKind, SwitchingKey};
 use crate::ckks::params::{CkksParams, CkksPreset};
 use crate::error::{DecodeError, Error, Result};
-use crate::per_set::KeyedCache;
+use crate::keyed_cache::KeyedCache;
 
 /// Switching-key kind tags (the body's first field).
 const TAG_RELIN: u32 = 0;
@@ -108,17 +108,17 @@ trait CkksBody: Sized {
 impl CkksBody for CkksCiphertext {
     const KIND: CkksObjectKind = CkksObjectKind::Ciphertext;
     fn params(&self) -> &CkksParams {
-        &self.params
+        CkksCiphertext::params(self)
     }
     fn level(&self) -> usize {
-        self.level
+        CkksCiphertext::level(self)
     }
     fn write_body(&self, out: &mut [u8]) {
         let (prefix, words) = out.split_at_mut(CKKS_LEVEL_PREFIX_LEN);
-        put_level_prefix(prefix, self.level, self.scale);
-        let (c0, c1) = words.split_at_mut(self.c0.len() * CKKS_WORD_LEN);
-        put_u64s(c0, &self.c0, CKKS_WORD_LEN);
-        put_u64s(c1, &self.c1, CKKS_WORD_LEN);
+        put_level_prefix(prefix, CkksCiphertext::level(self), self.scale());
+        let (c0, c1) = words.split_at_mut(self.c0().len() * CKKS_WORD_LEN);
+        put_u64s(c0, self.c0(), CKKS_WORD_LEN);
+        put_u64s(c1, self.c1(), CKKS_WORD_LEN);
     }
     fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError> {
         let (level, scale) = get_level_prefix(body)?;
@@ -144,15 +144,15 @@ fn shift_index(e: DecodeError, offset: usize) -> DecodeError {
 impl CkksBody for CkksPlaintext {
     const KIND: CkksObjectKind = CkksObjectKind::Plaintext;
     fn params(&self) -> &CkksParams {
-        &self.params
+        CkksPlaintext::params(self)
     }
     fn level(&self) -> usize {
-        self.level
+        CkksPlaintext::level(self)
     }
     fn write_body(&self, out: &mut [u8]) {
         let (prefix, words) = out.split_at_mut(CKKS_LEVEL_PREFIX_LEN);
-        put_level_prefix(prefix, self.level, self.scale);
-        put_u64s(words, &self.coeffs, CKKS_WORD_LEN);
+        put_level_prefix(prefix, CkksPlaintext::level(self), self.scale());
+        put_u64s(words, self.coeffs(), CKKS_WORD_LEN);
     }
     fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError> {
         let (level, scale) = get_level_prefix(body)?;

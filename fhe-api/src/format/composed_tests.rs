@@ -6,13 +6,13 @@ use proptest::prelude::*;
 use super::header::{BODY_LEN_AT, KIND_AT, PARAMS_AT};
 use super::tests::{test_tag, Mix};
 use super::*;
-use crate::entities::{EvaluationKey, KeySet, LweCiphertext, PublicKey, SecretKey};
-use crate::params::ParamSet;
 use crate::tag::KeyTag;
+use crate::tfhe::entities::{EvaluationKey, KeySet, LweCiphertext, PublicKey, SecretKey};
+use crate::tfhe::params::ParamSet;
 
 fn keys(set: ParamSet, seed: u64) -> KeySet {
     let p = set.params();
-    let mut m = Mix(seed);
+    let mut m = Mix::new(seed);
     // One key set: the three keys share its public seed, hence its tag.
     let public_seed = m.seed();
     let sk =
@@ -26,7 +26,7 @@ fn keys(set: ParamSet, seed: u64) -> KeySet {
 
 fn bits(set: ParamSet, width: usize, seed: u64) -> Vec<LweCiphertext> {
     let p = set.params();
-    let mut m = Mix(seed);
+    let mut m = Mix::new(seed);
     (0..width)
         .map(|_| {
             let words = (0..=p.n()).map(|_| m.below(p.q_lwe()) as u32).collect();
@@ -197,7 +197,7 @@ proptest! {
         flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
     ) {
         let u = UintBits::new(bits(set, width, seed)).unwrap().encode();
-        let mut m = Mix(seed);
+        let mut m = Mix::new(seed);
         // Random words after a valid header and width: whole bit encodings of noise.
         let mut b = u[..HEADER_LEN + UINT_WIDTH_LEN].to_vec();
         b.extend((HEADER_LEN + UINT_WIDTH_LEN..u.len()).map(|_| m.next() as u8));

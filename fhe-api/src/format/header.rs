@@ -8,7 +8,7 @@ use super::tfhe::lwe_word_bytes;
 use crate::ckks::entities::CkksPublicKey;
 use crate::ckks::params::CkksPreset;
 use crate::error::{DecodeError, Result};
-use crate::params::ParamSet;
+use crate::tfhe::params::ParamSet;
 
 /// The six magic bytes that open every object.
 pub const MAGIC: [u8; 6] = *b"LUXFHE";

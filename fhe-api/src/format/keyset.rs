@@ -9,9 +9,9 @@ use zeroize::Zeroizing;
 
 use super::header::{open_composed, write_composed_header, ComposedKind, ObjectKind, HEADER_LEN};
 use super::{BytesVisitor, Decode, Encode, Wire};
-use crate::entities::{EvaluationKey, KeySet, PublicKey, SecretKey};
 use crate::error::{DecodeError, Error, Result};
-use crate::params::ParamSet;
+use crate::tfhe::entities::{EvaluationKey, KeySet, PublicKey, SecretKey};
+use crate::tfhe::params::ParamSet;
 
 /// The parts in body order, with their lengths under `params`.
 fn part_lens(params: ParamSet) -> [u64; 3] {

@@ -40,13 +40,13 @@
 //! | `ckks` | the CKKS bodies ([`TryEncode`], since only presets have an encoding) |
 //! | `keyset`, `uint` | the composed objects ([`ComposedKind`]): a [`KeySet`] and an encrypted integer's bits ([`UintBits`]), made of the other kinds' whole encodings |
 //!
-//! [`KeySet`]: crate::entities::KeySet
+//! [`KeySet`]: crate::tfhe::entities::KeySet
 //!
-//! [`LweCiphertext`]: crate::entities::LweCiphertext
-//! [`ExtractedLwe`]: crate::entities::ExtractedLwe
-//! [`SecretKey`]: crate::entities::SecretKey
-//! [`PublicKey`]: crate::entities::PublicKey
-//! [`EvaluationKey`]: crate::entities::EvaluationKey
+//! [`LweCiphertext`]: crate::tfhe::entities::LweCiphertext
+//! [`ExtractedLwe`]: crate::tfhe::entities::ExtractedLwe
+//! [`SecretKey`]: crate::tfhe::entities::SecretKey
+//! [`PublicKey`]: crate::tfhe::entities::PublicKey
+//! [`EvaluationKey`]: crate::tfhe::entities::EvaluationKey
 //! [`CkksCiphertext`]: crate::ckks::entities::CkksCiphertext
 //! [`CkksPlaintext`]: crate::ckks::entities::CkksPlaintext
 //! [`CkksSecretKey`]: crate::ckks::entities::CkksSecretKey

@@ -6,9 +6,9 @@
 use super::header::{BODY_LEN_AT, PARAMS_AT, VERSION_AT};
 use super::tests::{cached, ct, decode_as, decode_err, ek_bytes, ext, pk, round_trip, small_samples, test_tag};
 use super::*;
-use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
-use crate::params::ParamSet;
 use crate::tag::KeyTag;
+use crate::tfhe::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
+use crate::tfhe::params::ParamSet;
 
 /// The tag field of an encoding.
 fn tag_of(bytes: &[u8]) -> KeyTag {

@@ -10,28 +10,26 @@ use serde::Serialize;
 
 use super::header::{BODY_LEN_AT, KIND_AT, PARAMS_AT, VERSION_AT};
 use super::*;
-use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
-use crate::params::{ParamSet, Params};
+use crate::rng::SplitMix64;
 use crate::tag::KeyTag;
+use crate::tfhe::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
+use crate::tfhe::params::{ParamSet, Params};
 
-/// SplitMix64: fast deterministic test data (bias of `% bound` is irrelevant here).
+/// Deterministic test data from [`SplitMix64`] (bias of `% bound` is irrelevant here).
 /// Shared with the CKKS format tests.
-pub(super) struct Mix(pub(super) u64);
+pub(super) struct Mix(SplitMix64);
 impl Mix {
+    pub(super) fn new(seed: u64) -> Mix {
+        Mix(SplitMix64::new(seed))
+    }
     pub(super) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     pub(super) fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
+        self.0.below(bound)
     }
     pub(super) fn seed(&mut self) -> [u8; 32] {
-        let mut s = [0u8; 32];
-        s.chunks_exact_mut(8).for_each(|c| c.copy_from_slice(&self.next().to_le_bytes()));
-        s
+        self.0.seed_bytes()
     }
     fn lwe_words(&mut self, p: &Params, len: usize) -> Vec<u32> {
         (0..len).map(|_| self.below(p.q_lwe()) as u32).collect()
@@ -46,31 +44,31 @@ impl Mix {
 
 /// The key tag of test object `seed` (a key set whose public seed is drawn from it).
 pub(super) fn test_tag(set: ParamSet, seed: u64) -> KeyTag {
-    KeyTag::derive(set, &Mix(seed ^ 0x7A6).seed())
+    KeyTag::derive(set, &Mix::new(seed ^ 0x7A6).seed())
 }
 
 pub(super) fn ct(set: ParamSet, seed: u64) -> LweCiphertext {
     let p = set.params();
-    LweCiphertext::from_raw(set, test_tag(set, seed), Mix(seed).lwe_words(p, p.n() + 1)).unwrap()
+    LweCiphertext::from_raw(set, test_tag(set, seed), Mix::new(seed).lwe_words(p, p.n() + 1)).unwrap()
 }
 pub(super) fn ext(set: ParamSet, seed: u64) -> ExtractedLwe {
     let p = set.params();
-    ExtractedLwe::from_raw(set, test_tag(set, seed), Mix(seed).ring_words(p, p.big_n() + 1)).unwrap()
+    ExtractedLwe::from_raw(set, test_tag(set, seed), Mix::new(seed).ring_words(p, p.big_n() + 1)).unwrap()
 }
 pub(super) fn sk(set: ParamSet, seed: u64) -> SecretKey {
     let p = set.params();
-    let mut m = Mix(seed);
+    let mut m = Mix::new(seed);
     SecretKey::from_raw(set, test_tag(set, seed), m.ternary(p.n()), m.ternary(p.big_n())).unwrap()
 }
 pub(super) fn pk(set: ParamSet, seed: u64) -> PublicKey {
     let p = set.params();
-    let mut m = Mix(seed);
+    let mut m = Mix::new(seed);
     let s = m.seed();
     PublicKey::from_raw(set, s, m.lwe_words(p, p.pk_samples)).unwrap()
 }
 pub(super) fn ek(set: ParamSet, seed: u64) -> EvaluationKey {
     let p = set.params();
-    let mut m = Mix(seed);
+    let mut m = Mix::new(seed);
     let s = m.seed();
     let bsk = m.ring_words(p, p.bsk_b_len());
     let ksk = m.lwe_words(p, p.ksk_samples());
@@ -428,7 +426,7 @@ proptest! {
     fn valid_headers_with_random_bodies_never_panic(i in sample_strategy(), seed in any::<u64>()) {
         let (kind, set, bytes) = &small_samples()[i];
         let mut b = bytes[..HEADER_LEN].to_vec();
-        let mut m = Mix(seed);
+        let mut m = Mix::new(seed);
         b.extend((0..kind.body_len(*set)).map(|_| m.next() as u8));
         let _ = decode_as(*kind, &b);
     }

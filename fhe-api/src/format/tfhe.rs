@@ -11,10 +11,10 @@ use super::{
     byte_to_ternary, get_u32s, get_u64s, invalid, put_u32s, put_u64s, seed_of, ternary_to_byte, BytesVisitor, Decode,
     Encode, Wire,
 };
-use crate::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
 use crate::error::{DecodeError, Error, Result};
-use crate::params::{ParamSet, Params};
 use crate::tag::KeyTag;
+use crate::tfhe::entities::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
+use crate::tfhe::params::{ParamSet, Params};
 
 /// Bytes per LWE word (`a_i`, `b`, public- and key-switching-key `b` halves): 2 when
 /// `q <= 2^16` (every production set: `q = 2^15`), else 4.

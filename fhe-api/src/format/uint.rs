@@ -9,9 +9,9 @@ use serde::ser::{Serialize, Serializer};
 
 use super::header::{open_composed, write_composed_header, ComposedKind, ObjectKind, HEADER_LEN};
 use super::{BytesVisitor, Decode, Encode, Wire};
-use crate::entities::LweCiphertext;
 use crate::error::{DecodeError, Error, Result};
-use crate::params::ParamSet;
+use crate::tfhe::entities::LweCiphertext;
+use crate::tfhe::params::ParamSet;
 
 /// The widest encrypted integer the format carries (bits).
 pub const MAX_UINT_BITS: usize = 256;

@@ -8,123 +8,49 @@
 //! backend's downloaded words equal the CPU oracle's.
 //!
 //! The scheme's bookkeeping (which levels and scales may meet, what a constant encodes
-//! to) is written once in [`crate::ckks::eval`]; a backend receives checked operands and
-//! computes words. Each method still rejects handles it did not make.
+//! to) is written once on the host (`fhe_schemes::ckks`'s evaluator); a backend receives
+//! checked operands and computes words. Each method still rejects handles it did not make.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use crate::ckks::entities::{CkksCiphertext, CkksPlaintext, SwitchKind, SwitchingKey};
+use crate::ckks::meta::CkksMeta;
 use crate::ckks::params::CkksParams;
 use crate::error::Result;
+use crate::ops::Resident;
 
-/// A CKKS ciphertext resident in a backend: its metadata on the host, its words wherever
-/// the backend keeps them.
-pub struct CkksHandle {
-    owner: String,
-    params: Arc<CkksParams>,
-    level: usize,
-    scale: f64,
-    inner: Box<dyn Any + Send + Sync>,
-}
-
-impl std::fmt::Debug for CkksHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "CkksHandle({}, level {}, scale 2^{:.3}, on {})",
-            self.params.name,
-            self.level,
-            self.scale.log2(),
-            self.owner
-        )
-    }
-}
-
-impl CkksHandle {
-    pub fn new<T: Any + Send + Sync>(
-        owner: String,
-        params: Arc<CkksParams>,
-        level: usize,
-        scale: f64,
-        inner: T,
-    ) -> Self {
-        CkksHandle { owner, params, level, scale, inner: Box::new(inner) }
-    }
-    pub fn params(&self) -> &Arc<CkksParams> {
-        &self.params
-    }
-    pub fn level(&self) -> usize {
-        self.level
-    }
-    pub fn scale(&self) -> f64 {
-        self.scale
-    }
-    pub fn owner(&self) -> &str {
-        &self.owner
-    }
-    /// The backend's own form; `Error::WrongBackend` when another backend made it.
-    pub fn downcast<T: Any>(&self, user: &str) -> Result<&T> {
-        super::downcast_owned(&*self.inner, &self.owner, user)
-    }
-}
+/// A CKKS ciphertext resident in a backend: its [`CkksMeta`] on the host, its words
+/// wherever the backend keeps them.
+pub type CkksHandle = Resident<CkksMeta>;
 
 /// A plaintext resident in a backend (evaluation form over `q_0 .. q_level`).
-pub struct PlainHandle {
-    owner: String,
-    params: Arc<CkksParams>,
-    level: usize,
-    scale: f64,
-    inner: Box<dyn Any + Send + Sync>,
-}
-
-impl std::fmt::Debug for PlainHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PlainHandle({}, level {}, on {})", self.params.name, self.level, self.owner)
-    }
-}
-
-impl PlainHandle {
-    pub fn new<T: Any + Send + Sync>(
-        owner: String,
-        params: Arc<CkksParams>,
-        level: usize,
-        scale: f64,
-        inner: T,
-    ) -> Self {
-        PlainHandle { owner, params, level, scale, inner: Box::new(inner) }
-    }
-    pub fn params(&self) -> &Arc<CkksParams> {
-        &self.params
-    }
-    pub fn level(&self) -> usize {
-        self.level
-    }
-    pub fn scale(&self) -> f64 {
-        self.scale
-    }
-    pub fn downcast<T: Any>(&self, user: &str) -> Result<&T> {
-        super::downcast_owned(&*self.inner, &self.owner, user)
-    }
-}
+pub type PlainHandle = Resident<PlainMeta>;
 
 /// A switching key in a backend's own form (both halves expanded; resident on a device).
-pub struct PreparedSwitchKey {
-    owner: String,
-    params: Arc<CkksParams>,
-    kind: SwitchKind,
-    inner: Box<dyn Any + Send + Sync>,
-}
+pub type PreparedSwitchKey = Resident<SwitchKeyMeta>;
 
-impl std::fmt::Debug for PreparedSwitchKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PreparedSwitchKey({}, {:?}, on {})", self.params.name, self.kind, self.owner)
+/// A resident plaintext's metadata: a [`CkksMeta`] of its own type, so a plaintext
+/// handle is never taken for a ciphertext.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlainMeta(pub CkksMeta);
+
+impl std::ops::Deref for PlainMeta {
+    type Target = CkksMeta;
+    fn deref(&self) -> &CkksMeta {
+        &self.0
     }
 }
 
-impl PreparedSwitchKey {
-    pub fn new<T: Any + Send + Sync>(owner: String, params: Arc<CkksParams>, kind: SwitchKind, inner: T) -> Self {
-        PreparedSwitchKey { owner, params, kind, inner: Box::new(inner) }
+/// A prepared switching key's metadata: its parameters and which secret it switches from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchKeyMeta {
+    params: Arc<CkksParams>,
+    kind: SwitchKind,
+}
+
+impl SwitchKeyMeta {
+    pub fn of(key: &SwitchingKey) -> SwitchKeyMeta {
+        SwitchKeyMeta { params: key.params().clone(), kind: key.kind() }
     }
     pub fn params(&self) -> &Arc<CkksParams> {
         &self.params
@@ -132,13 +58,9 @@ impl PreparedSwitchKey {
     pub fn kind(&self) -> SwitchKind {
         self.kind
     }
-    pub fn downcast<T: Any>(&self, user: &str) -> Result<&T> {
-        super::downcast_owned(&*self.inner, &self.owner, user)
-    }
 }
 
-/// Evaluation on resident handles. Inputs are checked by the caller
-/// ([`crate::ckks::eval`]): same parameters, levels as documented per method, keys of
+/// Evaluation on resident handles. Inputs are checked by the caller (the evaluator): same parameters, levels as documented per method, keys of
 /// the right kind. Results carry the level and scale the method documents.
 pub trait CkksOps: Send + Sync {
     /// A host ciphertext into this backend's form.

@@ -1,35 +1,19 @@
-//! The operation traits a backend implements, one file per op family, assembled into
-//! [`Backend`]. Shapes are chosen for devices: a batch goes in one call, and the
-//! evaluation key is prepared once into a backend-owned [`PreparedKey`] (resident on
-//! the device for GPU backends).
+//! The operation traits a backend implements, one file per op family (`ring`, `tfhe`,
+//! `ckks`), assembled into [`Backend`]. Shapes are chosen for devices: a batch goes in
+//! one call, and keys and CKKS operands are backend-owned [`Resident`] objects (on the
+//! device for GPU backends).
 
-mod bootstrap;
-pub mod ckks;
-mod keys;
-mod ntt;
+mod ckks;
+mod resident;
 mod ring;
+mod tfhe;
 
-pub use bootstrap::{check_inputs, BootstrapOps, PreparedKey};
-pub use ckks::{CkksHandle, CkksOps, PlainHandle, PreparedSwitchKey};
-pub use keys::KeyOps;
-pub use ntt::{check_ntt_input, NttOps};
-pub use ring::{check_ring_input, checked_modulus, RingOps};
+pub use ckks::{CkksHandle, CkksOps, PlainHandle, PlainMeta, PreparedSwitchKey, SwitchKeyMeta};
+pub use resident::Resident;
+pub use ring::{check_ring_input, checked_modulus, NttOps, RingOps};
+pub use tfhe::{check_inputs, BootstrapOps, KeyMeta, PreparedKey};
 
-use crate::error::{Error, Result};
 use crate::registry::BackendKind;
-
-/// The backend's own form of a resident object (a prepared key, a CKKS handle):
-/// `Error::WrongBackend` when another backend made it. One rule for every handle type.
-pub(crate) fn downcast_owned<'a, T: std::any::Any>(
-    inner: &'a (dyn std::any::Any + Send + Sync),
-    owner: &str,
-    user: &str,
-) -> Result<&'a T> {
-    inner
-        .downcast_ref::<T>()
-        .filter(|_| owner == user)
-        .ok_or_else(|| Error::WrongBackend { owner: owner.to_string(), used: user.to_string() })
-}
 
 /// What a backend reports about itself (bench and equivalence reports carry it).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -42,9 +26,11 @@ pub struct DeviceInfo {
     pub software: bool,
 }
 
-/// A complete backend: the ring ops, the bit scheme's op families, its identity, and the
-/// schemes it declares beyond the bit scheme.
-pub trait Backend: RingOps + KeyOps + NttOps + BootstrapOps + Send + Sync + 'static {
+/// A complete backend: the ring ops (and with them [`NttOps`]), the bit scheme's
+/// bootstrap, its identity, and the schemes it declares beyond the bit scheme. Host
+/// algorithms (key generation, encryption, gates, the CKKS evaluator) are not backend
+/// methods: they are programs over `&dyn Backend` (`fhe_schemes`).
+pub trait Backend: RingOps + NttOps + BootstrapOps + Send + Sync + 'static {
     fn kind(&self) -> BackendKind;
     /// Stable name including the NTT variant, e.g. `cpu:reference`.
     fn name(&self) -> String;

@@ -15,10 +15,10 @@
 //! permutation, [`EvalPermutation`]: no arithmetic, so no word can differ between backends.
 
 use crate::error::{Error, Result};
-use crate::params::PolynomialSize;
 use crate::ring::math::{bit_reverse, pow_mod};
 use crate::ring::modulus::csub;
 use crate::ring::ntt::MAX_LOG_N;
+use crate::ring::PolynomialSize;
 
 /// The Galois element that rotates CKKS slots left by `steps` (right when negative):
 /// `5^(steps mod N/2) mod 2N`. Panics unless `N` is a power of two `>= 2`.
@@ -117,24 +117,16 @@ impl EvalPermutation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::RingModulus;
     use crate::ring::math::{mul_mod, ntt_slot_exponent};
     use crate::ring::modulus::Modulus;
     use crate::ring::ntt::NttTables;
     use crate::ring::prime::primes_below;
+    use crate::ring::RingModulus;
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn poly(&mut self, n: usize, q: u64) -> Vec<u64> {
-            (0..n).map(|_| self.next() % q).collect()
-        }
+    use crate::rng::SplitMix64;
+
+    fn poly(r: &mut SplitMix64, n: usize, q: u64) -> Vec<u64> {
+        (0..n).map(|_| r.below(q)).collect()
     }
 
     /// Forward negacyclic NTT, Cooley-Tukey with `psi^bitrev` twiddles (O(N log N)); its
@@ -169,11 +161,11 @@ mod tests {
 
     #[test]
     fn test_ntt_matches_the_definition() {
-        let mut rng = Rng(1);
+        let mut rng = SplitMix64::new(1);
         for (n, bits) in [(16, 40), (64, 60)] {
             let t = tables(n, bits);
             let q = t.modulus.q;
-            let a = rng.poly(n, q);
+            let a = poly(&mut rng, n, q);
             let fa = ntt(&t, &a);
             for (k, &v) in fa.iter().enumerate() {
                 let e = ntt_slot_exponent(k, t.log_n) as u64;
@@ -225,11 +217,11 @@ mod tests {
     /// value at `psi^e` to the value at `psi^-e` (conjugation).
     #[test]
     fn rotation_moves_slots_left() {
-        let mut rng = Rng(2);
+        let mut rng = SplitMix64::new(2);
         let n = 32;
         let t = tables(n, 50);
         let q = t.modulus.q;
-        let a = rng.poly(n, q);
+        let a = poly(&mut rng, n, q);
         let slot = |p: &[u64], e: u64| eval(p, pow_mod(t.psi, e, q), q);
         let mut b = vec![0; n];
         for k in [1i64, 3, -2] {
@@ -248,7 +240,7 @@ mod tests {
 
     #[test]
     fn eval_permutation_commutes_with_the_ntt() {
-        let mut rng = Rng(3);
+        let mut rng = SplitMix64::new(3);
         for (log_n, bits) in [(4u32, 40), (10, 55), (13, 60)] {
             let n = 1usize << log_n;
             let t = tables(n, bits);
@@ -256,8 +248,8 @@ mod tests {
             let pn = PolynomialSize(n);
             let mut gs = vec![1, galois_element_for_rotation(pn, 1), galois_element_for_rotation(pn, -1)];
             gs.extend([galois_element_for_rotation(pn, 5), conjugation_element(pn)]);
-            gs.extend((0..3).map(|_| (rng.next() % (2 * n as u64)) | 1));
-            let a = rng.poly(n, q);
+            gs.extend((0..3).map(|_| (rng.next_u64() % (2 * n as u64)) | 1));
+            let a = poly(&mut rng, n, q);
             let fa = ntt(&t, &a);
             let (mut b, mut fb) = (vec![0; n], vec![0; n]);
             for g in gs {
@@ -276,15 +268,15 @@ mod tests {
 
     #[test]
     fn automorphisms_compose() {
-        let mut rng = Rng(4);
+        let mut rng = SplitMix64::new(4);
         for n in [16usize, 1024] {
             let t = tables(n, 45);
             let q = t.modulus.q;
             let pn = PolynomialSize(n);
-            let a = rng.poly(n, q);
+            let a = poly(&mut rng, n, q);
             let fa = ntt(&t, &a);
             for _ in 0..4 {
-                let (g, h) = ((rng.next() % (2 * n as u64)) | 1, (rng.next() % (2 * n as u64)) | 1);
+                let (g, h) = ((rng.next_u64() % (2 * n as u64)) | 1, (rng.next_u64() % (2 * n as u64)) | 1);
                 let gh = mul_mod(g, h, 2 * n as u64);
                 let (mut x, mut y, mut z) = (vec![0; n], vec![0; n], vec![0; n]);
                 apply_coeff(q, h, &a, &mut x);

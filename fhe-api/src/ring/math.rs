@@ -5,6 +5,12 @@
 //! format depends on. Backends use them to build their tables and then compute with
 //! their own fast arithmetic.
 
+/// `(prod factors) mod m`, one factor at a time (`m >= 1`): `P mod q_i`, `Q mod p_j`
+/// and the like, for RNS constants.
+pub fn product_mod(factors: impl IntoIterator<Item = u64>, m: u64) -> u64 {
+    factors.into_iter().fold(1 % m, |acc, f| mul_mod(acc, f % m, m))
+}
+
 /// `a * b mod q` through a 128-bit product.
 #[inline]
 pub const fn mul_mod(a: u64, b: u64, q: u64) -> u64 {

@@ -3,6 +3,7 @@
 //!
 //! | module | holds |
 //! |---|---|
+//! | `dims` | the newtypes both schemes name their rings by: [`PolynomialSize`], [`RingModulus`] |
 //! | [`modulus`] | fast arithmetic modulo one prime (Barrett, Shoup) |
 //! | [`math`] | definitional arithmetic: `pow_mod`, primality, the NTT root and order |
 //! | [`prime`] | NTT-prime generation for a ring degree and a bit size |
@@ -12,9 +13,12 @@
 //! | [`automorphism`] | Galois automorphisms `X -> X^g` on coefficient and evaluation form |
 
 pub mod automorphism;
+mod dims;
 pub mod math;
 pub mod moddown;
 pub mod modulus;
 pub mod ntt;
 pub mod prime;
 pub mod rns;
+
+pub use dims::{PolynomialSize, RingModulus};

@@ -23,7 +23,7 @@
 //! is within `3K 2^-64` of an integer.
 
 use crate::error::{Error, Result};
-use crate::ring::math::{inv_mod, mul_mod};
+use crate::ring::math::{inv_mod, mul_mod, product_mod};
 use crate::ring::modulus::{csub, mul_shoup_lazy, shoup, Modulus};
 use crate::ring::rns::{dot_block, RnsBasis};
 
@@ -47,14 +47,10 @@ pub struct RoundingConverter {
     offset: Vec<u64>,
 }
 
-fn product_mod(moduli: &[Modulus], m: u64) -> u64 {
-    moduli.iter().fold(1 % m, |acc, p| mul_mod(acc, p.q % m, m))
-}
-
 /// `floor(P / 2) mod m`: `P` is odd (a product of odd primes), so `h = (P - 1) / 2` and
 /// `h mod m = (P mod m - 1) * 2^-1 mod m` for an odd prime `m`.
 fn half_mod(moduli: &[Modulus], m: u64) -> u64 {
-    let p = product_mod(moduli, m);
+    let p = product_mod(moduli.iter().map(|p| p.q), m);
     mul_mod((p + m - 1) % m, inv_mod(2, m), m)
 }
 
@@ -89,7 +85,7 @@ impl RoundingConverter {
         let offset = to
             .iter()
             .flat_map(|qi| {
-                let (pm, hm) = (product_mod(&from, qi.q), half_mod(&from, qi.q));
+                let (pm, hm) = (product_mod(from.iter().map(|p| p.q), qi.q), half_mod(&from, qi.q));
                 (0..=k as u64).map(move |v| (mul_mod(v % qi.q, pm, qi.q) + hm) % qi.q)
             })
             .collect();
@@ -137,8 +133,8 @@ impl RoundingConverter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::RingModulus;
     use crate::ring::prime::primes_below;
+    use crate::ring::RingModulus;
     use num_bigint::{BigInt, BigUint};
     use num_traits::{Euclid, One, ToPrimitive, Zero};
 
@@ -147,14 +143,9 @@ mod tests {
     /// `round(x / P)` exactly, for random `x` in `[0, QP)` and the edges of each rounding.
     #[test]
     fn rounds_x_over_p_exactly() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let n = crate::params::PolynomialSize(1 << 12);
+        let mut rng = crate::rng::SplitMix64::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng.next_u64();
+        let n = crate::ring::PolynomialSize(1 << 12);
         for (lq, bq, lp, bp) in [(3, 50, 1, 60), (5, 45, 2, 61), (8, 40, 5, 60), (4, 60, 4, 55)] {
             let q = primes_below(bq, n, lq, &[]).unwrap();
             let p = primes_below(bp, n, lp, &q).unwrap();
@@ -204,7 +195,7 @@ mod tests {
 
     #[test]
     fn shared_primes_are_refused() {
-        let n = crate::params::PolynomialSize(1 << 12);
+        let n = crate::ring::PolynomialSize(1 << 12);
         let q = primes_below(50, n, 3, &[]).unwrap();
         let b = RnsBasis::new(&q.iter().map(|&x| RingModulus(x)).collect::<Vec<_>>()).unwrap();
         assert!(RoundingConverter::new(&b.prefix(1), &b).is_err());

@@ -5,9 +5,10 @@
 //! root and the order, for the bit scheme's one prime and for every prime of a CKKS chain.
 
 use crate::error::{Error, Result};
-use crate::params::{Params, PolynomialSize, RingModulus};
 use crate::ring::math::{bit_reverse, inv_mod, negacyclic_root, pow_mod};
 use crate::ring::modulus::{shoup, Modulus};
+use crate::ring::{PolynomialSize, RingModulus};
+use crate::tfhe::params::Params;
 
 /// Smallest and largest ring degree any NTT here is built for (`2^1 .. 2^17`).
 pub const MAX_LOG_N: u32 = 17;

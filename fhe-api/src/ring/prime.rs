@@ -6,9 +6,9 @@
 //! same primes on every platform.
 
 use crate::error::{Error, Result};
-use crate::params::PolynomialSize;
 use crate::ring::math::is_prime;
 use crate::ring::ntt::MAX_MODULUS_BITS;
+use crate::ring::PolynomialSize;
 
 /// Whether `q` is a prime `= 1 mod 2N` below `2^62`.
 pub fn is_ntt_prime(q: u64, n: PolynomialSize) -> bool {

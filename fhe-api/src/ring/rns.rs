@@ -11,11 +11,11 @@
 //! the intermediate sums are reduced is free; the residues they reduce to are not.
 
 use crate::error::{Error, Result};
-use crate::params::RingModulus;
-use crate::ring::math::{inv_mod, is_prime, mul_mod};
+use crate::ring::math::{inv_mod, is_prime, product_mod};
 use crate::ring::moddown::RoundingConverter;
 use crate::ring::modulus::{csub, mul_shoup_lazy, shoup, Modulus};
 use crate::ring::ntt::MAX_MODULUS_BITS;
+use crate::ring::RingModulus;
 
 /// A constant `w < q` with its Shoup companion `floor(w 2^64 / q)`.
 pub type ShoupConst = (u64, u64);
@@ -26,12 +26,7 @@ fn shoup_const(w: u64, q: u64) -> ShoupConst {
 
 /// `(Q / q_i) mod m` for a basis `moduli` of `Q`.
 fn q_hat_mod(moduli: &[Modulus], i: usize, m: u64) -> u64 {
-    moduli.iter().enumerate().filter(|&(k, _)| k != i).fold(1 % m, |acc, (_, qk)| mul_mod(acc, qk.q % m, m))
-}
-
-/// `Q mod m` for a basis `moduli` of `Q`.
-fn product_mod(moduli: &[Modulus], m: u64) -> u64 {
-    moduli.iter().fold(1 % m, |acc, qk| mul_mod(acc, qk.q % m, m))
+    product_mod(moduli.iter().enumerate().filter(|&(k, _)| k != i).map(|(_, qk)| qk.q), m)
 }
 
 /// A basis of distinct primes `q_0, ..., q_{L-1}`, each in `(2, 2^62)`, with
@@ -307,8 +302,11 @@ impl ModDown {
     /// `Q` and `P` must share no prime (else `P` has no inverse mod `Q`): `Error::InvalidRing`.
     pub fn new(q: &RnsBasis, p: &RnsBasis) -> Result<ModDown> {
         let conv = RoundingConverter::new(p, q)?;
-        let p_inv_mod_q =
-            q.moduli.iter().map(|qi| shoup_const(inv_mod(product_mod(&p.moduli, qi.q), qi.q), qi.q)).collect();
+        let p_inv_mod_q = q
+            .moduli
+            .iter()
+            .map(|qi| shoup_const(inv_mod(product_mod(p.moduli.iter().map(|p| p.q), qi.q), qi.q), qi.q))
+            .collect();
         Ok(ModDown { conv, p_inv_mod_q })
     }
 

@@ -28,14 +28,15 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use fhe_api::ckks::context::{precision_bits, CkksContext};
-use fhe_api::ckks::encoding::Complex;
 use fhe_api::ckks::entities::{CkksKeySet, CkksPlaintext};
-use fhe_api::ckks::eval::CkksEvaluator;
-use fhe_api::ckks::keygen::CkksKeygenOptions;
 use fhe_api::ckks::params::CkksPreset;
 use fhe_api::ops::CkksHandle;
+use fhe_api::rng::SplitMix64;
 use fhe_api::{Backend, Seed};
+use fhe_schemes::ckks::context::{precision_bits, CkksContext};
+use fhe_schemes::ckks::encoding::Complex;
+use fhe_schemes::ckks::evaluator::CkksEvaluator;
+use fhe_schemes::ckks::keygen::CkksKeygenOptions;
 
 use crate::error::{Error, Result};
 use crate::ops::Progress;
@@ -177,16 +178,8 @@ impl CkksPlan {
 /// `count` values with real and imaginary parts uniform in [-1, 1] (as OpenFHE's
 /// worker draws them), from a SplitMix64 stream of `salt`.
 pub fn values(count: usize, salt: u64) -> Vec<Complex> {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ salt.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    let mut next = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    };
-    (0..count).map(|_| Complex { re: next(), im: next() }).collect()
+    let mut r = SplitMix64::new(0x9e37_79b9_7f4a_7c15 ^ salt.wrapping_mul(0xbf58_476d_1ce4_e5b9));
+    (0..count).map(|_| Complex { re: r.next_signed_unit(), im: r.next_signed_unit() }).collect()
 }
 
 /// The keys every fixture makes: relinearization and Galois keys for [`ROTATIONS`].

@@ -136,7 +136,7 @@ pub fn run_interleaved_gates(
         return Ok((Vec::new(), Vec::new()));
     }
     let mut fixture = Fixture::new(backend, set, "lux-fhe-bench-interleaved")?;
-    let ours_in = fixture.ciphertexts(backend, 3, 0)?;
+    let ours_in = fixture.ciphertexts(3, 0)?;
     let key = fixture.prepared(backend)?;
     let ours_in = &ours_in;
     let (ck, sk) = pool.install(gen_keys);

@@ -6,16 +6,16 @@
 
 use std::sync::Arc;
 
-use fhe_api::ckks::context::{precision_bits, CkksContext};
-use fhe_api::ckks::encoding::Complex;
 use fhe_api::ckks::entities::{CkksCiphertext, CkksKeySet, CkksPlaintext};
-use fhe_api::ckks::eval::CkksEvaluator;
 use fhe_api::ckks::params::CkksPreset;
 use fhe_api::format::{Encode, TryEncode};
-use fhe_api::gates::{self, Gate};
 use fhe_api::ops::CkksHandle;
 use fhe_api::{Backend, ExtractedLwe, LweCiphertext, ParamSet, PreparedKey, Seed};
 use fhe_kat::{compare_bytes, Case, CaseSet, Mismatch, MismatchKind, Source};
+use fhe_schemes::ckks::context::{precision_bits, CkksContext};
+use fhe_schemes::ckks::encoding::Complex;
+use fhe_schemes::ckks::evaluator::CkksEvaluator;
+use fhe_schemes::tfhe::gates::{self, Gate};
 
 use super::run::RecommendConfig;
 use crate::ckks::{self as bench_ckks, MIN_PRECISION_BITS, ROTATIONS};
@@ -124,9 +124,9 @@ pub(super) fn check_kernel(b: &dyn Backend, params: ParamSet, oracle: &dyn Backe
 }
 
 pub(super) fn primitive_inputs(oracle: &dyn Backend, config: &RecommendConfig) -> Result<PrimitiveInputs> {
-    let keys = oracle.keygen_from_seed(config.params, &Seed::derive(&config.seed_root, 0))?;
+    let keys = fhe_schemes::tfhe::keygen_from_seed(oracle, config.params, &Seed::derive(&config.seed_root, 0))?;
     let cts = (0..3u64)
-        .map(|i| oracle.encrypt_bit_seeded(&keys.pk, i != 2, &Seed::derive(&config.seed_root, 1 + i)))
+        .map(|i| fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, i != 2, &Seed::derive(&config.seed_root, 1 + i)))
         .collect::<fhe_api::Result<Vec<_>>>()?;
     let key = oracle.prepare(&keys.ek)?;
     let rotated = oracle.blind_rotate_batch(&key, &cts[0..1])?;
@@ -134,13 +134,15 @@ pub(super) fn primitive_inputs(oracle: &dyn Backend, config: &RecommendConfig) -
     let bootstrapped = oracle.bootstrap_batch(&key, &cts[0..1])?;
     let gate = gates::gate_batch(oracle, &key, Gate::And, &cts[1..2], &cts[2..3])?;
     // The oracle itself must be right: true AND false is false, and a bootstrap keeps x.
-    if oracle.decrypt_bit(&keys.sk, &gate[0])? || !oracle.decrypt_bit(&keys.sk, &bootstrapped[0])? {
+    if fhe_schemes::tfhe::decrypt_bit(&keys.sk, &gate[0])?
+        || !fhe_schemes::tfhe::decrypt_bit(&keys.sk, &bootstrapped[0])?
+    {
         return Err(Error::InvalidInput(format!("the oracle {} decrypts a wrong gate result", oracle.name())));
     }
     // One timed or warm-up call per distinct sample, up to `KEY_SWITCH_INPUTS`.
     let calls = config.warmup + config.iterations;
     let fresh = (0..KEY_SWITCH_INPUTS.min(calls.max(1)) as u64)
-        .map(|i| oracle.encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive(&config.seed_root, 100 + i)))
+        .map(|i| fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, i % 2 == 0, &Seed::derive(&config.seed_root, 100 + i)))
         .collect::<fhe_api::Result<Vec<_>>>()?;
     let switch_inputs = oracle.blind_rotate_batch(&key, &fresh)?;
     Ok(PrimitiveInputs {

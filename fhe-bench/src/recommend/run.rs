@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use fhe_api::ckks::params::CkksPreset;
-use fhe_api::gates::{self, Gate};
 use fhe_api::{Backend, ParamSet};
+use fhe_schemes::tfhe::gates::{self, Gate};
 use serde::{Deserialize, Serialize};
 
 use super::check::{

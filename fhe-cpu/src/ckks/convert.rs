@@ -47,9 +47,9 @@ pub fn convert(conv: &BaseConverter, n: usize, input: &[u64], output: &mut [u64]
 
 #[cfg(test)]
 mod tests {
-    use fhe_api::params::{PolynomialSize, RingModulus};
     use fhe_api::ring::prime::primes_below;
     use fhe_api::ring::rns::{BaseConverter, RnsBasis};
+    use fhe_api::ring::{PolynomialSize, RingModulus};
     use rand_chacha::rand_core::{RngCore, SeedableRng};
 
     /// Byte-equal to `BaseConverter::convert` for digits of scale primes (the IFMA path),

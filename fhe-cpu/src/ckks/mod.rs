@@ -12,8 +12,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use fhe_api::ckks::entities::{CkksCiphertext, CkksPlaintext, SwitchKind, SwitchingKey};
+use fhe_api::ckks::meta::CkksMeta;
 use fhe_api::ckks::params::CkksParams;
-use fhe_api::ops::{CkksHandle, CkksOps, PlainHandle, PreparedSwitchKey};
+use fhe_api::ops::{CkksHandle, CkksOps, PlainHandle, PlainMeta, PreparedSwitchKey, SwitchKeyMeta};
 use fhe_api::ring::automorphism::EvalPermutation;
 use fhe_api::ring::modulus::Modulus;
 use fhe_api::{Backend, Error, Result};
@@ -53,7 +54,7 @@ impl CpuBackend {
             .chain(params.q.iter().chain(params.p.iter()).map(|q| q.0))
             .collect();
         self.ckks_plans.get_or_try_init(&key, || {
-            CkksPlan::new(params.clone(), &|q| self.engine(params.ring_degree, fhe_api::params::RingModulus(q)))
+            CkksPlan::new(params.clone(), &|q| self.engine(params.ring_degree, fhe_api::ring::RingModulus(q)))
         })
     }
 
@@ -61,9 +62,10 @@ impl CpuBackend {
         a.downcast::<CpuCt>(&self.name())
     }
 
-    fn wrap(&self, like: &CkksHandle, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> CkksHandle {
+    fn wrap(&self, like: &CkksHandle, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> Result<CkksHandle> {
         let pool = self.ckks_plan(like.params()).ok();
-        CkksHandle::new(self.name(), like.params().clone(), level, scale, CpuCt { c0, c1, pool })
+        let meta = CkksMeta::new(like.params().clone(), level, scale)?;
+        Ok(CkksHandle::new(self.name(), meta, CpuCt { c0, c1, pool }))
     }
 
     /// `f(x, y, modulus)` on every word of two limb-major polynomials over `q_0..`.
@@ -111,7 +113,7 @@ impl CpuBackend {
                 let (mut c0, mut c1) = (plan.take_vec(ct.c0.len()), plan.take_vec(ct.c1.len()));
                 let finish0 = Finish::AddPermuted(&ct.c0, perm.index());
                 switch(&plan, &lp, &ext, k, Some(perm), &mut c0, finish0, &mut c1, Finish::Set);
-                Ok(self.wrap(a, a.level(), a.scale(), c0, c1))
+                self.wrap(a, a.level(), a.scale(), c0, c1)
             })
             .collect()
     }
@@ -121,18 +123,16 @@ impl CkksOps for CpuBackend {
     fn upload(&self, ct: &CkksCiphertext) -> Result<CkksHandle> {
         Ok(CkksHandle::new(
             self.name(),
-            ct.params().clone(),
-            ct.level(),
-            ct.scale(),
+            ct.meta().clone(),
             CpuCt { c0: ct.c0().to_vec(), c1: ct.c1().to_vec(), pool: self.ckks_plan(ct.params()).ok() },
         ))
     }
 
     fn upload_owned(&self, ct: CkksCiphertext) -> Result<CkksHandle> {
-        let (params, level, scale) = (ct.params().clone(), ct.level(), ct.scale());
-        let pool = self.ckks_plan(&params).ok();
+        let meta = ct.meta().clone();
+        let pool = self.ckks_plan(meta.params()).ok();
         let (c0, c1) = ct.into_parts();
-        Ok(CkksHandle::new(self.name(), params, level, scale, CpuCt { c0, c1, pool }))
+        Ok(CkksHandle::new(self.name(), meta, CpuCt { c0, c1, pool }))
     }
 
     fn result_buffer(&self, params: &Arc<CkksParams>, len: usize) -> Vec<u64> {
@@ -144,7 +144,7 @@ impl CkksOps for CpuBackend {
 
     fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext> {
         let c = self.ct(ct)?;
-        CkksCiphertext::from_raw(ct.params().clone(), ct.level(), ct.scale(), c.c0.clone(), c.c1.clone())
+        CkksCiphertext::from_reduced(ct.meta().clone(), c.c0.clone(), c.c1.clone())
     }
 
     fn upload_plaintext(&self, pt: &CkksPlaintext) -> Result<PlainHandle> {
@@ -152,7 +152,7 @@ impl CkksOps for CpuBackend {
         let n = plan.params.n();
         let mut m = pt.coeffs().to_vec();
         m.par_chunks_mut(n).enumerate().for_each(|(i, limb)| plan.primes[i].ntt.forward(limb));
-        Ok(PlainHandle::new(self.name(), pt.params().clone(), pt.level(), pt.scale(), CpuPt { m }))
+        Ok(PlainHandle::new(self.name(), PlainMeta(pt.meta().clone()), CpuPt { m }))
     }
 
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
@@ -170,7 +170,7 @@ impl CkksOps for CpuBackend {
             }
             perm = Some(p);
         }
-        Ok(PreparedSwitchKey::new(self.name(), key.params().clone(), key.kind(), CpuSwitchKey { b, a, perm }))
+        Ok(PreparedSwitchKey::new(self.name(), SwitchKeyMeta::of(key), CpuSwitchKey { b, a, perm }))
     }
 
     fn add(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
@@ -178,7 +178,7 @@ impl CkksOps for CpuBackend {
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.zip_limbs(&plan, &x.c0, &y.c0, |m, x, y| m.add(x, y));
         let c1 = self.zip_limbs(&plan, &x.c1, &y.c1, |m, x, y| m.add(x, y));
-        Ok(self.wrap(a, a.level(), a.scale(), c0, c1))
+        self.wrap(a, a.level(), a.scale(), c0, c1)
     }
 
     fn sub(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
@@ -186,7 +186,7 @@ impl CkksOps for CpuBackend {
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.zip_limbs(&plan, &x.c0, &y.c0, |m, x, y| m.sub(x, y));
         let c1 = self.zip_limbs(&plan, &x.c1, &y.c1, |m, x, y| m.sub(x, y));
-        Ok(self.wrap(a, a.level(), a.scale(), c0, c1))
+        self.wrap(a, a.level(), a.scale(), c0, c1)
     }
 
     fn negate(&self, a: &CkksHandle) -> Result<CkksHandle> {
@@ -194,7 +194,7 @@ impl CkksOps for CpuBackend {
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.map_limbs(&plan, &x.c0, |m, _, x| m.sub(0, x));
         let c1 = self.map_limbs(&plan, &x.c1, |m, _, x| m.sub(0, x));
-        Ok(self.wrap(a, a.level(), a.scale(), c0, c1))
+        self.wrap(a, a.level(), a.scale(), c0, c1)
     }
 
     fn add_plain(&self, a: &CkksHandle, p: &PlainHandle) -> Result<CkksHandle> {
@@ -202,7 +202,7 @@ impl CkksOps for CpuBackend {
         let pt = p.downcast::<CpuPt>(&self.name())?;
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.zip_limbs(&plan, &x.c0, &pt.m, |m, x, y| m.add(x, y));
-        Ok(self.wrap(a, a.level(), a.scale(), c0, x.c1.clone()))
+        self.wrap(a, a.level(), a.scale(), c0, x.c1.clone())
     }
 
     fn mul_plain(&self, a: &CkksHandle, p: &PlainHandle) -> Result<CkksHandle> {
@@ -211,7 +211,7 @@ impl CkksOps for CpuBackend {
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.zip_limbs(&plan, &x.c0, &pt.m, |m, x, y| m.mul(x, y));
         let c1 = self.zip_limbs(&plan, &x.c1, &pt.m, |m, x, y| m.mul(x, y));
-        Ok(self.wrap(a, a.level(), a.scale() * p.scale(), c0, c1))
+        self.wrap(a, a.level(), a.scale() * p.scale(), c0, c1)
     }
 
     fn add_scalar(&self, a: &CkksHandle, residues: &[u64]) -> Result<CkksHandle> {
@@ -220,7 +220,7 @@ impl CkksOps for CpuBackend {
         let plan = self.ckks_plan(a.params())?;
         // A constant polynomial is the same value in every evaluation slot.
         let c0 = self.map_limbs(&plan, &x.c0, |m, i, x| m.add(x, residues[i]));
-        Ok(self.wrap(a, a.level(), a.scale(), c0, x.c1.clone()))
+        self.wrap(a, a.level(), a.scale(), c0, x.c1.clone())
     }
 
     fn mul_scalar(&self, a: &CkksHandle, residues: &[u64], factor_scale: f64) -> Result<CkksHandle> {
@@ -229,7 +229,7 @@ impl CkksOps for CpuBackend {
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.map_limbs(&plan, &x.c0, |m, i, x| m.mul(x, residues[i]));
         let c1 = self.map_limbs(&plan, &x.c1, |m, i, x| m.mul(x, residues[i]));
-        Ok(self.wrap(a, a.level(), a.scale() * factor_scale, c0, c1))
+        self.wrap(a, a.level(), a.scale() * factor_scale, c0, c1)
     }
 
     fn mul_relin(&self, a: &CkksHandle, b: &CkksHandle, rlk: &PreparedSwitchKey) -> Result<CkksHandle> {
@@ -255,7 +255,7 @@ impl CkksOps for CpuBackend {
         );
         let ext = mod_up(&plan, &lp, &d2);
         switch(&plan, &lp, &ext, key, None, &mut c0, Finish::Add, &mut c1, Finish::Add);
-        Ok(self.wrap(a, a.level(), a.scale() * b.scale(), c0, c1))
+        self.wrap(a, a.level(), a.scale() * b.scale(), c0, c1)
     }
 
     fn rescale(&self, a: &CkksHandle) -> Result<CkksHandle> {
@@ -269,7 +269,7 @@ impl CkksOps for CpuBackend {
         let c0 = rescale::rescale(&plan, &lp, &x.c0);
         let c1 = rescale::rescale(&plan, &lp, &x.c1);
         let ql = plan.primes[l].m.q as f64;
-        Ok(self.wrap(a, l - 1, a.scale() / ql, c0, c1))
+        self.wrap(a, l - 1, a.scale() / ql, c0, c1)
     }
 
     fn drop_to_level(&self, a: &CkksHandle, level: usize) -> Result<CkksHandle> {
@@ -278,7 +278,7 @@ impl CkksOps for CpuBackend {
             return Err(Error::Level(format!("cannot raise level {} to {level}", a.level())));
         }
         let words = (level + 1) * a.params().n();
-        Ok(self.wrap(a, level, a.scale(), x.c0[..words].to_vec(), x.c1[..words].to_vec()))
+        self.wrap(a, level, a.scale(), x.c0[..words].to_vec(), x.c1[..words].to_vec())
     }
 
     fn apply_galois(&self, a: &CkksHandle, key: &PreparedSwitchKey) -> Result<CkksHandle> {
@@ -301,7 +301,7 @@ fn check_residues(a: &CkksHandle, residues: &[u64]) -> Result<()> {
 mod tests {
     use super::*;
     use fhe_api::ckks::params::CkksPreset;
-    use fhe_api::testing::ckks::setup;
+    use fhe_schemes::testing::ckks::setup;
 
     /// Where one multiplication's time goes at the big preset, one thread:
     /// `cargo test -p fhe-cpu --release --lib -- --ignored --nocapture ckks_profile`.
@@ -310,10 +310,10 @@ mod tests {
     fn ckks_profile() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
         pool.install(|| {
-            let preset = fhe_api::testing::ckks::preset_from_env();
+            let preset = fhe_schemes::testing::ckks::preset_from_env();
             let backend = Arc::new(CpuBackend::new(None).unwrap());
             let (ctx, keys, ev) = setup(backend.clone(), preset, 1);
-            let x = fhe_api::testing::ckks::random_values(ctx.params().slots(), 1);
+            let x = fhe_schemes::testing::ckks::random_values(ctx.params().slots(), 1);
             let pt = ctx.encode(&x).unwrap();
             let ct = ctx.encrypt_seeded(&keys.pk, &pt, &fhe_api::Seed::derive("p", 1)).unwrap();
             let plan = backend.ckks_plan(ctx.params()).unwrap();
@@ -366,7 +366,7 @@ mod tests {
             time("decrypt (to plaintext)", &mut || drop(ctx.decrypt_plaintext(&keys.sk, &ct).unwrap()));
             time("decrypt + decode", &mut || drop(ctx.decrypt(&keys.sk, &ct).unwrap()));
             if std::env::var("LUX_CKKS_KEYGEN").is_ok() {
-                let options = fhe_api::ckks::keygen::CkksKeygenOptions {
+                let options = fhe_schemes::ckks::keygen::CkksKeygenOptions {
                     relin: true,
                     rotations: vec![1, 2, 3, 4],
                     conjugation: false,
@@ -406,9 +406,11 @@ mod tests {
                 write(&format!("galois{g}"), &[k.b()]);
             }
             let slots = ctx.params().slots();
-            let (x, y) =
-                (fhe_api::testing::ckks::random_values(slots, 71), fhe_api::testing::ckks::random_values(slots, 72));
-            let enc = |v: &[fhe_api::ckks::encoding::Complex], s: u64| {
+            let (x, y) = (
+                fhe_schemes::testing::ckks::random_values(slots, 71),
+                fhe_schemes::testing::ckks::random_values(slots, 72),
+            );
+            let enc = |v: &[fhe_schemes::ckks::encoding::Complex], s: u64| {
                 let pt = ctx.encode(v).unwrap();
                 ctx.encrypt_seeded(&keys.pk, &pt, &fhe_api::Seed::derive("dump", s)).unwrap()
             };
@@ -437,13 +439,13 @@ mod tests {
     #[test]
     #[ignore = "a measurement, not a check"]
     fn ckks_fresh_precision_spread() {
-        use fhe_api::ckks::context::precision_bits;
-        let preset = fhe_api::testing::ckks::preset_from_env();
+        use fhe_schemes::ckks::context::precision_bits;
+        let preset = fhe_schemes::testing::ckks::preset_from_env();
         let backend = Arc::new(CpuBackend::new(None).unwrap());
         let (mut all, mut means) = (Vec::new(), Vec::new());
         for key_seed in 1..=4 {
             let (ctx, keys, _) = setup(backend.clone(), preset, key_seed);
-            let x = fhe_api::testing::ckks::random_values(ctx.params().slots(), 11);
+            let x = fhe_schemes::testing::ckks::random_values(ctx.params().slots(), 11);
             let pt = ctx.encode(&x).unwrap();
             for s in 1..=4 {
                 let c = ctx.encrypt_seeded(&keys.pk, &pt, &fhe_api::Seed::derive("spread", s)).unwrap();
@@ -474,13 +476,13 @@ mod tests {
     #[test]
     #[ignore = "a measurement, not a check"]
     fn ckks_noise_breakdown() {
-        use fhe_api::ckks::context::precision_bits;
-        use fhe_api::ckks::encoding::Complex;
-        let preset = fhe_api::testing::ckks::preset_from_env();
+        use fhe_schemes::ckks::context::precision_bits;
+        use fhe_schemes::ckks::encoding::Complex;
+        let preset = fhe_schemes::testing::ckks::preset_from_env();
         let backend = Arc::new(CpuBackend::new(None).unwrap());
         let (ctx, keys, ev) = setup(backend, preset, 1);
         let p = ctx.params();
-        let bits = |v: &[fhe_api::params::RingModulus]| v.iter().map(|q| 64 - q.0.leading_zeros()).collect::<Vec<_>>();
+        let bits = |v: &[fhe_api::ring::RingModulus]| v.iter().map(|q| 64 - q.0.leading_zeros()).collect::<Vec<_>>();
         eprintln!(
             "{preset}: N = {}, q bits {:?}, p bits {:?}, dnum {}, eta {}",
             p.n(),
@@ -490,8 +492,10 @@ mod tests {
             p.noise_eta
         );
         let slots = p.slots();
-        let (x, y) =
-            (fhe_api::testing::ckks::random_values(slots, 11), fhe_api::testing::ckks::random_values(slots, 12));
+        let (x, y) = (
+            fhe_schemes::testing::ckks::random_values(slots, 11),
+            fhe_schemes::testing::ckks::random_values(slots, 12),
+        );
         let rot = |v: &[Complex], k: usize| (0..v.len()).map(|i| v[(i + k) % v.len()]).collect::<Vec<_>>();
         let xy: Vec<Complex> = x.iter().zip(&y).map(|(a, b)| a.mul(*b)).collect();
         let px = ctx.encode(&x).unwrap();
@@ -507,7 +511,7 @@ mod tests {
             let mut pw = ctx.encode(want).unwrap();
             pw = ctx.decode(&pw).map(|_| pw).unwrap();
             let q0 = p.q[0].0;
-            let e = fhe_api::testing::ckks::coefficient_noise(&got, &pw);
+            let e = fhe_schemes::testing::ckks::coefficient_noise(&got, &pw);
             let mx = e.iter().map(|&e| e.unsigned_abs()).max().unwrap_or(0) as f64;
             let sq: f64 = e.iter().map(|&e| (e as f64) * (e as f64)).sum();
             let n = e.len();

@@ -6,12 +6,12 @@ use std::ops::{Deref, DerefMut, Range};
 use std::sync::{Arc, Mutex};
 
 use fhe_api::ckks::params::CkksParams;
-use fhe_api::per_set::KeyedCache;
-use fhe_api::ring::math::inv_mod;
+use fhe_api::keyed_cache::KeyedCache;
+use fhe_api::ring::math::{inv_mod, product_mod};
 use fhe_api::ring::moddown::RoundingConverter;
 use fhe_api::ring::modulus::{shoup, Modulus};
 use fhe_api::ring::rns::{BaseConverter, RnsBasis};
-use fhe_api::{params::RingModulus, Result};
+use fhe_api::{ring::RingModulus, Result};
 
 use crate::ntt::NttEngine;
 
@@ -162,7 +162,7 @@ impl CkksPlan {
         let p_inv = (0..=level)
             .map(|i| {
                 let m = &self.primes[i].m;
-                let p = self.params.p.iter().fold(1u64, |acc, p| m.mul(acc, m.reduce(p.0)));
+                let p = product_mod(self.params.p.iter().map(|p| p.0), m.q);
                 let inv = inv_mod(p, m.q);
                 (inv, shoup(inv, m.q))
             })

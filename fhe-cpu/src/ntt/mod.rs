@@ -346,7 +346,7 @@ mod tests {
     /// Every supported variant against the reference on one ring, and the AVX-512 engine's
     /// 64-bit kernel on the primes IFMA would take (as a CPU without IFMA runs them).
     fn every_variant_matches_reference(n: usize, q: u64) {
-        use fhe_api::params::{PolynomialSize, RingModulus};
+        use fhe_api::ring::{PolynomialSize, RingModulus};
         let t = Arc::new(NttTables::new(PolynomialSize(n), RingModulus(q)).expect("an NTT ring"));
         let reference = Reference::new(t.clone());
         let a = random_poly(q, n, q ^ n as u64);
@@ -363,7 +363,7 @@ mod tests {
     /// 64-bit AVX-512 kernels), every variant against the reference.
     #[test]
     fn variants_match_reference_at_ckks_sizes() {
-        use fhe_api::params::PolynomialSize;
+        use fhe_api::ring::PolynomialSize;
         for log_n in [16, 17] {
             let n = 1usize << log_n;
             for q in [
@@ -381,7 +381,7 @@ mod tests {
     #[test]
     #[ignore = "timing, not a check"]
     fn bench_ckks_sizes() {
-        use fhe_api::params::{PolynomialSize, RingModulus};
+        use fhe_api::ring::{PolynomialSize, RingModulus};
         let n = PolynomialSize(1 << 16);
         let q40 = fhe_api::ring::prime::primes_near(40, n, 1, &[]).expect("a prime")[0];
         let q60 = fhe_api::ring::prime::primes_below(60, n, 1, &[]).expect("a prime")[0];

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use fhe_api::params::Params;
 use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
+use fhe_api::tfhe::params::Params;
 use fhe_api::{Error, ParamSet, Result};
 
 use crate::arith::small::SmallBarrett;

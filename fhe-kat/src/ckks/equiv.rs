@@ -8,14 +8,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fhe_api::ckks::context::{precision_bits, CkksContext};
-use fhe_api::ckks::encoding::Complex;
 use fhe_api::ckks::entities::CkksCiphertext;
-use fhe_api::ckks::eval::CkksEvaluator;
-use fhe_api::ckks::keygen::CkksKeygenOptions;
 use fhe_api::ckks::params::CkksPreset;
 use fhe_api::rng::stream;
 use fhe_api::Backend;
+use fhe_schemes::ckks::context::{precision_bits, CkksContext};
+use fhe_schemes::ckks::encoding::Complex;
+use fhe_schemes::ckks::evaluator::CkksEvaluator;
+use fhe_schemes::ckks::keygen::CkksKeygenOptions;
 
 use super::corpus::{slot_close, CkksCorpus, CkksEntry};
 use super::surfaces::{compute, ct_bytes, values, CkksComputed, CkksInput, CtOut, Schedule, MIN_BITS};

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use fhe_api::ckks::context::{precision_bits, CkksContext};
-use fhe_api::ckks::encoding::Complex;
 use fhe_api::ckks::entities::{CkksCiphertext, CkksEvalKeys, SwitchingKey};
-use fhe_api::ckks::keygen::CkksKeygenOptions;
 use fhe_api::ckks::params::CkksPreset;
 use fhe_api::ops::CkksHandle;
 use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
 use fhe_api::rng::stream;
 use fhe_api::{Backend, Seed};
+use fhe_schemes::ckks::context::{precision_bits, CkksContext};
+use fhe_schemes::ckks::encoding::Complex;
+use fhe_schemes::ckks::keygen::CkksKeygenOptions;
 
 use crate::Result;
 
@@ -150,7 +150,7 @@ pub(crate) fn ct_out(
     h: &CkksHandle,
     want: Vec<Complex>,
 ) -> Result<CtOut> {
-    let ops = fhe_api::ckks::eval::ckks_ops(&**ctx.backend())?;
+    let ops = fhe_schemes::ckks::evaluator::ckks_ops(&**ctx.backend())?;
     let ct: CkksCiphertext = ops.download(h)?;
     let pt = ctx.decrypt_plaintext(sk, h)?;
     Ok(CtOut {

@@ -1,26 +1,19 @@
 use super::*;
-use crate::params::PolynomialSize;
+use crate::ring::math::mul_mod;
 use crate::ring::prime::primes_below;
+use crate::ring::PolynomialSize;
 use num_bigint::{BigInt, BigUint};
 use num_traits::{Euclid, One, ToPrimitive, Zero};
 
+use crate::rng::SplitMix64 as Rng;
+
 const N: usize = 16;
 
-/// SplitMix64: a seeded, dependency-free source of test words.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, m: &BigUint) -> BigUint {
-        let words = (m.bits() / 64 + 2) as usize;
-        let digits: Vec<u32> = (0..2 * words).map(|_| self.next() as u32).collect();
-        BigUint::new(digits) % m
-    }
+/// A uniform-enough multiprecision value below `m` from test words.
+fn below(rng: &mut Rng, m: &BigUint) -> BigUint {
+    let words = (m.bits() / 64 + 2) as usize;
+    let digits: Vec<u32> = (0..2 * words).map(|_| rng.next_u64() as u32).collect();
+    BigUint::new(digits) % m
 }
 
 /// `count` distinct NTT primes of `bits` bits (N = 16) not in `used`.
@@ -53,7 +46,7 @@ fn values(rng: &mut Rng, m: &BigUint) -> Vec<BigInt> {
     let one = BigUint::one();
     let mut xs = vec![BigUint::zero(), one.clone(), m - &one, &half - &one, half.clone(), &half + &one];
     while xs.len() < N {
-        xs.push(rng.below(m));
+        xs.push(below(rng, m));
     }
     xs.into_iter().map(BigInt::from).collect()
 }
@@ -90,12 +83,12 @@ fn basis_constants_match_the_definition() {
 
 #[test]
 fn u128_fold_is_exact() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for p in [3u64, 134_215_681, (1 << 62) - 57] {
         let m = Modulus::new(p);
         for x in [0u128, u128::MAX, u128::MAX - 1, 1 << 64, (p as u128) << 64]
             .into_iter()
-            .chain((0..1000).map(|_| (rng.next() as u128) << 64 | rng.next() as u128))
+            .chain((0..1000).map(|_| (rng.next_u64() as u128) << 64 | rng.next_u64() as u128))
         {
             assert_eq!(m.reduce_u128(x) as u128, x % p as u128, "{x} mod {p}");
         }
@@ -117,7 +110,7 @@ fn conv_integer(x: &BigInt, a: &[u64]) -> BigInt {
 
 #[test]
 fn base_conversion_is_x_plus_small_multiple_of_q() {
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     // (len A, bits A, len B, bits B): the last two force the chunked u128 path
     // (20 products of 62-bit words overflow a u128) and a single input limb.
     for (la, ba, lb, bb) in [(3, 40, 5, 60), (6, 60, 8, 50), (8, 55, 3, 45), (20, 62, 4, 62), (1, 50, 3, 40)] {
@@ -145,7 +138,7 @@ fn base_conversion_is_x_plus_small_multiple_of_q() {
 
 #[test]
 fn mod_down_rounds_exactly() {
-    let mut rng = Rng(2);
+    let mut rng = Rng::new(2);
     for (lq, bq, lp, bp) in [(3, 50, 1, 60), (5, 45, 2, 61), (8, 40, 3, 60), (4, 60, 4, 55)] {
         let mut used = vec![];
         let (q, p) = (primes(bq, lq, &mut used), primes(bp, lp, &mut used));
@@ -180,7 +173,7 @@ fn mod_down_rounds_exactly() {
 
 #[test]
 fn rescale_rounds_exactly() {
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     // The last prime larger than the rest, smaller than the rest, and in between.
     let cases: [(&[(u32, usize)], u32); 4] =
         [(&[(40, 3)], 60), (&[(60, 4)], 40), (&[(50, 2), (55, 3)], 52), (&[(61, 7)], 62)];
@@ -198,7 +191,7 @@ fn rescale_rounds_exactly() {
             let mut xs = values(&mut rng, &product(&q));
             if round == 0 {
                 // Around the rounding boundaries: k q_l + {0, +-h, +-(h+1)}, k of either sign.
-                let k = BigInt::from(rng.next() >> 3);
+                let k = BigInt::from(rng.next_u64() >> 3);
                 let offs = [BigInt::zero(), h.clone(), -h.clone(), &h + 1u32, -(&h + 1u32)];
                 for (slot, off) in xs.iter_mut().skip(6).zip(offs.iter().chain(offs.iter())) {
                     let sign = BigInt::from(if slot.bits() % 2 == 0 { 1 } else { -1 });
@@ -239,8 +232,8 @@ fn convert_speed() {
     used.extend(&a);
     let b = primes_below(60, PolynomialSize(n), 35, &used).unwrap();
     let conv = BaseConverter::new(&basis(&a), &basis(&b));
-    let mut rng = Rng(9);
-    let input: Vec<u64> = a.iter().flat_map(|&q| (0..n).map(|_| rng.next() % q).collect::<Vec<_>>()).collect();
+    let mut rng = Rng::new(9);
+    let input: Vec<u64> = a.iter().flat_map(|&q| (0..n).map(|_| rng.next_u64() % q).collect::<Vec<_>>()).collect();
     let mut out = vec![0u64; b.len() * n];
     conv.convert(n, &input, &mut out);
     let mut times = vec![];

@@ -2,7 +2,8 @@
 //! written and read back through the schema; a wrong variant is disqualified.
 
 use super::*;
-use fhe_api::{ExtractedLwe, LweCiphertext, PreparedKey};
+use fhe_api::ring::{PolynomialSize, RingModulus};
+use fhe_api::testing::{Delegate, Tamper};
 use fhe_cpu::CpuBackend;
 
 #[test]
@@ -133,71 +134,22 @@ fn ckks_primitive_run_checks_then_times() {
 }
 
 /// The CPU backend with a forward NTT that is wrong in one slot: fast, but wrong.
-struct WrongNtt(CpuBackend);
+struct WrongNtt;
 
-impl fhe_api::KeyOps for WrongNtt {}
-
-impl fhe_api::ops::RingOps for WrongNtt {
-    fn ring_forward(
-        &self,
-        n: fhe_api::params::PolynomialSize,
-        q: fhe_api::params::RingModulus,
-        data: &mut [u64],
-    ) -> fhe_api::Result<()> {
-        self.0.ring_forward(n, q, data)
-    }
-    fn ring_inverse(
-        &self,
-        n: fhe_api::params::PolynomialSize,
-        q: fhe_api::params::RingModulus,
-        data: &mut [u64],
-    ) -> fhe_api::Result<()> {
-        self.0.ring_inverse(n, q, data)
-    }
-}
-
-impl fhe_api::NttOps for WrongNtt {
-    fn ntt_forward(&self, params: ParamSet, data: &mut [u64]) -> fhe_api::Result<()> {
-        self.0.ntt_forward(params, data)?;
-        data[7] = (data[7] + 1) % params.params().q_ring();
-        Ok(())
-    }
-    fn ntt_inverse(&self, params: ParamSet, data: &mut [u64]) -> fhe_api::Result<()> {
-        self.0.ntt_inverse(params, data)
-    }
-    fn ntt_variant(&self) -> &str {
-        "wrong"
-    }
-}
-
-impl fhe_api::BootstrapOps for WrongNtt {
-    fn prepare(&self, ek: &fhe_api::EvaluationKey) -> fhe_api::Result<PreparedKey> {
-        self.0.prepare(ek)
-    }
-    fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> fhe_api::Result<Vec<ExtractedLwe>> {
-        self.0.blind_rotate_batch(key, inputs)
-    }
-    fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> fhe_api::Result<Vec<LweCiphertext>> {
-        self.0.key_switch_batch(key, inputs)
-    }
-}
-
-impl Backend for WrongNtt {
-    fn kind(&self) -> fhe_api::BackendKind {
-        fhe_api::BackendKind::Cpu
-    }
+impl Tamper for WrongNtt {
     fn name(&self) -> String {
         "cpu:wrong".into()
     }
-    fn device_info(&self) -> fhe_api::DeviceInfo {
-        self.0.device_info()
+    fn ring_forward(&self, _: PolynomialSize, q: RingModulus, data: &mut [u64]) -> fhe_api::Result<()> {
+        data[7] = (data[7] + 1) % q.0;
+        Ok(())
     }
 }
 
 #[test]
 fn a_wrong_variant_is_reported_and_never_timed_or_recommended() {
     let oracle = CpuBackend::oracle();
-    let wrong: Arc<dyn Backend> = Arc::new(WrongNtt(CpuBackend::new(Some("harvey")).unwrap()));
+    let wrong: Arc<dyn Backend> = Arc::new(Delegate::new(CpuBackend::new(Some("harvey")).unwrap(), WrongNtt));
     let cands = [wrong, cpu("reference")];
     let mut labels = Vec::new();
     let rec = run_recommend(&cands, "cpu:wrong", "built-in", &oracle, &tiny(Suite::Kernel), &mut |p| {

@@ -1,0 +1,284 @@
+//! The bit scheme's production parameter sets.
+//!
+//! Every dimension and modulus is a newtype so a ring degree cannot be passed where an
+//! LWE dimension is expected. The numbers, their sources and the security and noise
+//! claims built on them are justified in `docs/PARAMETERS.md`; the noise model that
+//! turns them into a failure probability is [`crate::noise`].
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::Error;
+use crate::ring::{PolynomialSize, RingModulus};
+
+/// Dimension `n` of the small LWE secret that gate ciphertexts live under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LweDimension(pub usize);
+
+/// `log2` of a gadget decomposition base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DecompositionBaseLog(pub u32);
+
+/// Number of digits of a gadget decomposition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DecompositionLevelCount(pub usize);
+
+/// `log2` of the power-of-two LWE ciphertext modulus `q` (also the key-switch modulus).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LweModulusLog(pub u32);
+
+/// The named production parameter sets. All target 128-bit security.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ParamSet {
+    /// Ring N=1024, Q a 27-bit prime, bootstrap decomposition L=4 (the paper's first set).
+    PN10QP27,
+    /// Ring N=2048, Q a 54-bit prime, L=5 (the paper's second set): the lane that
+    /// exercises 64-bit modular arithmetic, with a finer blind-rotation grid (2N = 4096).
+    PN11QP54,
+    /// Ring N=1024, Q a 25-bit prime: 128-bit security against quantum attacks
+    /// (the HE standard's quantum bound, as OpenFHE's STD128Q).
+    PN10QP25Q,
+}
+
+impl ParamSet {
+    /// Every production set, in a fixed order (the order of reports and KAT files).
+    pub const ALL: [ParamSet; 3] = [ParamSet::PN10QP27, ParamSet::PN11QP54, ParamSet::PN10QP25Q];
+
+    /// Stable numeric id written into every serialized header.
+    pub const fn id(self) -> u16 {
+        match self {
+            ParamSet::PN10QP27 => 1,
+            ParamSet::PN11QP54 => 2,
+            ParamSet::PN10QP25Q => 3,
+        }
+    }
+
+    /// Inverse of [`ParamSet::id`].
+    pub const fn from_id(id: u16) -> Option<ParamSet> {
+        match id {
+            1 => Some(ParamSet::PN10QP27),
+            2 => Some(ParamSet::PN11QP54),
+            3 => Some(ParamSet::PN10QP25Q),
+            _ => None,
+        }
+    }
+
+    /// The set's name as users write it.
+    pub const fn name(self) -> &'static str {
+        self.params().name
+    }
+
+    /// The set whose ring is `Z_q[X]/(X^n + 1)`, if one is (a backend whose kernels are
+    /// built per set maps a [`crate::ops::RingOps`] call back to its set with this).
+    pub fn for_ring(n: PolynomialSize, q: RingModulus) -> Option<ParamSet> {
+        ParamSet::ALL.into_iter().find(|s| s.params().ring_degree == n && s.params().ring_modulus == q)
+    }
+
+    /// The numbers behind the name.
+    pub const fn params(self) -> &'static Params {
+        match self {
+            ParamSet::PN10QP27 => &PN10QP27,
+            ParamSet::PN11QP54 => &PN11QP54,
+            ParamSet::PN10QP25Q => &PN10QP25Q,
+        }
+    }
+}
+
+impl fmt::Display for ParamSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ParamSet {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        ParamSet::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| Error::UnknownParamSet {
+            value: s.to_string(),
+            valid: ParamSet::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+        })
+    }
+}
+
+/// Every number of one parameter set.
+#[derive(Debug)]
+pub struct Params {
+    pub name: &'static str,
+    /// Ring degree `N`.
+    pub ring_degree: PolynomialSize,
+    /// Prime ring modulus `Q`.
+    pub ring_modulus: RingModulus,
+    /// Bootstrap-key gadget base `Bg = 2^bsk_base_log`.
+    pub bsk_base_log: DecompositionBaseLog,
+    /// Bootstrap-key gadget digits `L` (`Bg^L >= Q`, so decomposition is exact).
+    pub bsk_levels: DecompositionLevelCount,
+    /// LWE dimension `n`.
+    pub lwe_dimension: LweDimension,
+    /// LWE and key-switch modulus `q = 2^lwe_modulus_log`.
+    pub lwe_modulus_log: LweModulusLog,
+    /// Key-switch base `B_ks = 2^ksk_base_log`.
+    pub ksk_base_log: DecompositionBaseLog,
+    /// Key-switch digits (`B_ks^levels = q`, exact).
+    pub ksk_levels: DecompositionLevelCount,
+    /// Samples in the LWE public key (leftover-hash bound, see `docs/PARAMETERS.md`).
+    pub pk_samples: usize,
+    /// Centered-binomial parameter `eta` of every error term: variance `eta/2`.
+    pub noise_eta: u32,
+    /// Where the 128-bit claim comes from (one line; the full argument is in the docs).
+    pub security_source: &'static str,
+}
+
+impl Params {
+    pub const fn n(&self) -> usize {
+        self.lwe_dimension.0
+    }
+    pub const fn big_n(&self) -> usize {
+        self.ring_degree.0
+    }
+    pub const fn q_ring(&self) -> u64 {
+        self.ring_modulus.0
+    }
+    /// The LWE modulus `q` as an integer.
+    pub const fn q_lwe(&self) -> u64 {
+        1u64 << self.lwe_modulus_log.0
+    }
+    /// Mask reducing an integer mod `q` (q is a power of two).
+    pub const fn q_lwe_mask(&self) -> u32 {
+        ((1u64 << self.lwe_modulus_log.0) - 1) as u32
+    }
+    pub const fn bsk_base(&self) -> u64 {
+        1u64 << self.bsk_base_log.0
+    }
+    pub const fn ksk_base(&self) -> u64 {
+        1u64 << self.ksk_base_log.0
+    }
+    /// Bytes per ring coefficient in the binary format: 4 when `Q < 2^32`, else 8.
+    pub const fn ring_coeff_bytes(&self) -> usize {
+        if self.ring_modulus.0 < (1u64 << 32) {
+            4
+        } else {
+            8
+        }
+    }
+    /// Rows of one RGSW ciphertext (`2L`).
+    pub const fn rgsw_rows(&self) -> usize {
+        2 * self.bsk_levels.0
+    }
+    /// Ring coefficients in the `b` halves of the bootstrap key:
+    /// `n` coefficients x 2 keys (GINX ternary: `s=+1`, `s=-1`) x `2L` rows x `N`.
+    pub const fn bsk_b_len(&self) -> usize {
+        self.n() * 2 * self.rgsw_rows() * self.big_n()
+    }
+    /// LWE samples in the key-switching key: `N x levels x (B_ks - 1)`
+    /// (one fresh sample for every non-zero digit value, as OpenFHE, for low noise).
+    pub const fn ksk_samples(&self) -> usize {
+        self.big_n() * self.ksk_levels.0 * (self.ksk_base() as usize - 1)
+    }
+}
+
+/// `ceil(((n + 1) * log2 q + 256) / log2 3)`: enough ternary-weighted public-key
+/// samples for the leftover hash lemma to hide the message at 128 bits.
+const fn pk_samples(n: usize, logq: u32) -> usize {
+    // log2(3) ~ 1.58496; dividing by 1.58496 rounds the sample count up.
+    ((n + 1) * logq as usize + 256) * 100_000 / 158_496 + 1
+}
+
+/// `PN10QP27`: the OpenFHE `STD128` row (ring N=1024, Q = 134215681 = 2^27 - 2047,
+/// gadget base 2^7 with 4 digits; LWE n=556 mod 2^15, key-switch base 2^5).
+pub static PN10QP27: Params = Params {
+    name: "PN10QP27",
+    ring_degree: PolynomialSize(1024),
+    ring_modulus: RingModulus(134_215_681),
+    bsk_base_log: DecompositionBaseLog(7),
+    bsk_levels: DecompositionLevelCount(4),
+    lwe_dimension: LweDimension(556),
+    lwe_modulus_log: LweModulusLog(15),
+    ksk_base_log: DecompositionBaseLog(5),
+    ksk_levels: DecompositionLevelCount(3),
+    pk_samples: pk_samples(556, 15),
+    noise_eta: 21,
+    security_source: "ring: HE standard table (N=1024, log QP <= 27, ternary, classical); \
+                      LWE: OpenFHE STD128 (n=556, q=2^15, sigma 3.19, ternary)",
+};
+
+/// `PN11QP54`: ring N=2048 with the largest 54-bit prime `Q = 1 mod 4096`, gadget base
+/// 2^11 with 5 digits; the same LWE as `PN10QP27`.
+pub static PN11QP54: Params = Params {
+    name: "PN11QP54",
+    ring_degree: PolynomialSize(2048),
+    ring_modulus: RingModulus(18_014_398_509_404_161),
+    bsk_base_log: DecompositionBaseLog(11),
+    bsk_levels: DecompositionLevelCount(5),
+    lwe_dimension: LweDimension(556),
+    lwe_modulus_log: LweModulusLog(15),
+    ksk_base_log: DecompositionBaseLog(5),
+    ksk_levels: DecompositionLevelCount(3),
+    pk_samples: pk_samples(556, 15),
+    noise_eta: 21,
+    security_source: "ring: HE standard table (N=2048, log QP <= 54, ternary, classical); \
+                      LWE: OpenFHE STD128 (n=556, q=2^15, sigma 3.19, ternary)",
+};
+
+/// `PN10QP25Q`: the post-quantum variant, after OpenFHE `STD128Q` (ring N=1024, Q the
+/// largest 25-bit prime `= 1 mod 2048`, gadget base 2^5 with 5 digits; LWE n=598 mod 2^15).
+pub static PN10QP25Q: Params = Params {
+    name: "PN10QP25Q",
+    ring_degree: PolynomialSize(1024),
+    ring_modulus: RingModulus(33_550_337),
+    bsk_base_log: DecompositionBaseLog(5),
+    bsk_levels: DecompositionLevelCount(5),
+    lwe_dimension: LweDimension(598),
+    lwe_modulus_log: LweModulusLog(15),
+    ksk_base_log: DecompositionBaseLog(5),
+    ksk_levels: DecompositionLevelCount(3),
+    pk_samples: pk_samples(598, 15),
+    noise_eta: 21,
+    security_source: "ring: HE standard table (N=1024, log QP <= 25, ternary, quantum); \
+                      LWE: OpenFHE STD128Q (n=598, q=2^15, sigma 3.19, ternary)",
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ring::math::{is_prime, pow_mod};
+
+    #[test]
+    fn every_set_is_well_formed() {
+        for set in ParamSet::ALL {
+            let p = set.params();
+            let q = p.q_ring();
+            let n2 = 2 * p.big_n() as u64;
+            assert!(p.big_n().is_power_of_two(), "{set}");
+            assert!(is_prime(q), "{set}: Q={q} is not prime");
+            assert_eq!(q % n2, 1, "{set}: Q != 1 mod 2N");
+            // Exact gadget decomposition: signed digits cover (-Q/2, Q/2].
+            assert!(p.bsk_base_log.0 as usize * p.bsk_levels.0 >= 64 - q.leading_zeros() as usize);
+            // Exact key-switch decomposition.
+            assert_eq!(p.ksk_base_log.0 as usize * p.ksk_levels.0, p.lwe_modulus_log.0 as usize);
+            // Blind rotation needs q_lwe >= 2N (the mod switch goes down to 2N).
+            assert!(p.q_lwe() >= n2);
+            assert_eq!(ParamSet::from_id(set.id()), Some(set));
+            assert_eq!(set.name().parse::<ParamSet>().unwrap(), set);
+            // Fermat sanity check on the prime.
+            assert_eq!(pow_mod(3, q - 1, q), 1);
+        }
+    }
+
+    #[test]
+    fn ring_moduli_respect_the_he_standard_bounds() {
+        // HE standard, ternary secrets: log QP <= 27 (N=1024), 54 (N=2048) classical,
+        // 25 (N=1024) quantum.
+        let bits = |q: u64| 64 - q.leading_zeros();
+        assert!(bits(PN10QP27.q_ring()) <= 27);
+        assert!(bits(PN11QP54.q_ring()) <= 54);
+        assert!(bits(PN10QP25Q.q_ring()) <= 25);
+    }
+
+    #[test]
+    fn unknown_set_lists_the_valid_ones() {
+        let e = "PN12".parse::<ParamSet>().unwrap_err().to_string();
+        assert!(e.contains("PN10QP27") && e.contains("PN11QP54") && e.contains("PN10QP25Q"), "{e}");
+    }
+}

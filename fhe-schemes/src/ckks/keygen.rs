@@ -1,0 +1,231 @@
+//! CKKS key generation, written once for every backend over its [`RingOps`] NTT (so a
+//! backend's keys equal the oracle's exactly when its NTT does).
+//!
+//! Streams (see [`crate::rng`]; `pseed` is [`fhe_api::rng::public_seed`] of the master seed):
+//!
+//! | component | stream | draws |
+//! |---|---|---|
+//! | secret `s` | `(seed, "ckks-secret", 0)` | `N` ternary (or sparse: positions, then signs) |
+//! | public key `a` | `(pseed, "ckks-pk-a", 0)` | `uniform_mod` per word, limbs `q_0..q_L, p_0` |
+//! | public key `e` | `(seed, "ckks-pk-e", 0)` | `N` centered binomial |
+//! | switching key `a_j` | `(pseed, "<label>-a", j)` | `uniform_mod`, limbs of QP |
+//! | switching key `e_j` | `(seed, "<label>-e", j)` | `N` centered binomial |
+//!
+//! `<label>` is `ckks-rlk` or `ckks-gk-<g>` ([`SwitchKind::label`]). Every polynomial is
+//! taken to evaluation form prime by prime; `b = -a s + e (+ P s' on the digit's primes)`.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use zeroize::Zeroizing;
+
+use fhe_api::ckks::entities::{
+    expand_key_a, expand_uniform, CkksEvalKeys, CkksKeySet, CkksPublicKey, CkksSecretKey, SwitchKind, SwitchingKey,
+};
+use fhe_api::ckks::params::{CkksParams, SecretDist};
+use fhe_api::error::{Error, Result};
+use fhe_api::ops::RingOps;
+use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation, EvalPermutation};
+use fhe_api::ring::math::product_mod;
+use fhe_api::ring::modulus::Modulus;
+use fhe_api::rng::{public_seed, stream, Seed};
+
+/// Which evaluation keys to generate besides the secret and public keys.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CkksKeygenOptions {
+    /// A relinearization key (needed by multiplication).
+    pub relin: bool,
+    /// Rotation steps (positive: left) to make Galois keys for.
+    pub rotations: Vec<i64>,
+    /// A Galois key for complex conjugation.
+    pub conjugation: bool,
+}
+
+impl Default for CkksKeygenOptions {
+    fn default() -> Self {
+        CkksKeygenOptions { relin: true, rotations: Vec::new(), conjugation: false }
+    }
+}
+
+/// The secret's ternary coefficients from the master seed.
+pub fn sample_secret(params: &CkksParams, seed: &Seed) -> Zeroizing<Vec<i8>> {
+    let n = params.n();
+    let mut r = stream(&seed.0, "ckks-secret", 0);
+    let mut s = Zeroizing::new(vec![0i8; n]);
+    match params.secret {
+        SecretDist::Ternary => s.iter_mut().for_each(|x| *x = r.ternary()),
+        SecretDist::SparseTernary { hamming_weight } => {
+            // A partial Fisher-Yates shuffle picks the positions, then one draw each sign.
+            let mut idx: Vec<usize> = (0..n).collect();
+            for t in 0..hamming_weight.min(n) {
+                let j = t + r.uniform_mod((n - t) as u64) as usize;
+                idx.swap(t, j);
+            }
+            for &i in &idx[..hamming_weight.min(n)] {
+                s[i] = if r.uniform_mod(2) == 0 { 1 } else { -1 };
+            }
+        }
+    }
+    s
+}
+
+/// Every prime of QP in order: `q_0 .. q_L, p_0 .. p_{K-1}`.
+pub(crate) fn qp_moduli(params: &CkksParams) -> Vec<Modulus> {
+    params.q.iter().chain(params.p.iter()).map(|q| Modulus::new(q.0)).collect()
+}
+
+/// Signed small integers as one limb per modulus, taken to evaluation form.
+pub(crate) fn small_to_eval<T: Copy + Into<i64> + Sync>(
+    ring: &dyn RingOps,
+    params: &CkksParams,
+    moduli: &[Modulus],
+    small: &[T],
+) -> Result<Vec<u64>> {
+    let n = params.n();
+    let mut out = vec![0u64; moduli.len() * n];
+    for (limb, m) in out.chunks_mut(n).zip(moduli) {
+        // Secrets and errors are far below every prime of the chain.
+        limb.iter_mut().zip(small).for_each(|(o, &x)| *o = m.from_small(x.into()));
+        ring.ring_forward(params.ring_degree, fhe_api::ring::RingModulus(m.q), limb)?;
+    }
+    Ok(out)
+}
+
+/// Centered-binomial error polynomial of `N` coefficients from one stream.
+pub(crate) fn sample_error(params: &CkksParams, seed: &[u8; 32], label: &str, index: u64) -> Zeroizing<Vec<i64>> {
+    let mut r = stream(seed, label, index);
+    Zeroizing::new((0..params.n()).map(|_| r.cbd(params.noise_eta)).collect())
+}
+
+/// What every key of one secret is made from: the ring's NTT, the parameters, the master
+/// and public seeds, QP's moduli and the secret in evaluation form over QP.
+struct KeyMaker<'a> {
+    ring: &'a dyn RingOps,
+    params: &'a Arc<CkksParams>,
+    seed: &'a Seed,
+    pseed: [u8; 32],
+    moduli: Vec<Modulus>,
+    s_eval: Zeroizing<Vec<u64>>,
+}
+
+impl<'a> KeyMaker<'a> {
+    fn new(ring: &'a dyn RingOps, params: &'a Arc<CkksParams>, seed: &'a Seed, s: &[i8]) -> Result<Self> {
+        let moduli = qp_moduli(params);
+        let s_eval = Zeroizing::new(small_to_eval(ring, params, &moduli, s)?);
+        Ok(KeyMaker { ring, params, seed, pseed: public_seed(seed), moduli, s_eval })
+    }
+
+    fn public_key(&self) -> Result<CkksPublicKey> {
+        let (params, n) = (self.params, self.params.n());
+        let levels = CkksPublicKey::limbs(params);
+        let mut a = vec![0u64; levels * n];
+        expand_uniform(params, &self.pseed, "ckks-pk-a", 0, &mut a);
+        let e = sample_error(params, &self.seed.0, "ckks-pk-e", 0);
+        let mut b = small_to_eval(self.ring, params, &self.moduli[..levels], &e)?;
+        for (((b, a), s), m) in b.chunks_mut(n).zip(a.chunks(n)).zip(self.s_eval.chunks(n)).zip(&self.moduli) {
+            b.iter_mut().zip(a).zip(s).for_each(|((b, &a), &s)| *b = m.sub(*b, m.mul(a, s)));
+        }
+        CkksPublicKey::from_raw(params.clone(), self.pseed, b)
+    }
+
+    fn relin_key(&self) -> Result<SwitchingKey> {
+        let n = self.params.n();
+        let mut s2 = Zeroizing::new(vec![0u64; self.s_eval.len()]);
+        for ((o, x), m) in s2.chunks_mut(n).zip(self.s_eval.chunks(n)).zip(&self.moduli) {
+            o.iter_mut().zip(x).for_each(|(o, &x)| *o = m.mul(x, x));
+        }
+        self.switching_key(&s2, SwitchKind::Relin)
+    }
+
+    fn galois_key(&self, g: u64) -> Result<SwitchingKey> {
+        let n = self.params.n();
+        let perm = EvalPermutation::new(self.params.ring_degree, g)?;
+        let mut sg = Zeroizing::new(vec![0u64; self.s_eval.len()]);
+        for (o, x) in sg.chunks_mut(n).zip(self.s_eval.chunks(n)) {
+            perm.apply(x, o);
+        }
+        self.switching_key(&sg, SwitchKind::Galois(g))
+    }
+
+    /// The hybrid key switching key from `s'` (`target`, evaluation form over QP) to `s`.
+    fn switching_key(&self, target: &[u64], kind: SwitchKind) -> Result<SwitchingKey> {
+        let (params, moduli, s_eval) = (self.params, &self.moduli, &self.s_eval);
+        let n = params.n();
+        let limbs = moduli.len();
+        let digits = params.digits(params.max_level());
+        let mut a = vec![0u64; digits.len() * limbs * n];
+        expand_key_a(params, &self.pseed, kind, &mut a);
+        let label = format!("{}-e", kind.label());
+        // P mod q_i for the gadget term of each digit's own primes.
+        let p_mod: Vec<u64> =
+            moduli[..params.q.len()].iter().map(|m| product_mod(params.p.iter().map(|p| p.0), m.q)).collect();
+        let mut b = vec![0u64; a.len()];
+        let results: Vec<Result<()>> = b
+            .par_chunks_mut(limbs * n)
+            .zip(a.par_chunks(limbs * n))
+            .enumerate()
+            .map(|(j, (bj, aj))| {
+                let e = sample_error(params, &self.seed.0, &label, j as u64);
+                let e_eval = small_to_eval(self.ring, params, moduli, &e)?;
+                for (i, m) in moduli.iter().enumerate() {
+                    let range = i * n..(i + 1) * n;
+                    let gadget = if digits[j].contains(&i) { Some(p_mod[i]) } else { None };
+                    let (bl, al, el, sl, tl) = (
+                        &mut bj[range.clone()],
+                        &aj[range.clone()],
+                        &e_eval[range.clone()],
+                        &s_eval[range.clone()],
+                        &target[range],
+                    );
+                    for k in 0..n {
+                        let mut v = m.sub(el[k], m.mul(al[k], sl[k]));
+                        if let Some(pm) = gadget {
+                            v = m.add(v, m.mul(pm, tl[k]));
+                        }
+                        bl[k] = v;
+                    }
+                }
+                Ok(())
+            })
+            .collect();
+        results.into_iter().collect::<Result<()>>()?;
+        if b.is_empty() {
+            return Err(Error::InvalidInput("a switching key needs at least one digit".into()));
+        }
+        SwitchingKey::from_raw(params.clone(), kind, self.pseed, b)
+    }
+}
+
+/// Every key for `params` from `seed`, and the evaluation keys `options` names.
+pub fn keygen(
+    ring: &dyn RingOps,
+    params: &Arc<CkksParams>,
+    seed: &Seed,
+    options: &CkksKeygenOptions,
+) -> Result<CkksKeySet> {
+    let s = sample_secret(params, seed);
+    let sk = CkksSecretKey::from_raw(params.clone(), s.to_vec())?;
+    let maker = KeyMaker::new(ring, params, seed, &s)?;
+    let pk = maker.public_key()?;
+    let mut eval = CkksEvalKeys::default();
+    if options.relin {
+        eval.relin = Some(maker.relin_key()?);
+    }
+    let mut elements: Vec<u64> =
+        options.rotations.iter().map(|&k| galois_element_for_rotation(params.ring_degree, k)).collect();
+    if options.conjugation {
+        elements.push(conjugation_element(params.ring_degree));
+    }
+    elements.sort_unstable();
+    elements.dedup();
+    for g in elements {
+        eval.galois.insert(g, maker.galois_key(g)?);
+    }
+    Ok(CkksKeySet { sk, pk, eval })
+}
+
+/// A Galois key for one more element from the same master seed (keys can be made and
+/// shipped one by one).
+pub fn galois_key_from_seed(ring: &dyn RingOps, params: &Arc<CkksParams>, seed: &Seed, g: u64) -> Result<SwitchingKey> {
+    KeyMaker::new(ring, params, seed, &sample_secret(params, seed))?.galois_key(g)
+}

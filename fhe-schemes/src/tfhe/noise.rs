@@ -1,0 +1,100 @@
+//! The noise model: predicted error variances and the decryption-failure probability
+//! per gate. Floating point is used here only for *predictions* (documentation and
+//! tests), never in a ciphertext path.
+//!
+//! Notation: `sigma^2 = eta/2` (centered binomial errors), `E[s^2] = 2/3` (uniform
+//! ternary secrets), signed gadget digits in `[-Bg/2, Bg/2)` with `E[d^2] = (Bg^2+2)/12`.
+//!
+//! - one external product adds `V_ext = 2L * N * E[d^2] * sigma^2` (units of Q);
+//! - one GINX step multiplies two external products by `X^{+-a} - 1`, which doubles
+//!   each: the blind rotation adds `V_br = n * 4 * V_ext`;
+//! - mod switch `Q -> q` scales by `(q/Q)^2` and adds `(N E[z^2] + 1)/12`;
+//! - the key switch adds `N * levels * (B-1)/B * sigma^2` (one fresh sample per
+//!   non-zero digit);
+//! - a public-key encryption has `pk_samples * (2/3) * sigma^2`;
+//! - the gate's mod switch `q -> 2N` scales by `(2N/q)^2` and adds `(n E[s^2] + 1)/12`;
+//!   a two-input gate sums two inputs (XOR doubles them, against twice the margin);
+//!   the margin to the decision boundary is `2N/8`.
+
+use fhe_api::tfhe::params::Params;
+
+/// Predicted variances of one parameter set.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct NoiseReport {
+    pub params: &'static str,
+    /// Variance of a bootstrapped ciphertext's phase error, units of `q`.
+    pub bootstrapped_variance: f64,
+    /// Variance of a fresh public-key encryption, units of `q`.
+    pub fresh_variance: f64,
+    /// Variance at the blind rotation's input (units of `2N`) for the worst gate input.
+    pub gate_input_variance_2n: f64,
+    /// Distance from an encoded phase to the decision boundary, units of `2N`.
+    pub margin_2n: f64,
+    /// `log2` of the decryption-failure probability per gate.
+    pub log2_failure_per_gate: f64,
+}
+
+/// Computes the model of `docs/PARAMETERS.md` for one set.
+pub fn predict(p: &Params) -> NoiseReport {
+    let sigma2 = p.noise_eta as f64 / 2.0;
+    let ternary = 2.0 / 3.0;
+    let big_n = p.big_n() as f64;
+    let n = p.n() as f64;
+    let q_ring = p.q_ring() as f64;
+    let q = p.q_lwe() as f64;
+    let bg = p.bsk_base() as f64;
+    let levels = p.bsk_levels.0 as f64;
+
+    let e_d2 = (bg * bg + 2.0) / 12.0;
+    let v_ext = 2.0 * levels * big_n * e_d2 * sigma2;
+    let v_br = n * 4.0 * v_ext;
+    let v_ms1 = v_br * (q / q_ring).powi(2) + (big_n * ternary + 1.0) / 12.0;
+    let b = p.ksk_base() as f64;
+    let v_ks = big_n * p.ksk_levels.0 as f64 * (b - 1.0) / b * sigma2;
+    let bootstrapped = v_ms1 + v_ks;
+    let fresh = p.pk_samples as f64 * ternary * sigma2;
+
+    let worst = bootstrapped.max(fresh);
+    let two_n = 2.0 * big_n;
+    let ms2 = (n * ternary + 1.0) / 12.0;
+    // AND-like: two inputs, margin 2N/8. XOR: four times the variance, twice the
+    // margin: the same ratio, so one number covers every gate.
+    let gate_input = 2.0 * worst * (two_n / q).powi(2) + ms2;
+    let margin = two_n / 8.0;
+    NoiseReport {
+        params: p.name,
+        bootstrapped_variance: bootstrapped,
+        fresh_variance: fresh,
+        gate_input_variance_2n: gate_input,
+        margin_2n: margin,
+        log2_failure_per_gate: log2_gaussian_tail(margin / gate_input.sqrt()),
+    }
+}
+
+/// `log2 P(|X| >= z sigma)` for a Gaussian, via `erfc(x) ~ exp(-x^2) / (x sqrt(pi))
+/// * (1 - 1/(2x^2))`, accurate to a fraction of a bit for `z >= 4`.
+pub fn log2_gaussian_tail(z: f64) -> f64 {
+    let x = z / std::f64::consts::SQRT_2;
+    let ln = -x * x - (x * std::f64::consts::PI.sqrt()).ln() + (1.0 - 1.0 / (2.0 * x * x)).ln();
+    ln / std::f64::consts::LN_2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_api::tfhe::params::ParamSet;
+
+    #[test]
+    fn every_set_meets_the_failure_target() {
+        for set in ParamSet::ALL {
+            let r = predict(set.params());
+            assert!(r.log2_failure_per_gate <= -64.0, "{set}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn gaussian_tail_matches_known_values() {
+        // P(|X| >= 6 sigma) = 1.973e-9 -> log2 = -28.92
+        assert!((log2_gaussian_tail(6.0) + 28.92).abs() < 0.1);
+    }
+}
