@@ -7,10 +7,10 @@
 
 use std::time::Instant;
 
-use lux_fhe::ckks::context::precision_bits;
-use lux_fhe::ckks::encoding::Complex;
-use lux_fhe::ckks::keygen::CkksKeygenOptions;
-use lux_fhe::ckks::params::CkksPreset;
+use lux_fhe::ckks::precision_bits;
+use lux_fhe::ckks::Complex;
+use lux_fhe::ckks::KeygenOptions;
+use lux_fhe::ckks::Preset;
 use lux_fhe::Engine;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -18,7 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
-    let mut preset = CkksPreset::Slots4096Scale40Depth2;
+    let mut preset = Preset::Slots4096Scale40Depth2;
     let mut threads = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn run(preset: CkksPreset) -> Result<(), Box<dyn std::error::Error>> {
+fn run(preset: Preset) -> Result<(), Box<dyn std::error::Error>> {
     let engine = Engine::from_env()?;
     let ckks = engine.ckks(preset)?;
     let p = ckks.params();
@@ -43,13 +43,13 @@ fn run(preset: CkksPreset) -> Result<(), Box<dyn std::error::Error>> {
         p.n(),
         p.slots(),
         p.depth(),
-        p.dnum,
+        p.dnum(),
         p.log_qp(),
         p.security_bound().map_or("none".into(), |b| b.to_string())
     );
 
     let t = Instant::now();
-    let options = CkksKeygenOptions { relin: true, rotations: vec![1, 2, 3, 4], conjugation: false };
+    let options = KeygenOptions { relin: true, rotations: vec![1, 2, 3, 4], conjugation: false };
     let keys = ckks.keygen(&options)?;
     let ev = ckks.evaluator(&keys.eval)?;
     println!("keys (secret, public, relinearization, 4 rotations) generated and prepared in {:.2?}", t.elapsed());
@@ -61,9 +61,9 @@ fn run(preset: CkksPreset) -> Result<(), Box<dyn std::error::Error>> {
 
     let time = |what: &str, t: Instant| println!("{what:<28} {:>10.2?}", t.elapsed());
     let t = Instant::now();
-    let cx = ckks.encrypt(&keys.pk, &x)?;
+    let cx = ckks.encrypt(&keys.pk, &ckks.encode(&x)?)?;
     time("encrypt", t);
-    let cy = ckks.encrypt(&keys.pk, &y)?;
+    let cy = ckks.encrypt(&keys.pk, &ckks.encode(&y)?)?;
     let t = Instant::now();
     let prod = ev.mul(&cx, &cy)?;
     time("multiply + relinearize", t);
@@ -80,12 +80,12 @@ fn run(preset: CkksPreset) -> Result<(), Box<dyn std::error::Error>> {
     let got = ckks.decrypt(&keys.sk, &rotated)?;
     time("decrypt + decode", t);
 
-    let want: Vec<Complex> = (0..slots).map(|i| x[(i + 1) % slots].mul(y[(i + 1) % slots])).collect();
+    let want: Vec<Complex> = (0..slots).map(|i| x[(i + 1) % slots] * y[(i + 1) % slots]).collect();
     println!("(x * y) rotated by 1, first slots: {:.6?}", got.iter().take(4).map(|c| c.re).collect::<Vec<_>>());
     println!("expected:                          {:.6?}", want.iter().take(4).map(|c| c.re).collect::<Vec<_>>());
     println!("precision: {:.1} bits (largest error over all {slots} slots)", precision_bits(&got, &want));
     let h4 = ckks.decrypt(&keys.sk, &hoisted[3])?;
-    let want4: Vec<Complex> = (0..slots).map(|i| x[(i + 4) % slots].mul(y[(i + 4) % slots])).collect();
+    let want4: Vec<Complex> = (0..slots).map(|i| x[(i + 4) % slots] * y[(i + 4) % slots]).collect();
     println!("hoisted rotation by 4: {:.1} bits", precision_bits(&h4, &want4));
     Ok(())
 }

@@ -44,10 +44,28 @@ pub use fhe_api::{
 pub use fhe_schemes::integer::{self, FheUint, IntOp};
 pub use fhe_schemes::tfhe::{gates, Gate, ServerKey};
 
-/// RNS-CKKS.
+/// RNS-CKKS: approximate arithmetic on vectors of complex numbers (`docs/CKKS.md`).
+///
+/// ```no_run
+/// use lux_fhe::ckks::{KeygenOptions, Preset};
+///
+/// # fn main() -> lux_fhe::Result<()> {
+/// let engine = lux_fhe::Engine::from_env()?;
+/// let ctx = engine.ckks(Preset::Slots4096Scale40Depth2)?;
+/// let keys = ctx.keygen(&KeygenOptions { rotations: vec![1], ..Default::default() })?;
+/// let ev = ctx.evaluator(&keys.eval)?;
+/// let x = ctx.encrypt(&keys.pk, &ctx.encode(&[0.5, 0.25])?)?;
+/// let y = ev.rotate(&ev.rescale(&ev.mul(&x, &x)?)?, 1)?;
+/// let slots = ctx.decrypt(&keys.sk, &y)?;
+/// # Ok(())
+/// # }
+/// ```
 pub mod ckks {
-    pub use fhe_api::ckks::{entities, meta, params};
-    pub use fhe_schemes::ckks::{context, encoding, encrypt, evaluator, fft, keygen};
+    pub use fhe_api::ckks::{
+        Ciphertext, EvalKeys, HostCiphertext, KeySet, Params, ParamsLiteral, Plaintext, PreparedPlaintext, Preset,
+        PublicKey, SecretDist, SecretKey, SwitchKind, SwitchingKey,
+    };
+    pub use fhe_schemes::ckks::{precision_bits, Complex, Context, Evaluator, KeygenOptions};
 }
 
 /// The backends compiled into this build, as registry entries.
@@ -139,15 +157,15 @@ impl Engine {
     }
 
     /// CKKS with a named preset on this engine's backend; `Error::Unsupported` when the
-    /// backend has no CKKS (see [`ckks::context::CkksContext`]).
-    pub fn ckks(&self, preset: ckks::params::CkksPreset) -> Result<ckks::context::CkksContext> {
-        ckks::context::CkksContext::from_preset(self.backend.clone(), preset)
+    /// backend has no CKKS (see [`ckks::Context`]).
+    pub fn ckks(&self, preset: ckks::Preset) -> Result<ckks::Context> {
+        ckks::Context::from_preset(self.backend.clone(), preset)
     }
 
-    /// CKKS with custom parameters ([`ckks::params::CkksParams::generate`]), refused when
-    /// they exceed the 128-bit bound.
-    pub fn ckks_with_params(&self, params: ckks::params::CkksParams) -> Result<ckks::context::CkksContext> {
-        ckks::context::CkksContext::new(self.backend.clone(), Arc::new(params))
+    /// CKKS with custom parameters ([`ckks::Params::new`] from a [`ckks::ParamsLiteral`]),
+    /// refused when they exceed the 128-bit bound.
+    pub fn ckks_with_params(&self, params: ckks::Params) -> Result<ckks::Context> {
+        ckks::Context::new(self.backend.clone(), Arc::new(params))
     }
 
     /// Prepares the evaluation key on the backend (uploads it, for a GPU) once.

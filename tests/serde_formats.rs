@@ -4,8 +4,8 @@
 //! the object's binary encoding, so the round trip must give the object back exactly.
 //! The smallest bit-scheme set and CKKS preset keep it quick.
 
-use lux_fhe::ckks::keygen::CkksKeygenOptions;
-use lux_fhe::ckks::params::CkksPreset;
+use lux_fhe::ckks::KeygenOptions;
+use lux_fhe::ckks::Preset;
 use lux_fhe::format::TryEncode;
 use lux_fhe::{Engine, FheUint, ParamSet, Seed};
 use serde::de::DeserializeOwned;
@@ -62,19 +62,19 @@ fn bit_scheme_objects_round_trip_through_every_format() {
 #[test]
 fn ckks_objects_round_trip_through_every_format() {
     let engine = Engine::with_backend("cpu").unwrap();
-    let ctx = engine.ckks(CkksPreset::Slots4096Scale40Depth2).unwrap();
-    let options = CkksKeygenOptions { relin: true, ..CkksKeygenOptions::default() };
+    let ctx = engine.ckks(Preset::Slots4096Scale40Depth2).unwrap();
+    let options = KeygenOptions { relin: true, ..KeygenOptions::default() };
     let keys = ctx.keygen_from_seed(&Seed::derive("serde-formats-ckks", 0), &options).unwrap();
-    let pt = ctx.encode_real(&[1.5, -2.25, 3.0]).unwrap();
+    let pt = ctx.encode(&[1.5, -2.25, 3.0]).unwrap();
     let handle = ctx.encrypt_seeded(&keys.pk, &pt, &Seed::derive("serde-formats-ckks", 1)).unwrap();
     let ckks = engine.backend().ckks().expect("the CPU backend has CKKS");
     let ct = ckks.download(&handle).unwrap();
     let relin = keys.eval.relin.as_ref().expect("a relinearization key was asked for");
 
-    through_every_format("CkksCiphertext", &ct, eq);
-    through_every_format("CkksPlaintext", &pt, eq);
+    through_every_format("HostCiphertext", &ct, eq);
+    through_every_format("Plaintext", &pt, eq);
     // No PartialEq on a secret (no timing-leaky comparison): compare the encodings.
-    through_every_format("CkksSecretKey", &keys.sk, |a, b| a.try_encode().unwrap() == b.try_encode().unwrap());
-    through_every_format("CkksPublicKey", &keys.pk, eq);
+    through_every_format("ckks::SecretKey", &keys.sk, |a, b| a.try_encode().unwrap() == b.try_encode().unwrap());
+    through_every_format("ckks::PublicKey", &keys.pk, eq);
     through_every_format("SwitchingKey", relin, eq);
 }

@@ -159,7 +159,7 @@ fhe_schemes::conformance_tests!(
 fhe_schemes::ckks_conformance_tests!(
     std::sync::Arc::new(CpuBackend::new(None).expect("default variant")),
     std::sync::Arc::new(CpuBackend::oracle()),
-    preset = fhe_api::ckks::params::CkksPreset::Slots4096Scale40Depth2
+    preset = fhe_api::ckks::params::Preset::Slots4096Scale40Depth2
 );
 
 /// Where one gate bootstrap's time goes on `PN10QP27` and `PN11QP54` with the default
@@ -248,7 +248,7 @@ fn ntt_batches_match_and_a_bad_word_leaves_the_batch_untouched() {
 #[test]
 #[ignore = "the big preset: minutes; run by hand and in benches"]
 fn ckks_depth_chain_big_preset() {
-    let preset = fhe_api::ckks::params::CkksPreset::Slots32768Scale40Depth34;
+    let preset = fhe_api::ckks::params::Preset::Slots32768Scale40Depth34;
     let bits =
         fhe_schemes::testing::ckks::depth_chain(std::sync::Arc::new(CpuBackend::new(None).unwrap()), preset, 10.0);
     eprintln!("{preset}: {bits:.1} bits after 34 multiplications");

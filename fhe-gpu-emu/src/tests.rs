@@ -67,9 +67,6 @@ fn ckks_is_declared_unsupported() {
     assert!(gpu.ckks().is_none());
     let e = gpu.ring_forward(PolynomialSize(8192), RingModulus(36_028_797_018_652_673), &mut [0u64; 8192]).unwrap_err();
     assert!(matches!(e, fhe_api::Error::Unsupported { .. }) && e.to_string().contains("gpu-emu"), "{e}");
-    let ctx = fhe_schemes::ckks::context::CkksContext::from_preset(
-        gpu,
-        fhe_api::ckks::params::CkksPreset::Slots4096Scale40Depth2,
-    );
+    let ctx = fhe_schemes::ckks::Context::from_preset(gpu, fhe_api::ckks::params::Preset::Slots4096Scale40Depth2);
     assert!(matches!(ctx, Err(fhe_api::Error::Unsupported { .. })));
 }

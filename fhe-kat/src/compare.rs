@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 use fhe_api::ParamSet;
 
 /// Which check found the case.
@@ -30,7 +30,7 @@ impl Source {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaseSet {
     Bits(ParamSet),
-    Ckks(CkksPreset),
+    Ckks(Preset),
 }
 
 impl From<ParamSet> for CaseSet {
@@ -39,8 +39,8 @@ impl From<ParamSet> for CaseSet {
     }
 }
 
-impl From<CkksPreset> for CaseSet {
-    fn from(p: CkksPreset) -> Self {
+impl From<Preset> for CaseSet {
+    fn from(p: Preset) -> Self {
         CaseSet::Ckks(p)
     }
 }

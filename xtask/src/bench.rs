@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 use fhe_api::{Backend, ParamSet};
 use fhe_bench::ckks::{self, openfhe::OpenFhe, CkksFixture, CkksOp, CkksPlan};
 use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, Plan, SuiteConfig};
@@ -125,7 +125,7 @@ struct RunArgs {
     /// `slots32768-scale40-depth34`; results go to lane `ckks` unless `--lane` says
     /// otherwise. With `--peers`: alternated with OpenFHE.
     #[arg(long, value_parser = parse_preset)]
-    ckks: Vec<CkksPreset>,
+    ckks: Vec<Preset>,
     /// CKKS: timed calls per operation (default by ring size: N=2^16 10, 2^15 20,
     /// 2^14 30, 2^13 50; `--iters` also sets it).
     #[arg(long)]
@@ -151,9 +151,9 @@ struct RunArgs {
     openfhe_python: Option<PathBuf>,
 }
 
-fn parse_preset(s: &str) -> Result<CkksPreset, String> {
+fn parse_preset(s: &str) -> Result<Preset, String> {
     // The error lists the presets.
-    s.parse::<CkksPreset>().map_err(|e| e.to_string())
+    s.parse::<Preset>().map_err(|e| e.to_string())
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Fail> {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 use fhe_api::Backend;
 use fhe_cpu::CpuBackend;
 use fhe_kat::ckks::{CkksCorpus, CkksReplayReport, CkksSetReport, KAT_ENTRIES_PER_PRESET, KAT_PRESETS};
@@ -132,7 +132,7 @@ fn print_sets(what: &str, sets: &[CkksSetReport], target: &str, oracle: &str) {
 }
 
 /// `equiv dispatch` for CKKS (`Passed` when no preset is asked for).
-pub(crate) fn dispatch(b: Arc<dyn Backend>, presets: &[CkksPreset], seeds: u64) -> Result<Outcome, Fail> {
+pub(crate) fn dispatch(b: Arc<dyn Backend>, presets: &[Preset], seeds: u64) -> Result<Outcome, Fail> {
     if presets.is_empty() {
         return Ok(Outcome::Passed);
     }
@@ -143,7 +143,7 @@ pub(crate) fn dispatch(b: Arc<dyn Backend>, presets: &[CkksPreset], seeds: u64) 
 }
 
 /// `equiv sweep` for CKKS (`Passed` when no preset is asked for).
-pub(crate) fn sweep(b: Arc<dyn Backend>, dir: &Path, presets: &[CkksPreset], seeds: u64) -> Result<Outcome, Fail> {
+pub(crate) fn sweep(b: Arc<dyn Backend>, dir: &Path, presets: &[Preset], seeds: u64) -> Result<Outcome, Fail> {
     if presets.is_empty() {
         return Ok(Outcome::Passed);
     }

@@ -42,7 +42,7 @@ mod kat_ckks;
 mod recommend;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 use fhe_api::registry::{parse_selection, resolve, EnvVars};
 use fhe_api::{Backend, BackendKind, Error as FheError, ParamSet, Registry, Selection};
 use fhe_cpu::CpuBackend;
@@ -164,11 +164,11 @@ struct EquivArgs {
 #[derive(Clone, Copy)]
 enum EquivSet {
     Bits(ParamSet),
-    Ckks(CkksPreset),
+    Ckks(Preset),
 }
 
 fn parse_equiv_set(s: &str) -> Result<EquivSet, String> {
-    match (s.parse::<ParamSet>(), s.parse::<CkksPreset>()) {
+    match (s.parse::<ParamSet>(), s.parse::<Preset>()) {
         (Ok(p), _) => Ok(EquivSet::Bits(p)),
         (_, Ok(p)) => Ok(EquivSet::Ckks(p)),
         (Err(a), Err(b)) => Err(format!("{a}; {b}")),
@@ -177,7 +177,7 @@ fn parse_equiv_set(s: &str) -> Result<EquivSet, String> {
 
 impl EquivArgs {
     /// The bit-scheme sets and CKKS presets to run.
-    fn chosen(&self) -> (Vec<ParamSet>, Vec<CkksPreset>) {
+    fn chosen(&self) -> (Vec<ParamSet>, Vec<Preset>) {
         if self.params.is_empty() {
             return (ParamSet::ALL.to_vec(), fhe_kat::ckks::EQUIV_PRESETS.to_vec());
         }

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 use fhe_api::registry::{env_text, normalise_variant, EnvVars};
 use fhe_api::ParamSet;
 use fhe_bench::recommend::{self, RecommendConfig, Suite};
@@ -41,7 +41,7 @@ pub struct NttArgs {
     params: Option<ParamSet>,
     /// CKKS preset of `ckks-primitive`, e.g. slots8192-scale40-depth6.
     #[arg(long, value_parser = parse_preset)]
-    preset: Option<CkksPreset>,
+    preset: Option<Preset>,
     /// Candidates (repeat, at least two), e.g. `--backend cpu:avx512 --backend cpu:avx2`;
     /// default: every NTT variant this CPU supports.
     #[arg(long = "backend")]
@@ -64,9 +64,9 @@ fn parse_suite(s: &str) -> Result<Suite, fhe_bench::Error> {
     s.parse()
 }
 
-fn parse_preset(s: &str) -> Result<CkksPreset, String> {
+fn parse_preset(s: &str) -> Result<Preset, String> {
     // The error lists the presets.
-    s.parse::<CkksPreset>().map_err(|e| e.to_string())
+    s.parse::<Preset>().map_err(|e| e.to_string())
 }
 
 pub fn run(cmd: RecommendCmd) -> Result<(), Fail> {

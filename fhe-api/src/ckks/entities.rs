@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 use zeroize::Zeroizing;
 
 use crate::ckks::meta::CkksMeta;
-use crate::ckks::params::CkksParams;
+use crate::ckks::params::Params;
 use crate::error::{Error, Result};
 use crate::rng::stream;
 
@@ -36,8 +36,8 @@ impl SwitchKind {
 }
 
 /// The secret key: `N` ternary coefficients. Zeroized on drop.
-pub struct CkksSecretKey {
-    pub(crate) params: Arc<CkksParams>,
+pub struct SecretKey {
+    pub(crate) params: Arc<Params>,
     pub(crate) s: Zeroizing<Vec<i8>>,
     /// `s` in evaluation form over `q_0 .. q_L`, computed on first use (decryption would
     /// otherwise take it through `L + 1` NTTs every time). The NTT's words are fixed, so
@@ -45,23 +45,23 @@ pub struct CkksSecretKey {
     pub(crate) eval: OnceLock<Zeroizing<Vec<u64>>>,
 }
 
-impl std::fmt::Debug for CkksSecretKey {
+impl std::fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CkksSecretKey({}, ..)", self.params.name)
+        write!(f, "SecretKey({}, ..)", self.params.name())
     }
 }
 
-impl CkksSecretKey {
-    pub fn from_raw(params: Arc<CkksParams>, s: Vec<i8>) -> Result<Self> {
+impl SecretKey {
+    pub fn from_raw(params: Arc<Params>, s: Vec<i8>) -> Result<Self> {
         if s.len() != params.n() || s.iter().any(|&x| !(-1..=1).contains(&x)) {
             return Err(Error::InvalidInput(format!("a CKKS secret key has {} ternary coefficients", params.n())));
         }
         if s.iter().all(|&x| x == 0) {
             return Err(Error::InvalidInput("an all-zero CKKS secret key".into()));
         }
-        Ok(CkksSecretKey { params, s: Zeroizing::new(s), eval: OnceLock::new() })
+        Ok(SecretKey { params, s: Zeroizing::new(s), eval: OnceLock::new() })
     }
-    pub fn params(&self) -> &Arc<CkksParams> {
+    pub fn params(&self) -> &Arc<Params> {
         &self.params
     }
     /// The ternary coefficients (secret: handle with care).
@@ -76,7 +76,7 @@ impl CkksSecretKey {
             return Ok(s);
         }
         let s = compute()?;
-        if s.len() != self.params.q.len() * self.params.n() {
+        if s.len() != self.params.q().len() * self.params.n() {
             return Err(Error::InvalidInput(format!("a secret's evaluation form of {} words", s.len())));
         }
         let _ = self.eval.set(s);
@@ -88,8 +88,8 @@ impl CkksSecretKey {
 /// `p_0` (encryption divides by it, see [`crate::ckks::encrypt`]), evaluation form; `a`
 /// from the public seed (stream `ckks-pk-a`).
 #[derive(Clone, Debug)]
-pub struct CkksPublicKey {
-    pub(crate) params: Arc<CkksParams>,
+pub struct PublicKey {
+    pub(crate) params: Arc<Params>,
     pub(crate) seed: [u8; 32],
     pub(crate) b: Vec<u64>,
     /// The `a` half, expanded on first use (a ChaCha draw per word, every encryption).
@@ -97,25 +97,25 @@ pub struct CkksPublicKey {
 }
 
 /// Keys are equal when their words are; whether `a` was expanded yet does not matter.
-impl PartialEq for CkksPublicKey {
+impl PartialEq for PublicKey {
     fn eq(&self, other: &Self) -> bool {
         self.params == other.params && self.seed == other.seed && self.b == other.b
     }
 }
 
-impl CkksPublicKey {
-    pub fn from_raw(params: Arc<CkksParams>, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
-        if params.p.is_empty() {
-            return Err(Error::InvalidInput(format!("{}: a public key needs a special prime", params.name)));
+impl PublicKey {
+    pub fn from_raw(params: Arc<Params>, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
+        if params.p().is_empty() {
+            return Err(Error::InvalidInput(format!("{}: a public key needs a special prime", params.name())));
         }
         check_limbs(&params, &b, Self::limbs(&params), "public key")?;
-        Ok(CkksPublicKey { params, seed, b, a: OnceLock::new() })
+        Ok(PublicKey { params, seed, b, a: OnceLock::new() })
     }
     /// Limbs of each half: `q_0 .. q_L` and `p_0`.
-    pub fn limbs(params: &CkksParams) -> usize {
-        params.q.len() + 1
+    pub fn limbs(params: &Params) -> usize {
+        params.q().len() + 1
     }
-    pub fn params(&self) -> &Arc<CkksParams> {
+    pub fn params(&self) -> &Arc<Params> {
         &self.params
     }
     pub fn seed(&self) -> &[u8; 32] {
@@ -143,24 +143,24 @@ impl CkksPublicKey {
 /// `dnum x (L + 1 + K) x N` words.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchingKey {
-    pub(crate) params: Arc<CkksParams>,
+    pub(crate) params: Arc<Params>,
     pub(crate) kind: SwitchKind,
     pub(crate) seed: [u8; 32],
     pub(crate) b: Vec<u64>,
 }
 
 impl SwitchingKey {
-    pub fn from_raw(params: Arc<CkksParams>, kind: SwitchKind, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
+    pub fn from_raw(params: Arc<Params>, kind: SwitchKind, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
         if let SwitchKind::Galois(g) = kind {
             if g.is_multiple_of(2) || g >= 2 * params.n() as u64 {
                 return Err(Error::InvalidInput(format!("Galois element {g} is not odd and below 2N")));
             }
         }
         let digits = params.digits(params.max_level()).len();
-        check_limbs(&params, &b, digits * (params.q.len() + params.p.len()), "switching key")?;
+        check_limbs(&params, &b, digits * (params.q().len() + params.p().len()), "switching key")?;
         Ok(SwitchingKey { params, kind, seed, b })
     }
-    pub fn params(&self) -> &Arc<CkksParams> {
+    pub fn params(&self) -> &Arc<Params> {
         &self.params
     }
     pub fn kind(&self) -> SwitchKind {
@@ -183,8 +183,8 @@ impl SwitchingKey {
 
 /// The `a` halves of a switching key: digit `j` from stream `(seed, "<label>-a", j)`, its
 /// limbs in QP order, each limb's `N` words by [`crate::rng::Sampler::uniform_mod`].
-pub fn expand_key_a(params: &CkksParams, seed: &[u8; 32], kind: SwitchKind, out: &mut [u64]) {
-    let per_digit = (params.q.len() + params.p.len()) * params.n();
+pub fn expand_key_a(params: &Params, seed: &[u8; 32], kind: SwitchKind, out: &mut [u64]) {
+    let per_digit = (params.q().len() + params.p().len()) * params.n();
     let label = format!("{}-a", kind.label());
     for (j, digit) in out.chunks_mut(per_digit).enumerate() {
         expand_uniform(params, seed, &label, j as u64, digit);
@@ -192,9 +192,9 @@ pub fn expand_key_a(params: &CkksParams, seed: &[u8; 32], kind: SwitchKind, out:
 }
 
 /// Uniform words over QP's primes in order (q_0.. then p_0..), as many limbs as `out` holds.
-pub fn expand_uniform(params: &CkksParams, seed: &[u8; 32], label: &str, index: u64, out: &mut [u64]) {
+pub fn expand_uniform(params: &Params, seed: &[u8; 32], label: &str, index: u64, out: &mut [u64]) {
     let mut r = stream(seed, label, index);
-    let primes = params.q.iter().chain(params.p.iter());
+    let primes = params.q().iter().chain(params.p().iter());
     for (limb, q) in out.chunks_mut(params.n()).zip(primes) {
         limb.iter_mut().for_each(|x| *x = r.uniform_mod(q.0));
     }
@@ -203,33 +203,33 @@ pub fn expand_uniform(params: &CkksParams, seed: &[u8; 32], label: &str, index: 
 /// The evaluation keys a server needs: relinearization and the Galois keys the caller
 /// asked for, by Galois element. Each can be serialized and loaded on its own.
 #[derive(Clone, Debug, Default)]
-pub struct CkksEvalKeys {
+pub struct EvalKeys {
     pub relin: Option<SwitchingKey>,
     pub galois: BTreeMap<u64, SwitchingKey>,
 }
 
 /// Every key of one secret.
-pub struct CkksKeySet {
-    pub sk: CkksSecretKey,
-    pub pk: CkksPublicKey,
-    pub eval: CkksEvalKeys,
+pub struct KeySet {
+    pub sk: SecretKey,
+    pub pk: PublicKey,
+    pub eval: EvalKeys,
 }
 
 /// A ciphertext on the host: `(c0, c1)` over `q_0 .. q_level`, evaluation form, with the
 /// scale its message is multiplied by. Decrypts to `c0 + c1 s`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CkksCiphertext {
+pub struct HostCiphertext {
     meta: CkksMeta,
     c0: Vec<u64>,
     c1: Vec<u64>,
 }
 
-impl CkksCiphertext {
-    pub fn from_raw(params: Arc<CkksParams>, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> Result<Self> {
+impl HostCiphertext {
+    pub fn from_raw(params: Arc<Params>, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> Result<Self> {
         let meta = CkksMeta::new(params, level, scale)?;
         check_limbs(meta.params(), &c0, level + 1, "ciphertext c0")?;
         check_limbs(meta.params(), &c1, level + 1, "ciphertext c1")?;
-        Ok(CkksCiphertext { meta, c0, c1 })
+        Ok(HostCiphertext { meta, c0, c1 })
     }
     /// For a producer that reduced every word itself (encryption, a backend's download):
     /// the lengths are checked, the words are not (a word at or above its prime gives
@@ -237,12 +237,12 @@ impl CkksCiphertext {
     pub fn from_reduced(meta: CkksMeta, c0: Vec<u64>, c1: Vec<u64>) -> Result<Self> {
         check_len(&meta, &c0, "ciphertext c0")?;
         check_len(&meta, &c1, "ciphertext c1")?;
-        Ok(CkksCiphertext { meta, c0, c1 })
+        Ok(HostCiphertext { meta, c0, c1 })
     }
     pub fn meta(&self) -> &CkksMeta {
         &self.meta
     }
-    pub fn params(&self) -> &Arc<CkksParams> {
+    pub fn params(&self) -> &Arc<Params> {
         self.meta.params()
     }
     pub fn level(&self) -> usize {
@@ -265,26 +265,26 @@ impl CkksCiphertext {
 
 /// An encoded message: coefficient form over `q_0 .. q_level`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CkksPlaintext {
+pub struct Plaintext {
     meta: CkksMeta,
     coeffs: Vec<u64>,
 }
 
-impl CkksPlaintext {
-    pub fn from_raw(params: Arc<CkksParams>, level: usize, scale: f64, coeffs: Vec<u64>) -> Result<Self> {
+impl Plaintext {
+    pub fn from_raw(params: Arc<Params>, level: usize, scale: f64, coeffs: Vec<u64>) -> Result<Self> {
         let meta = CkksMeta::new(params, level, scale)?;
         check_limbs(meta.params(), &coeffs, level + 1, "plaintext")?;
-        Ok(CkksPlaintext { meta, coeffs })
+        Ok(Plaintext { meta, coeffs })
     }
-    /// [`CkksCiphertext::from_reduced`]'s rule: lengths checked, words not.
+    /// [`HostCiphertext::from_reduced`]'s rule: lengths checked, words not.
     pub fn from_reduced(meta: CkksMeta, coeffs: Vec<u64>) -> Result<Self> {
         check_len(&meta, &coeffs, "plaintext")?;
-        Ok(CkksPlaintext { meta, coeffs })
+        Ok(Plaintext { meta, coeffs })
     }
     pub fn meta(&self) -> &CkksMeta {
         &self.meta
     }
-    pub fn params(&self) -> &Arc<CkksParams> {
+    pub fn params(&self) -> &Arc<Params> {
         self.meta.params()
     }
     pub fn level(&self) -> usize {
@@ -311,12 +311,12 @@ fn check_len(meta: &CkksMeta, words: &[u64], what: &str) -> Result<()> {
 
 /// `words` holds `limbs` limbs of `N` words over the primes of QP in order (repeated every
 /// `L + 1 + K` limbs, for switching keys), each word below its prime.
-fn check_limbs(params: &CkksParams, words: &[u64], limbs: usize, what: &str) -> Result<()> {
+fn check_limbs(params: &Params, words: &[u64], limbs: usize, what: &str) -> Result<()> {
     let n = params.n();
     if words.len() != limbs * n {
         return Err(Error::InvalidInput(format!("{what}: {} words, expected {limbs} limbs of {n}", words.len())));
     }
-    let primes: Vec<u64> = params.q.iter().chain(params.p.iter()).map(|q| q.0).collect();
+    let primes: Vec<u64> = params.q().iter().chain(params.p().iter()).map(|q| q.0).collect();
     for (i, limb) in words.chunks(n).enumerate() {
         let q = primes[i % primes.len()];
         if let Some(k) = limb.iter().position(|&x| x >= q) {

@@ -4,8 +4,8 @@
 //! | module | holds |
 //! |---|---|
 //! | [`params`] | prime chains, presets, the security bound |
-//! | [`entities`] | keys, plaintexts, ciphertexts (host form), their seeded halves |
-//! | [`meta`] | parameters, level and scale of a ciphertext or plaintext, wherever it is |
+//! | [`entities`] | keys, plaintexts, host ciphertexts, their seeded halves |
+//! | [`meta`] | level and scale of a ciphertext or plaintext; the resident objects |
 //!
 //! Encoding, key generation, encryption and the evaluator are host algorithms over a
 //! backend: `fhe_schemes::ckks`.
@@ -13,3 +13,7 @@
 pub mod entities;
 pub mod meta;
 pub mod params;
+
+pub use entities::{EvalKeys, HostCiphertext, KeySet, Plaintext, PublicKey, SecretKey, SwitchKind, SwitchingKey};
+pub use meta::{Ciphertext, CkksMeta, PlainMeta, PreparedPlaintext, PreparedSwitchKey, SwitchKeyMeta};
+pub use params::{Params, ParamsLiteral, Preset, SecretDist};

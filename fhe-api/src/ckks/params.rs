@@ -84,27 +84,69 @@ pub fn security_bound_bits(log_n: u32, secret: SecretDist) -> Option<u32> {
     }
 }
 
-/// Every number of one CKKS configuration.
+/// Every number of one CKKS configuration: validated on construction ([`Params::new`],
+/// [`Preset::params`]) and immutable after, so a checked configuration stays checked.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CkksParams {
-    pub name: String,
+pub struct Params {
+    name: String,
     /// Ring degree `N`; `N / 2` complex slots.
-    pub ring_degree: PolynomialSize,
+    ring_degree: PolynomialSize,
     /// `log2` of the default scale `Delta`; the scale primes are near `2^scale_bits`.
-    pub scale_bits: u32,
+    scale_bits: u32,
     /// `q[0]` the first prime, `q[1..=depth]` the scale primes; level `l` uses `q[0..=l]`
     /// and a rescale drops the last one.
-    pub q: Vec<RingModulus>,
+    q: Vec<RingModulus>,
     /// Special primes `P` of hybrid key switching (ModUp to `Q_l P`, ModDown by `P`).
-    pub p: Vec<RingModulus>,
+    p: Vec<RingModulus>,
     /// Number of key-switching digits at the top level (each digit `alpha` primes of `q`).
-    pub dnum: usize,
-    pub secret: SecretDist,
+    dnum: usize,
+    secret: SecretDist,
     /// Centered-binomial `eta` of every error term ([`CKKS_NOISE_ETA`]).
-    pub noise_eta: u32,
+    noise_eta: u32,
 }
 
-impl CkksParams {
+impl Params {
+    /// The configuration's name (a preset's name, or the literal's).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Ring degree `N` as its newtype.
+    pub fn ring_degree(&self) -> PolynomialSize {
+        self.ring_degree
+    }
+
+    /// `log2` of the default scale `Delta`; the scale primes are near `2^scale_bits`.
+    pub fn scale_bits(&self) -> u32 {
+        self.scale_bits
+    }
+
+    /// The ciphertext primes: `q[0]` the first prime, `q[1..=depth]` the scale primes;
+    /// level `l` uses `q[0..=l]` and a rescale drops the last one.
+    pub fn q(&self) -> &[RingModulus] {
+        &self.q
+    }
+
+    /// The special primes `P` of hybrid key switching (ModUp to `Q_l P`, ModDown by `P`).
+    pub fn p(&self) -> &[RingModulus] {
+        &self.p
+    }
+
+    /// Key-switching digits at the top level (each digit `alpha` primes of `q`).
+    pub fn dnum(&self) -> usize {
+        self.dnum
+    }
+
+    /// How the secret key is sampled.
+    pub fn secret(&self) -> SecretDist {
+        self.secret
+    }
+
+    /// Centered-binomial `eta` of every error term ([`CKKS_NOISE_ETA`]).
+    pub fn noise_eta(&self) -> u32 {
+        self.noise_eta
+    }
+
     /// Ring degree `N`.
     pub fn n(&self) -> usize {
         self.ring_degree.0
@@ -185,37 +227,24 @@ impl CkksParams {
         Ok(())
     }
 
-    /// Generate a chain (see the module docs) and check it against the security bound.
+    /// Generates the chain of `literal` (see the module docs) and checks it against the
+    /// security bound.
     ///
     /// `depth` scale primes follow the first prime; `dnum` key-switching digits (a `dnum`
     /// that would leave a digit empty is lowered to the number of non-empty digits:
     /// same `alpha`, same keys). Refused: `N` outside `2^12 .. 2^17`, first or special
     /// primes over 60 bits, `scale_bits` outside `20 ..= first_bits`, `dnum` outside
-    /// `1 ..= depth + 1`, and anything over the bound.
-    #[allow(clippy::too_many_arguments)]
-    pub fn generate(
-        name: impl Into<String>,
-        log_n: u32,
-        scale_bits: u32,
-        depth: usize,
-        first_bits: u32,
-        special_bits: u32,
-        dnum: usize,
-        secret: SecretDist,
-    ) -> Result<CkksParams> {
-        let spec = ChainSpec { log_n, scale_bits, depth, first_bits, special_bits, dnum };
-        CkksParams::from_spec(name.into(), &spec, secret)
-    }
-
-    fn from_spec(name: String, spec: &ChainSpec, secret: SecretDist) -> Result<CkksParams> {
-        let params = CkksParams::build_chain(name, spec, secret)?;
+    /// `1 ..= depth + 1` (`Error::InvalidInput`), and anything over the bound
+    /// (`Error::SecurityBound`, naming both numbers).
+    pub fn new(literal: &ParamsLiteral) -> Result<Params> {
+        let params = Params::build_chain(literal)?;
         params.check_security()?;
         Ok(params)
     }
 
-    /// The chain of `spec`, before the security check.
-    fn build_chain(name: String, spec: &ChainSpec, secret: SecretDist) -> Result<CkksParams> {
-        let ChainSpec { log_n, scale_bits, depth, first_bits, special_bits, dnum } = *spec;
+    /// The chain of `literal`, before the security check.
+    fn build_chain(literal: &ParamsLiteral) -> Result<Params> {
+        let ParamsLiteral { ref name, log_n, scale_bits, depth, first_bits, special_bits, dnum, secret } = *literal;
         let invalid = |m: String| Err(Error::InvalidInput(m));
         if !(MIN_LOG_N..=MAX_LOG_N).contains(&log_n) {
             return invalid(format!("CKKS ring degree 2^{log_n}: must be 2^{MIN_LOG_N} .. 2^{MAX_LOG_N}"));
@@ -234,8 +263,8 @@ impl CkksParams {
         let n = PolynomialSize(1 << log_n);
         let mut q = primes_below(first_bits, n, 1, &[])?;
         q.extend(primes_near(scale_bits, n, depth, &q)?);
-        let mut params = CkksParams {
-            name,
+        let mut params = Params {
+            name: name.clone(),
             ring_degree: n,
             scale_bits,
             q: q.iter().map(|&x| RingModulus(x)).collect(),
@@ -316,7 +345,7 @@ pub fn mp_cmp(a: &[u64], b: &[u64]) -> Ordering {
 /// The named CKKS presets, named as seed 1 names them: slots, scale bits, depth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
-pub enum CkksPreset {
+pub enum Preset {
     /// N = 2^13, 2 levels, dnum 3: the cheap preset CI runs everywhere.
     Slots4096Scale40Depth2,
     /// N = 2^14, 6 levels, dnum 4.
@@ -327,45 +356,55 @@ pub enum CkksPreset {
     Slots32768Scale40Depth34,
 }
 
-/// The numeric arguments of [`CkksParams::generate`]. Each preset takes the smallest
-/// `dnum` whose chain fits the bound (a test checks `dnum - 1` does not): fewer digits,
-/// fewer key-switching NTTs and smaller keys.
-#[derive(Clone, Copy, Debug)]
-struct ChainSpec {
-    log_n: u32,
-    scale_bits: u32,
-    depth: usize,
-    first_bits: u32,
-    special_bits: u32,
-    dnum: usize,
+/// The numbers a CKKS configuration is generated from (Lattigo's `ParametersLiteral`):
+/// [`Params::new`] builds the prime chain and checks it. Start from a preset's
+/// ([`Preset::literal`]) and change what you need:
+/// `ParamsLiteral { dnum: 4, ..Preset::Slots16384Scale40Depth14.literal() }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamsLiteral {
+    /// The name reports and errors use.
+    pub name: String,
+    /// `N = 2^log_n`, `12 ..= 17`.
+    pub log_n: u32,
+    /// The scale primes sit near `2^scale_bits`, the default scale.
+    pub scale_bits: u32,
+    /// Scale primes after the first prime: the multiplicative depth.
+    pub depth: usize,
+    /// Bits of the first prime `q_0` (the largest NTT prime below `2^first_bits`).
+    pub first_bits: u32,
+    /// Bits of each special prime.
+    pub special_bits: u32,
+    /// Key-switching digits.
+    pub dnum: usize,
+    pub secret: SecretDist,
 }
 
-impl CkksPreset {
+impl Preset {
     /// Every preset, in a fixed order (the order of reports and format ids).
-    pub const ALL: [CkksPreset; 4] = [
-        CkksPreset::Slots4096Scale40Depth2,
-        CkksPreset::Slots8192Scale40Depth6,
-        CkksPreset::Slots16384Scale40Depth14,
-        CkksPreset::Slots32768Scale40Depth34,
+    pub const ALL: [Preset; 4] = [
+        Preset::Slots4096Scale40Depth2,
+        Preset::Slots8192Scale40Depth6,
+        Preset::Slots16384Scale40Depth14,
+        Preset::Slots32768Scale40Depth34,
     ];
 
     /// Stable numeric id in serialized headers (the bit scheme's sets use 1 ..= 100).
     pub const fn id(self) -> u16 {
         match self {
-            CkksPreset::Slots4096Scale40Depth2 => 101,
-            CkksPreset::Slots8192Scale40Depth6 => 102,
-            CkksPreset::Slots16384Scale40Depth14 => 103,
-            CkksPreset::Slots32768Scale40Depth34 => 104,
+            Preset::Slots4096Scale40Depth2 => 101,
+            Preset::Slots8192Scale40Depth6 => 102,
+            Preset::Slots16384Scale40Depth14 => 103,
+            Preset::Slots32768Scale40Depth34 => 104,
         }
     }
 
-    /// Inverse of [`CkksPreset::id`].
-    pub const fn from_id(id: u16) -> Option<CkksPreset> {
+    /// Inverse of [`Preset::id`].
+    pub const fn from_id(id: u16) -> Option<Preset> {
         match id {
-            101 => Some(CkksPreset::Slots4096Scale40Depth2),
-            102 => Some(CkksPreset::Slots8192Scale40Depth6),
-            103 => Some(CkksPreset::Slots16384Scale40Depth14),
-            104 => Some(CkksPreset::Slots32768Scale40Depth34),
+            101 => Some(Preset::Slots4096Scale40Depth2),
+            102 => Some(Preset::Slots8192Scale40Depth6),
+            103 => Some(Preset::Slots16384Scale40Depth14),
+            104 => Some(Preset::Slots32768Scale40Depth34),
             _ => None,
         }
     }
@@ -373,65 +412,78 @@ impl CkksPreset {
     /// The preset's name as users write it.
     pub const fn name(self) -> &'static str {
         match self {
-            CkksPreset::Slots4096Scale40Depth2 => "slots4096-scale40-depth2",
-            CkksPreset::Slots8192Scale40Depth6 => "slots8192-scale40-depth6",
-            CkksPreset::Slots16384Scale40Depth14 => "slots16384-scale40-depth14",
-            CkksPreset::Slots32768Scale40Depth34 => "slots32768-scale40-depth34",
+            Preset::Slots4096Scale40Depth2 => "slots4096-scale40-depth2",
+            Preset::Slots8192Scale40Depth6 => "slots8192-scale40-depth6",
+            Preset::Slots16384Scale40Depth14 => "slots16384-scale40-depth14",
+            Preset::Slots32768Scale40Depth34 => "slots32768-scale40-depth34",
         }
     }
 
-    fn spec(self) -> ChainSpec {
-        let s = |log_n, depth, first_bits, dnum| ChainSpec {
+    /// The preset's literal. Each preset takes the smallest `dnum` whose chain fits the
+    /// bound (a test checks `dnum - 1` does not): fewer digits, fewer key-switching NTTs
+    /// and smaller keys.
+    pub fn literal(self) -> ParamsLiteral {
+        let s = |log_n, depth, first_bits, dnum| ParamsLiteral {
+            name: self.name().to_string(),
             log_n,
             scale_bits: 40,
             depth,
             first_bits,
             special_bits: 60,
             dnum,
+            secret: SecretDist::Ternary,
         };
         match self {
             // A 55-bit first prime (not 60): with 60 bits the special prime could not
             // exceed it alone, and two special primes break the 218-bit bound.
-            CkksPreset::Slots4096Scale40Depth2 => s(13, 2, 55, 3),
-            CkksPreset::Slots8192Scale40Depth6 => s(14, 6, 60, 4),
-            CkksPreset::Slots16384Scale40Depth14 => s(15, 14, 60, 3),
-            CkksPreset::Slots32768Scale40Depth34 => s(16, 34, 60, 6),
+            Preset::Slots4096Scale40Depth2 => s(13, 2, 55, 3),
+            Preset::Slots8192Scale40Depth6 => s(14, 6, 60, 4),
+            Preset::Slots16384Scale40Depth14 => s(15, 14, 60, 3),
+            Preset::Slots32768Scale40Depth34 => s(16, 34, 60, 6),
         }
     }
 
     /// The preset's numbers, generated on first use and kept for the process.
-    pub fn params(self) -> &'static CkksParams {
-        static S4096: OnceLock<CkksParams> = OnceLock::new();
-        static S8192: OnceLock<CkksParams> = OnceLock::new();
-        static S16384: OnceLock<CkksParams> = OnceLock::new();
-        static S32768: OnceLock<CkksParams> = OnceLock::new();
+    pub fn params(self) -> &'static Params {
+        static S4096: OnceLock<Params> = OnceLock::new();
+        static S8192: OnceLock<Params> = OnceLock::new();
+        static S16384: OnceLock<Params> = OnceLock::new();
+        static S32768: OnceLock<Params> = OnceLock::new();
         // One cell per preset by an exhaustive match: a new preset fails to compile here.
         let cell = match self {
-            CkksPreset::Slots4096Scale40Depth2 => &S4096,
-            CkksPreset::Slots8192Scale40Depth6 => &S8192,
-            CkksPreset::Slots16384Scale40Depth14 => &S16384,
-            CkksPreset::Slots32768Scale40Depth34 => &S32768,
+            Preset::Slots4096Scale40Depth2 => &S4096,
+            Preset::Slots8192Scale40Depth6 => &S8192,
+            Preset::Slots16384Scale40Depth14 => &S16384,
+            Preset::Slots32768Scale40Depth34 => &S32768,
         };
         cell.get_or_init(|| {
-            CkksParams::from_spec(self.name().to_string(), &self.spec(), SecretDist::Ternary)
-                .expect("presets are generated deterministically and tested secure")
+            Params::new(&self.literal()).expect("presets are generated deterministically and tested secure")
         })
     }
 }
 
-impl fmt::Display for CkksPreset {
+impl fmt::Display for Preset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for CkksPreset {
+impl FromStr for Preset {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        CkksPreset::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| Error::UnknownParamSet {
+        Preset::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| Error::UnknownParamSet {
             value: s.to_string(),
-            valid: CkksPreset::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+            valid: Preset::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
         })
+    }
+}
+
+#[cfg(test)]
+impl Params {
+    /// A copy with other ciphertext primes, unchecked: for tests of what refuses such
+    /// parameters (the format, which takes only presets).
+    pub(crate) fn with_q_unchecked(&self, q: Vec<RingModulus>) -> Params {
+        Params { q, ..self.clone() }
     }
 }
 

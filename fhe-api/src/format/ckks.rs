@@ -19,8 +19,8 @@ use super::header::{
 };
 use super::{byte_to_ternary, invalid, put_u64s, range_check, seed_of, ternary_to_byte, BytesVisitor, Decode};
 use super::{TryEncode, Wire};
-use crate::ckks::entities::{CkksCiphertext, CkksPlaintext, CkksPublicKey, CkksSecretKey, SwitchKind, SwitchingKey};
-use crate::ckks::params::{CkksParams, CkksPreset};
+use crate::ckks::entities::{HostCiphertext, Plaintext, PublicKey, SecretKey, SwitchKind, SwitchingKey};
+use crate::ckks::params::{Params, Preset};
 use crate::error::{DecodeError, Error, Result};
 use crate::keyed_cache::KeyedCache;
 
@@ -29,29 +29,29 @@ const TAG_RELIN: u32 = 0;
 const TAG_GALOIS: u32 = 1;
 
 /// The preset whose parameters `params` are, or why there is none.
-fn preset_of(params: &CkksParams) -> Result<CkksPreset> {
+fn preset_of(params: &Params) -> Result<Preset> {
     // By name first, so only that preset's chain is generated; then every number, so a
     // renamed or altered chain is not mistaken for the preset.
-    CkksPreset::from_str(&params.name).ok().filter(|p| p.params() == params).ok_or_else(|| {
-        let presets: Vec<_> = CkksPreset::ALL.iter().map(|p| p.name()).collect();
+    Preset::from_str(params.name()).ok().filter(|p| p.params() == params).ok_or_else(|| {
+        let presets: Vec<_> = Preset::ALL.iter().map(|p| p.name()).collect();
         Error::InvalidInput(format!(
             "CKKS parameters `{}` are not a preset, so they have no encoding: the format names parameters by \
              preset id and a reader could not rebuild custom primes (presets: {})",
-            params.name,
+            params.name(),
             presets.join(", ")
         ))
     })
 }
 
 /// One shared `Arc` per preset, so objects decoded under one preset share their params.
-fn preset_params(preset: CkksPreset) -> Arc<CkksParams> {
-    static CACHE: OnceLock<KeyedCache<CkksPreset, CkksParams>> = OnceLock::new();
+fn preset_params(preset: Preset) -> Arc<Params> {
+    static CACHE: OnceLock<KeyedCache<Preset, Params>> = OnceLock::new();
     CACHE.get_or_init(KeyedCache::new).get_or_init(&preset, || preset.params().clone())
 }
 
 /// The primes of QP in limb order: `q_0 .. q_L, p_0 .. p_{K-1}`.
-fn qp_primes(params: &CkksParams) -> Vec<u64> {
-    params.q.iter().chain(params.p.iter()).map(|m| m.0).collect()
+fn qp_primes(params: &Params) -> Vec<u64> {
+    params.q().iter().chain(params.p().iter()).map(|m| m.0).collect()
 }
 
 /// Reads 8-byte words; limb `i` (`n` words) must lie below `primes[i % primes.len()]`.
@@ -96,38 +96,38 @@ fn get_level_prefix(body: &[u8]) -> Result<(usize, f64), DecodeError> {
 
 trait CkksBody: Sized {
     const KIND: CkksObjectKind;
-    fn params(&self) -> &CkksParams;
+    fn params(&self) -> &Params;
     /// The level the body length depends on (leveled kinds; keys answer 0).
     fn level(&self) -> usize {
         0
     }
     fn write_body(&self, out: &mut [u8]);
-    fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError>;
+    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError>;
 }
 
-impl CkksBody for CkksCiphertext {
+impl CkksBody for HostCiphertext {
     const KIND: CkksObjectKind = CkksObjectKind::Ciphertext;
-    fn params(&self) -> &CkksParams {
-        CkksCiphertext::params(self)
+    fn params(&self) -> &Params {
+        HostCiphertext::params(self)
     }
     fn level(&self) -> usize {
-        CkksCiphertext::level(self)
+        HostCiphertext::level(self)
     }
     fn write_body(&self, out: &mut [u8]) {
         let (prefix, words) = out.split_at_mut(CKKS_LEVEL_PREFIX_LEN);
-        put_level_prefix(prefix, CkksCiphertext::level(self), self.scale());
+        put_level_prefix(prefix, HostCiphertext::level(self), self.scale());
         let (c0, c1) = words.split_at_mut(self.c0().len() * CKKS_WORD_LEN);
         put_u64s(c0, self.c0(), CKKS_WORD_LEN);
         put_u64s(c1, self.c1(), CKKS_WORD_LEN);
     }
-    fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
         let (level, scale) = get_level_prefix(body)?;
         let (n, primes) = (params.n(), qp_primes(&params));
         let (c0, c1) = body[CKKS_LEVEL_PREFIX_LEN..].split_at((level + 1) * n * CKKS_WORD_LEN);
         let c0 = get_limbs(c0, n, &primes[..=level])?;
         // c1's index continues c0's, so an error names one place in the body.
         let c1 = get_limbs(c1, n, &primes[..=level]).map_err(|e| shift_index(e, c0.len()))?;
-        CkksCiphertext::from_raw(params, level, scale, c0, c1).map_err(invalid)
+        HostCiphertext::from_raw(params, level, scale, c0, c1).map_err(invalid)
     }
 }
 
@@ -141,36 +141,36 @@ fn shift_index(e: DecodeError, offset: usize) -> DecodeError {
     }
 }
 
-impl CkksBody for CkksPlaintext {
+impl CkksBody for Plaintext {
     const KIND: CkksObjectKind = CkksObjectKind::Plaintext;
-    fn params(&self) -> &CkksParams {
-        CkksPlaintext::params(self)
+    fn params(&self) -> &Params {
+        Plaintext::params(self)
     }
     fn level(&self) -> usize {
-        CkksPlaintext::level(self)
+        Plaintext::level(self)
     }
     fn write_body(&self, out: &mut [u8]) {
         let (prefix, words) = out.split_at_mut(CKKS_LEVEL_PREFIX_LEN);
-        put_level_prefix(prefix, CkksPlaintext::level(self), self.scale());
+        put_level_prefix(prefix, Plaintext::level(self), self.scale());
         put_u64s(words, self.coeffs(), CKKS_WORD_LEN);
     }
-    fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
         let (level, scale) = get_level_prefix(body)?;
         let primes = qp_primes(&params);
         let coeffs = get_limbs(&body[CKKS_LEVEL_PREFIX_LEN..], params.n(), &primes[..=level])?;
-        CkksPlaintext::from_raw(params, level, scale, coeffs).map_err(invalid)
+        Plaintext::from_raw(params, level, scale, coeffs).map_err(invalid)
     }
 }
 
-impl CkksBody for CkksSecretKey {
+impl CkksBody for SecretKey {
     const KIND: CkksObjectKind = CkksObjectKind::SecretKey;
-    fn params(&self) -> &CkksParams {
+    fn params(&self) -> &Params {
         &self.params
     }
     fn write_body(&self, out: &mut [u8]) {
         out.iter_mut().zip(self.s.iter()).for_each(|(o, &x)| *o = ternary_to_byte(x));
     }
-    fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
         // An exact-size buffer, zeroized on every early return; never reallocated.
         let mut s = Zeroizing::new(vec![0i8; params.n()]);
         for (i, (d, &b)) in s.iter_mut().zip(body).enumerate() {
@@ -178,29 +178,29 @@ impl CkksBody for CkksSecretKey {
         }
         // `from_raw` refuses an all-zero key (it would decrypt everything); its only other
         // checks passed above, so on that error the dropped buffer holds no secret.
-        CkksSecretKey::from_raw(params, std::mem::take(&mut *s)).map_err(invalid)
+        SecretKey::from_raw(params, std::mem::take(&mut *s)).map_err(invalid)
     }
 }
 
-impl CkksBody for CkksPublicKey {
+impl CkksBody for PublicKey {
     const KIND: CkksObjectKind = CkksObjectKind::PublicKey;
-    fn params(&self) -> &CkksParams {
+    fn params(&self) -> &Params {
         &self.params
     }
     fn write_body(&self, out: &mut [u8]) {
         out[..SEED_LEN].copy_from_slice(&self.seed);
         put_u64s(&mut out[SEED_LEN..], &self.b, CKKS_WORD_LEN);
     }
-    fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError> {
-        let primes: Vec<u64> = params.q.iter().chain(params.p.first()).map(|m| m.0).collect();
+    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
+        let primes: Vec<u64> = params.q().iter().chain(params.p().first()).map(|m| m.0).collect();
         let b = get_limbs(&body[SEED_LEN..], params.n(), &primes)?;
-        CkksPublicKey::from_raw(params, seed_of(body), b).map_err(invalid)
+        PublicKey::from_raw(params, seed_of(body), b).map_err(invalid)
     }
 }
 
 impl CkksBody for SwitchingKey {
     const KIND: CkksObjectKind = CkksObjectKind::SwitchingKey;
-    fn params(&self) -> &CkksParams {
+    fn params(&self) -> &Params {
         &self.params
     }
     fn write_body(&self, out: &mut [u8]) {
@@ -214,7 +214,7 @@ impl CkksBody for SwitchingKey {
         seed.copy_from_slice(&self.seed);
         put_u64s(words, &self.b, CKKS_WORD_LEN);
     }
-    fn read_body(params: Arc<CkksParams>, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
         // The kind first: it is cheap to check, and the words need not be read otherwise.
         let (tag, g) = (le_u32(body), le_u64(&body[4..]));
         let kind = match (tag, g) {
@@ -234,7 +234,7 @@ impl CkksBody for SwitchingKey {
     }
 }
 
-fn try_encoded_len_of<T: CkksBody>(x: &T) -> Result<(CkksPreset, usize)> {
+fn try_encoded_len_of<T: CkksBody>(x: &T) -> Result<(Preset, usize)> {
     let preset = preset_of(x.params())?;
     // The object's level is at most its params' top level by construction.
     let len = T::KIND
@@ -262,7 +262,7 @@ fn decode_ckks<T: CkksBody>(bytes: &[u8]) -> Result<T> {
 
 /// The largest encoding of `kind` over every preset (at its top level).
 fn max_encoded_len(kind: CkksObjectKind) -> usize {
-    let longest = CkksPreset::ALL.iter().filter_map(|&p| kind.encoded_len(p, p.params().max_level())).max();
+    let longest = Preset::ALL.iter().filter_map(|&p| kind.encoded_len(p, p.params().max_level())).max();
     longest.unwrap_or(0).try_into().unwrap_or(usize::MAX)
 }
 
@@ -300,7 +300,7 @@ macro_rules! impl_ckks_format {
     )*};
 }
 
-impl_ckks_format!(CkksCiphertext, CkksPlaintext, CkksSecretKey, CkksPublicKey, SwitchingKey);
+impl_ckks_format!(HostCiphertext, Plaintext, SecretKey, PublicKey, SwitchingKey);
 
 macro_rules! impl_serialize_public {
     ($($t:ty),*) => {$(
@@ -313,15 +313,15 @@ macro_rules! impl_serialize_public {
     )*};
 }
 
-impl_serialize_public!(CkksCiphertext, CkksPlaintext, CkksPublicKey, SwitchingKey);
+impl_serialize_public!(HostCiphertext, Plaintext, PublicKey, SwitchingKey);
 
-impl Serialize for CkksSecretKey {
+impl Serialize for SecretKey {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_bytes(&self.try_encode_zeroizing().map_err(ser::Error::custom)?)
     }
 }
 
-impl CkksSecretKey {
+impl SecretKey {
     /// The encoding in a buffer that is wiped when dropped.
     pub fn try_encode_zeroizing(&self) -> Result<Zeroizing<Vec<u8>>> {
         let mut out = Zeroizing::new(Vec::new());

@@ -15,7 +15,7 @@ use super::ckks_tests::{
 use super::header::{BODY_LEN_AT, KIND_AT, PARAMS_AT, VERSION_AT};
 use super::*;
 use crate::ckks::entities::{SwitchKind, SwitchingKey};
-use crate::ckks::params::CkksPreset;
+use crate::ckks::params::Preset;
 
 /// Forwards to the system allocator and records, per thread, the largest single request.
 struct Counting;
@@ -99,7 +99,7 @@ fn relabelled_headers_are_refused() {
             assert_eq!(decode_err(kind, &b), DecodeError::UnknownParamSet(id), "bit-scheme set ids are not presets");
             assert!(peek_ckks_header(&b).is_err());
         }
-        for other in CkksPreset::ALL.into_iter().filter(|&p| p != preset) {
+        for other in Preset::ALL.into_iter().filter(|&p| p != preset) {
             // Another preset has another N, so no length (and no level) matches.
             b[PARAMS_AT..PARAMS_AT + 2].copy_from_slice(&other.id().to_le_bytes());
             let e = decode_err(kind, &b);
@@ -159,11 +159,11 @@ fn relabelled_levels_are_refused() {
 
 #[test]
 fn huge_claims_are_refused_before_allocating() {
-    for p in CkksPreset::ALL {
+    for p in Preset::ALL {
         // Generating a chain allocates; do it before measuring.
         let _ = p.params();
     }
-    let big = CkksPreset::Slots32768Scale40Depth34;
+    let big = Preset::Slots32768Scale40Depth34;
     let header = |kind: CkksObjectKind, body_len: u64| {
         let mut b = MAGIC.to_vec();
         b.extend(1u16.to_le_bytes());
@@ -212,9 +212,9 @@ fn bad_scales_are_refused() {
 
 #[test]
 fn words_out_of_range_are_located() {
-    let preset = CkksPreset::Slots8192Scale40Depth6;
+    let preset = Preset::Slots8192Scale40Depth6;
     let p = preset.params();
-    let (n, q) = (p.n(), |i: usize| p.q[i].0);
+    let (n, q) = (p.n(), |i: usize| p.q()[i].0);
     let c = ct(preset, 2, 1).try_encode().unwrap();
     let words_at = HEADER_LEN + CKKS_LEVEL_PREFIX_LEN;
     // c0 limb 0, c0 limb 2 (its last word), c1 limb 0: the index runs on through c1.
@@ -226,8 +226,8 @@ fn words_out_of_range_are_located() {
     // Switching key: limb L + 1 is p_0; limb L + 1 + K starts the second digit at q_0.
     let k = swk(preset, SwitchKind::Relin, 2).try_encode().unwrap();
     let words_at = HEADER_LEN + CKKS_SWITCH_PREFIX_LEN + SEED_LEN;
-    let (l1, kp) = (p.q.len(), p.p.len());
-    for (limb, bound) in [(l1, p.p[0].0), (l1 + kp, q(0)), (l1 + kp - 1, p.p[kp - 1].0)] {
+    let (l1, kp) = (p.q().len(), p.p().len());
+    for (limb, bound) in [(l1, p.p()[0].0), (l1 + kp, q(0)), (l1 + kp - 1, p.p()[kp - 1].0)] {
         let mut b = k.clone();
         b[words_at + 8 * limb * n..][..8].copy_from_slice(&bound.to_le_bytes());
         let want = DecodeError::OutOfRange { index: limb * n, value: bound, bound };

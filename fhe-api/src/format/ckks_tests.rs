@@ -10,20 +10,20 @@ use serde::de::Deserialize;
 
 use super::tests::Mix;
 use super::*;
-use crate::ckks::entities::{CkksCiphertext, CkksPlaintext, CkksPublicKey, CkksSecretKey, SwitchKind, SwitchingKey};
-use crate::ckks::params::{CkksParams, CkksPreset};
+use crate::ckks::entities::{HostCiphertext, Plaintext, PublicKey, SecretKey, SwitchKind, SwitchingKey};
+use crate::ckks::params::{Params, ParamsLiteral, Preset};
 use crate::tfhe::entities::LweCiphertext;
 
-pub(super) const SMALL: CkksPreset = CkksPreset::Slots4096Scale40Depth2;
-pub(super) const PRESETS: [CkksPreset; 2] = [SMALL, CkksPreset::Slots8192Scale40Depth6];
+pub(super) const SMALL: Preset = Preset::Slots4096Scale40Depth2;
+pub(super) const PRESETS: [Preset; 2] = [SMALL, Preset::Slots8192Scale40Depth6];
 
-pub(super) fn params(preset: CkksPreset) -> Arc<CkksParams> {
+pub(super) fn params(preset: Preset) -> Arc<Params> {
     Arc::new(preset.params().clone())
 }
 
 /// `limbs` limbs of uniform words, limb `i` below the `i`-th prime of QP (cyclically).
-pub(super) fn words(m: &mut Mix, p: &CkksParams, limbs: usize) -> Vec<u64> {
-    let primes: Vec<u64> = p.q.iter().chain(&p.p).map(|q| q.0).collect();
+pub(super) fn words(m: &mut Mix, p: &Params, limbs: usize) -> Vec<u64> {
+    let primes: Vec<u64> = p.q().iter().chain(p.p()).map(|q| q.0).collect();
     let mut out = Vec::with_capacity(limbs * p.n());
     for i in 0..limbs {
         let q = primes[i % primes.len()];
@@ -32,47 +32,47 @@ pub(super) fn words(m: &mut Mix, p: &CkksParams, limbs: usize) -> Vec<u64> {
     out
 }
 
-pub(super) fn ct(preset: CkksPreset, level: usize, seed: u64) -> CkksCiphertext {
+pub(super) fn ct(preset: Preset, level: usize, seed: u64) -> HostCiphertext {
     let p = params(preset);
     let mut m = Mix::new(seed);
     let scale = p.default_scale() * (1.0 + m.below(1 << 20) as f64 / (1u64 << 20) as f64);
     let (c0, c1) = (words(&mut m, &p, level + 1), words(&mut m, &p, level + 1));
-    CkksCiphertext::from_raw(p, level, scale, c0, c1).unwrap()
+    HostCiphertext::from_raw(p, level, scale, c0, c1).unwrap()
 }
 
-pub(super) fn pt(preset: CkksPreset, level: usize, seed: u64) -> CkksPlaintext {
+pub(super) fn pt(preset: Preset, level: usize, seed: u64) -> Plaintext {
     let p = params(preset);
     let mut m = Mix::new(seed);
     let coeffs = words(&mut m, &p, level + 1);
-    CkksPlaintext::from_raw(p, level, 2f64.powi(30 + seed as i32 % 20), coeffs).unwrap()
+    Plaintext::from_raw(p, level, 2f64.powi(30 + seed as i32 % 20), coeffs).unwrap()
 }
 
-pub(super) fn sk(preset: CkksPreset, seed: u64) -> CkksSecretKey {
+pub(super) fn sk(preset: Preset, seed: u64) -> SecretKey {
     let p = params(preset);
     let s = Mix::new(seed).ternary(p.n());
-    CkksSecretKey::from_raw(p, s).unwrap()
+    SecretKey::from_raw(p, s).unwrap()
 }
 
-pub(super) fn pk(preset: CkksPreset, seed: u64) -> CkksPublicKey {
+pub(super) fn pk(preset: Preset, seed: u64) -> PublicKey {
     let p = params(preset);
     let mut m = Mix::new(seed);
     let s = m.seed();
-    let b = words(&mut m, &p, CkksPublicKey::limbs(&p));
-    CkksPublicKey::from_raw(p, s, b).unwrap()
+    let b = words(&mut m, &p, PublicKey::limbs(&p));
+    PublicKey::from_raw(p, s, b).unwrap()
 }
 
-pub(super) fn swk(preset: CkksPreset, kind: SwitchKind, seed: u64) -> SwitchingKey {
+pub(super) fn swk(preset: Preset, kind: SwitchKind, seed: u64) -> SwitchingKey {
     let p = params(preset);
     let mut m = Mix::new(seed);
     let s = m.seed();
-    let limbs = p.digits(p.max_level()).len() * (p.q.len() + p.p.len());
+    let limbs = p.digits(p.max_level()).len() * (p.q().len() + p.p().len());
     let b = words(&mut m, &p, limbs);
     SwitchingKey::from_raw(p, kind, s, b).unwrap()
 }
 
 /// Encodings of every kind on both presets (ciphertexts at level 1, plaintexts at 0).
-pub(super) fn samples() -> &'static [(CkksObjectKind, CkksPreset, Vec<u8>)] {
-    static S: OnceLock<Vec<(CkksObjectKind, CkksPreset, Vec<u8>)>> = OnceLock::new();
+pub(super) fn samples() -> &'static [(CkksObjectKind, Preset, Vec<u8>)] {
+    static S: OnceLock<Vec<(CkksObjectKind, Preset, Vec<u8>)>> = OnceLock::new();
     S.get_or_init(|| {
         let mut v = Vec::new();
         for (i, preset) in PRESETS.into_iter().enumerate() {
@@ -92,16 +92,16 @@ pub(super) fn samples() -> &'static [(CkksObjectKind, CkksPreset, Vec<u8>)] {
 }
 
 /// The smaller preset's samples: cheap enough to copy in every proptest case.
-pub(super) fn small_samples() -> Vec<&'static (CkksObjectKind, CkksPreset, Vec<u8>)> {
+pub(super) fn small_samples() -> Vec<&'static (CkksObjectKind, Preset, Vec<u8>)> {
     samples().iter().filter(|(_, p, _)| *p == SMALL).collect()
 }
 
 pub(super) fn decode_as(kind: CkksObjectKind, bytes: &[u8]) -> Result<()> {
     match kind {
-        CkksObjectKind::Ciphertext => CkksCiphertext::decode(bytes).map(drop),
-        CkksObjectKind::Plaintext => CkksPlaintext::decode(bytes).map(drop),
-        CkksObjectKind::SecretKey => CkksSecretKey::decode(bytes).map(drop),
-        CkksObjectKind::PublicKey => CkksPublicKey::decode(bytes).map(drop),
+        CkksObjectKind::Ciphertext => HostCiphertext::decode(bytes).map(drop),
+        CkksObjectKind::Plaintext => Plaintext::decode(bytes).map(drop),
+        CkksObjectKind::SecretKey => SecretKey::decode(bytes).map(drop),
+        CkksObjectKind::PublicKey => PublicKey::decode(bytes).map(drop),
         CkksObjectKind::SwitchingKey => SwitchingKey::decode(bytes).map(drop),
     }
 }
@@ -109,10 +109,10 @@ pub(super) fn decode_as(kind: CkksObjectKind, bytes: &[u8]) -> Result<()> {
 /// Decodes and re-encodes: `Some(encoding)` when `bytes` decode as `kind`.
 pub(super) fn reencode(kind: CkksObjectKind, bytes: &[u8]) -> Option<Vec<u8>> {
     match kind {
-        CkksObjectKind::Ciphertext => CkksCiphertext::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
-        CkksObjectKind::Plaintext => CkksPlaintext::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
-        CkksObjectKind::SecretKey => CkksSecretKey::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
-        CkksObjectKind::PublicKey => CkksPublicKey::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
+        CkksObjectKind::Ciphertext => HostCiphertext::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
+        CkksObjectKind::Plaintext => Plaintext::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
+        CkksObjectKind::SecretKey => SecretKey::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
+        CkksObjectKind::PublicKey => PublicKey::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
         CkksObjectKind::SwitchingKey => SwitchingKey::decode(bytes).ok().map(|x| x.try_encode().unwrap()),
     }
 }
@@ -143,10 +143,10 @@ fn round_trip<T: TryEncode + Decode + PartialEq + fmt::Debug>(x: &T, level: Opti
     assert_eq!((h.kind, h.level, h.total_len()), (T::KIND, level, bytes.len() as u64));
 }
 
-fn sk_round_trip(k: &CkksSecretKey) {
+fn sk_round_trip(k: &SecretKey) {
     let bytes = k.try_encode_zeroizing().unwrap();
     assert_eq!(bytes.capacity(), bytes.len());
-    let back = CkksSecretKey::decode(&bytes).unwrap();
+    let back = SecretKey::decode(&bytes).unwrap();
     assert_eq!((back.params(), back.coefficients()), (k.params(), k.coefficients()));
     assert_eq!(back.try_encode().unwrap(), *bytes);
     assert_eq!(peek_ckks_header(&bytes).unwrap().level, None);
@@ -207,12 +207,12 @@ fn layout_is_pinned() {
 #[test]
 fn body_lengths_match_the_documented_table() {
     use CkksObjectKind::*;
-    let table: [(CkksPreset, [u64; 7]); 4] = [
+    let table: [(Preset, [u64; 7]); 4] = [
         (SMALL, [131_084, 393_228, 65_548, 196_620, 8_192, 262_176, 786_476]),
-        (CkksPreset::Slots8192Scale40Depth6, [262_156, 1_835_020, 131_084, 917_516, 16_384, 1_048_608, 4_718_636]),
-        (CkksPreset::Slots16384Scale40Depth14, [524_300, 7_864_332, 262_156, 3_932_172, 32_768, 4_194_336, 14_942_252]),
+        (Preset::Slots8192Scale40Depth6, [262_156, 1_835_020, 131_084, 917_516, 16_384, 1_048_608, 4_718_636]),
+        (Preset::Slots16384Scale40Depth14, [524_300, 7_864_332, 262_156, 3_932_172, 32_768, 4_194_336, 14_942_252]),
         (
-            CkksPreset::Slots32768Scale40Depth34,
+            Preset::Slots32768Scale40Depth34,
             [1_048_588, 36_700_172, 524_300, 18_350_092, 65_536, 18_874_400, 125_829_164],
         ),
     ];
@@ -241,13 +241,13 @@ fn body_lengths_match_the_documented_table() {
 
 #[test]
 fn parameters_that_are_no_preset_are_refused_at_encode() {
-    let mut renamed = SMALL.params().clone();
-    renamed.name = "my-params".into();
-    let mut altered = SMALL.params().clone();
-    altered.q.swap(1, 2);
+    let renamed = Params::new(&ParamsLiteral { name: "my-params".into(), ..SMALL.literal() }).unwrap();
+    let mut q = SMALL.params().q().to_vec();
+    q.swap(1, 2);
+    let altered = SMALL.params().with_q_unchecked(q);
     for p in [renamed, altered] {
         let p = Arc::new(p);
-        let c = CkksCiphertext::from_raw(p.clone(), 0, 1e12, vec![0; p.n()], vec![1; p.n()]).unwrap();
+        let c = HostCiphertext::from_raw(p.clone(), 0, 1e12, vec![0; p.n()], vec![1; p.n()]).unwrap();
         let mut out = vec![0xAA];
         let e = c.try_encode_to(&mut out).unwrap_err().to_string();
         assert!(e.contains("not a preset") && e.contains("slots4096-scale40-depth2"), "{e}");
@@ -255,7 +255,7 @@ fn parameters_that_are_no_preset_are_refused_at_encode() {
         assert!(c.try_encode().is_err() && c.try_encoded_len().is_err());
         let e = serde_json::to_string(&c).unwrap_err().to_string();
         assert!(e.contains("not a preset"), "{e}");
-        let s = CkksSecretKey::from_raw(p.clone(), vec![1; p.n()]).unwrap();
+        let s = SecretKey::from_raw(p.clone(), vec![1; p.n()]).unwrap();
         assert!(s.try_encode_zeroizing().is_err() && serde_json::to_vec(&s).is_err());
     }
 }
@@ -264,12 +264,12 @@ fn parameters_that_are_no_preset_are_refused_at_encode() {
 fn each_scheme_refuses_the_other() {
     let c = &samples()[0].2;
     let e = LweCiphertext::decode(c).unwrap_err().to_string();
-    assert!(e.contains("CkksCiphertext") && e.contains("peek_ckks_header"), "{e}");
+    assert!(e.contains("HostCiphertext") && e.contains("peek_ckks_header"), "{e}");
     assert!(matches!(peek_header(c), Err(Error::Decode(DecodeError::WrongKind { .. }))));
     let lwe = LweCiphertext::trivial(crate::tfhe::params::ParamSet::PN10QP27, 0).encode();
     let e = peek_ckks_header(&lwe).unwrap_err().to_string();
     assert!(e.contains("LweCiphertext"), "{e}");
-    assert!(CkksCiphertext::decode(&lwe).is_err());
+    assert!(HostCiphertext::decode(&lwe).is_err());
 }
 
 #[test]
@@ -292,28 +292,28 @@ fn serde_json_round_trips() {
     let c = ct(SMALL, 0, 1);
     let json = serde_json::to_string(&c).unwrap();
     assert!(json.starts_with("[76,85,88,70,72,69,2,0,6,0,101,0,"), "{}", &json[..40]);
-    assert_eq!(serde_json::from_str::<CkksCiphertext>(&json).unwrap(), c);
+    assert_eq!(serde_json::from_str::<HostCiphertext>(&json).unwrap(), c);
     let p = pt(SMALL, 1, 2);
-    assert_eq!(serde_json::from_slice::<CkksPlaintext>(&serde_json::to_vec(&p).unwrap()).unwrap(), p);
+    assert_eq!(serde_json::from_slice::<Plaintext>(&serde_json::to_vec(&p).unwrap()).unwrap(), p);
     let k = pk(SMALL, 3);
-    assert_eq!(serde_json::from_str::<CkksPublicKey>(&serde_json::to_string(&k).unwrap()).unwrap(), k);
+    assert_eq!(serde_json::from_str::<PublicKey>(&serde_json::to_string(&k).unwrap()).unwrap(), k);
     let r = swk(SMALL, SwitchKind::Relin, 4);
     assert_eq!(serde_json::from_str::<SwitchingKey>(&serde_json::to_string(&r).unwrap()).unwrap(), r);
     let s = sk(SMALL, 5);
-    let back = serde_json::from_str::<CkksSecretKey>(&serde_json::to_string(&s).unwrap()).unwrap();
+    let back = serde_json::from_str::<SecretKey>(&serde_json::to_string(&s).unwrap()).unwrap();
     assert_eq!(back.coefficients(), s.coefficients());
 
-    let e = serde_json::from_str::<CkksPublicKey>(&json).unwrap_err().to_string();
+    let e = serde_json::from_str::<PublicKey>(&json).unwrap_err().to_string();
     assert!(e.contains("wrong object kind"), "{e}");
-    assert!(serde_json::from_str::<CkksCiphertext>("[1,2,3]").is_err());
-    let cap = CkksObjectKind::SecretKey.encoded_len(CkksPreset::Slots32768Scale40Depth34, 0).unwrap() as usize;
+    assert!(serde_json::from_str::<HostCiphertext>("[1,2,3]").is_err());
+    let cap = CkksObjectKind::SecretKey.encoded_len(Preset::Slots32768Scale40Depth34, 0).unwrap() as usize;
     let long = format!("[{}0]", "0,".repeat(cap));
-    let e = serde_json::from_str::<CkksSecretKey>(&long).unwrap_err().to_string();
-    assert!(e.contains("longer than any CkksSecretKey encoding"), "{e}");
+    let e = serde_json::from_str::<SecretKey>(&long).unwrap_err().to_string();
+    assert!(e.contains("longer than any ckks::SecretKey encoding"), "{e}");
 
     use serde::de::value::{BorrowedBytesDeserializer, BytesDeserializer, Error as VErr};
     let bytes = c.try_encode().unwrap();
-    assert_eq!(CkksCiphertext::deserialize(BytesDeserializer::<VErr>::new(&bytes)).unwrap(), c);
-    assert_eq!(CkksCiphertext::deserialize(BorrowedBytesDeserializer::<VErr>::new(&bytes)).unwrap(), c);
+    assert_eq!(HostCiphertext::deserialize(BytesDeserializer::<VErr>::new(&bytes)).unwrap(), c);
+    assert_eq!(HostCiphertext::deserialize(BorrowedBytesDeserializer::<VErr>::new(&bytes)).unwrap(), c);
     assert!(SwitchingKey::deserialize(BytesDeserializer::<VErr>::new(&bytes)).is_err());
 }

@@ -5,8 +5,8 @@
 use std::fmt;
 
 use super::tfhe::lwe_word_bytes;
-use crate::ckks::entities::CkksPublicKey;
-use crate::ckks::params::CkksPreset;
+use crate::ckks;
+use crate::ckks::params::Preset;
 use crate::error::{DecodeError, Result};
 use crate::tfhe::params::ParamSet;
 
@@ -247,7 +247,7 @@ fn write_raw_header(out: &mut [u8], kind: u16, params: u16, body_len: u64) {
 
 // ---------------------------------------------------------------------------------------
 // CKKS. The same 20 bytes; the kind ids continue the bit scheme's and the parameter id
-// is a `CkksPreset::id` (101..), so the two schemes share one id space and each reader
+// is a `Preset::id` (101..), so the two schemes share one id space and each reader
 // refuses the other's objects by kind. A ciphertext's or plaintext's body length also
 // depends on its level, which the body's first field holds.
 
@@ -298,10 +298,10 @@ impl CkksObjectKind {
     /// The Rust type name of the kind.
     pub const fn name(self) -> &'static str {
         match self {
-            CkksObjectKind::Ciphertext => "CkksCiphertext",
-            CkksObjectKind::Plaintext => "CkksPlaintext",
-            CkksObjectKind::SecretKey => "CkksSecretKey",
-            CkksObjectKind::PublicKey => "CkksPublicKey",
+            CkksObjectKind::Ciphertext => "HostCiphertext",
+            CkksObjectKind::Plaintext => "Plaintext",
+            CkksObjectKind::SecretKey => "ckks::SecretKey",
+            CkksObjectKind::PublicKey => "ckks::PublicKey",
             CkksObjectKind::SwitchingKey => "SwitchingKey",
         }
     }
@@ -314,7 +314,7 @@ impl CkksObjectKind {
 
     /// The exact body length of this kind under `preset`: at `level` for a leveled kind
     /// (`None` above the preset's top level); keys ignore `level`.
-    pub fn body_len(self, preset: CkksPreset, level: usize) -> Option<u64> {
+    pub fn body_len(self, preset: Preset, level: usize) -> Option<u64> {
         let p = preset.params();
         let limb = (p.n() * CKKS_WORD_LEN) as u64;
         let len = match self {
@@ -326,10 +326,10 @@ impl CkksObjectKind {
                 CKKS_LEVEL_PREFIX_LEN as u64 + polys * (level as u64 + 1) * limb
             }
             CkksObjectKind::SecretKey => p.n() as u64,
-            CkksObjectKind::PublicKey => SEED_LEN as u64 + CkksPublicKey::limbs(p) as u64 * limb,
+            CkksObjectKind::PublicKey => SEED_LEN as u64 + ckks::PublicKey::limbs(p) as u64 * limb,
             CkksObjectKind::SwitchingKey => {
                 let digits = p.digits(p.max_level()).len() as u64;
-                let qp = (p.q.len() + p.p.len()) as u64;
+                let qp = (p.q().len() + p.p().len()) as u64;
                 (CKKS_SWITCH_PREFIX_LEN + SEED_LEN) as u64 + digits * qp * limb
             }
         };
@@ -337,12 +337,12 @@ impl CkksObjectKind {
     }
 
     /// Header plus body ([`CkksObjectKind::body_len`]).
-    pub fn encoded_len(self, preset: CkksPreset, level: usize) -> Option<u64> {
+    pub fn encoded_len(self, preset: Preset, level: usize) -> Option<u64> {
         self.body_len(preset, level).map(|b| HEADER_LEN as u64 + b)
     }
 
     /// The level whose body length is `body_len`, if there is one (leveled kinds only).
-    fn level_of_len(self, preset: CkksPreset, body_len: u64) -> Option<usize> {
+    fn level_of_len(self, preset: Preset, body_len: u64) -> Option<usize> {
         if !self.is_leveled() {
             return None;
         }
@@ -367,7 +367,7 @@ impl fmt::Display for CkksObjectKind {
 pub struct CkksHeader {
     pub version: u16,
     pub kind: CkksObjectKind,
-    pub preset: CkksPreset,
+    pub preset: Preset,
     /// For a ciphertext or plaintext, the level its body length implies (decoding checks
     /// that the body's own level field agrees); `None` for keys.
     pub level: Option<usize>,
@@ -391,7 +391,7 @@ pub fn peek_ckks_header(bytes: &[u8]) -> Result<CkksHeader> {
         expected: "a CKKS object kind (ids 6..=10)",
         found: kind_name(raw.kind),
     })?;
-    let preset = CkksPreset::from_id(raw.params).ok_or(DecodeError::UnknownParamSet(raw.params))?;
+    let preset = Preset::from_id(raw.params).ok_or(DecodeError::UnknownParamSet(raw.params))?;
     let level = if kind.is_leveled() {
         let level = kind.level_of_len(preset, raw.body_len).ok_or_else(|| {
             DecodeError::Invalid(format!(
@@ -407,7 +407,7 @@ pub fn peek_ckks_header(bytes: &[u8]) -> Result<CkksHeader> {
     Ok(CkksHeader { version: raw.version, kind, preset, level, body_len: raw.body_len })
 }
 
-fn check_len(preset: CkksPreset, kind: CkksObjectKind, level: usize, found: u64) -> Result<u64, DecodeError> {
+fn check_len(preset: Preset, kind: CkksObjectKind, level: usize, found: u64) -> Result<u64, DecodeError> {
     // `level` is at most the top level here, so the length exists.
     let expected = kind.body_len(preset, level).unwrap_or(u64::MAX);
     if found != expected {
@@ -420,12 +420,12 @@ fn check_len(preset: CkksPreset, kind: CkksObjectKind, level: usize, found: u64)
 /// body. A leveled kind's level is read from the body's prefix and bounded by the
 /// preset's top level first, so the length compared is computed before anything is
 /// allocated and a huge claimed level or length is refused at once.
-pub(super) fn open_ckks(bytes: &[u8], kind: CkksObjectKind) -> Result<(CkksPreset, &[u8]), DecodeError> {
+pub(super) fn open_ckks(bytes: &[u8], kind: CkksObjectKind) -> Result<(Preset, &[u8]), DecodeError> {
     let raw = read_raw_header(bytes)?;
     if raw.kind != kind.id() {
         return Err(DecodeError::WrongKind { expected: kind.name(), found: kind_name(raw.kind) });
     }
-    let preset = CkksPreset::from_id(raw.params).ok_or(DecodeError::UnknownParamSet(raw.params))?;
+    let preset = Preset::from_id(raw.params).ok_or(DecodeError::UnknownParamSet(raw.params))?;
     let level = if kind.is_leveled() {
         let level = read_level(bytes)?;
         let top = preset.params().max_level();
@@ -449,7 +449,7 @@ fn read_level(bytes: &[u8]) -> Result<u64, DecodeError> {
     }
 }
 
-pub(super) fn write_ckks_header(out: &mut [u8], kind: CkksObjectKind, preset: CkksPreset, body_len: u64) {
+pub(super) fn write_ckks_header(out: &mut [u8], kind: CkksObjectKind, preset: Preset, body_len: u64) {
     write_raw_header(out, kind.id(), preset.id(), body_len);
 }
 

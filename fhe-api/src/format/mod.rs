@@ -13,7 +13,7 @@
 //!      0     6  magic "LUXFHE" (4C 55 58 46 48 45)
 //!      6     2  format version (u16, = 2; version 1 had no key tags and is refused)
 //!      8     2  object kind id (u16: ObjectKind 1..=5, CkksObjectKind 6..=10, ComposedKind 11..=12)
-//!     10     2  parameter set id (u16: ParamSet::id 1..=3, CkksPreset::id 101..=104)
+//!     10     2  parameter set id (u16: ParamSet::id 1..=3, Preset::id 101..=104)
 //!     12     8  body length in bytes (u64; must equal the length the kind and set dictate)
 //!     20     .  body
 //! ```
@@ -26,7 +26,7 @@
 //!
 //! [`Encode`] and [`Decode`] are implemented for [`LweCiphertext`], [`ExtractedLwe`],
 //! [`SecretKey`], [`PublicKey`] and [`EvaluationKey`]; [`TryEncode`] and [`Decode`] for
-//! [`CkksCiphertext`], [`CkksPlaintext`], [`CkksSecretKey`], [`CkksPublicKey`] and
+//! [`HostCiphertext`], [`Plaintext`], [`ckks::SecretKey`], [`ckks::PublicKey`] and
 //! [`SwitchingKey`] (fallible: parameters that are no preset have no encoding). `serde`
 //! support (de)serializes exactly these bytes (`serialize_bytes`; a visitor accepting
 //! borrowed bytes, byte buffers and sequences of `u8`, so self-describing formats such as
@@ -47,10 +47,10 @@
 //! [`SecretKey`]: crate::tfhe::entities::SecretKey
 //! [`PublicKey`]: crate::tfhe::entities::PublicKey
 //! [`EvaluationKey`]: crate::tfhe::entities::EvaluationKey
-//! [`CkksCiphertext`]: crate::ckks::entities::CkksCiphertext
-//! [`CkksPlaintext`]: crate::ckks::entities::CkksPlaintext
-//! [`CkksSecretKey`]: crate::ckks::entities::CkksSecretKey
-//! [`CkksPublicKey`]: crate::ckks::entities::CkksPublicKey
+//! [`HostCiphertext`]: crate::ckks::entities::HostCiphertext
+//! [`Plaintext`]: crate::ckks::entities::Plaintext
+//! [`ckks::SecretKey`]: crate::ckks::entities::SecretKey
+//! [`ckks::PublicKey`]: crate::ckks::entities::PublicKey
 //! [`SwitchingKey`]: crate::ckks::entities::SwitchingKey
 
 mod ckks;
@@ -101,7 +101,7 @@ pub trait Encode {
 }
 
 /// [`Encode`] for objects that may have no encoding: the CKKS objects, whose header names
-/// their parameters by preset id ([`crate::ckks::params::CkksPreset::id`]). Parameters that
+/// their parameters by preset id ([`crate::ckks::params::Preset::id`]). Parameters that
 /// equal no preset are refused with [`Error::InvalidInput`], since a reader could not
 /// rebuild their primes. Encodings are canonical as [`Encode`]'s are.
 pub trait TryEncode {

@@ -1,7 +1,7 @@
 //! The CKKS capability of a backend: evaluation on backend-owned handles.
 //!
 //! Ciphertexts, plaintexts and switching keys are uploaded once into a backend's own form
-//! ([`CkksHandle`], [`PlainHandle`], [`PreparedSwitchKey`]: host memory on the CPU,
+//! ([`Ciphertext`], [`PreparedPlaintext`], [`PreparedSwitchKey`]: host memory on the CPU,
 //! device buffers on a GPU) and stay there across operations; only [`CkksOps::download`]
 //! brings a ciphertext back (to decrypt, serialize or compare). Every operation is exact
 //! integer arithmetic with a pinned definition (`docs/CKKS.md`, "Evaluation"), so every
@@ -13,103 +13,61 @@
 
 use std::sync::Arc;
 
-use crate::ckks::entities::{CkksCiphertext, CkksPlaintext, SwitchKind, SwitchingKey};
-use crate::ckks::meta::CkksMeta;
-use crate::ckks::params::CkksParams;
+use crate::ckks::entities::{HostCiphertext, Plaintext, SwitchingKey};
+use crate::ckks::meta::{Ciphertext, PreparedPlaintext, PreparedSwitchKey};
+use crate::ckks::params::Params;
 use crate::error::Result;
-use crate::ops::Resident;
-
-/// A CKKS ciphertext resident in a backend: its [`CkksMeta`] on the host, its words
-/// wherever the backend keeps them.
-pub type CkksHandle = Resident<CkksMeta>;
-
-/// A plaintext resident in a backend (evaluation form over `q_0 .. q_level`).
-pub type PlainHandle = Resident<PlainMeta>;
-
-/// A switching key in a backend's own form (both halves expanded; resident on a device).
-pub type PreparedSwitchKey = Resident<SwitchKeyMeta>;
-
-/// A resident plaintext's metadata: a [`CkksMeta`] of its own type, so a plaintext
-/// handle is never taken for a ciphertext.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlainMeta(pub CkksMeta);
-
-impl std::ops::Deref for PlainMeta {
-    type Target = CkksMeta;
-    fn deref(&self) -> &CkksMeta {
-        &self.0
-    }
-}
-
-/// A prepared switching key's metadata: its parameters and which secret it switches from.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SwitchKeyMeta {
-    params: Arc<CkksParams>,
-    kind: SwitchKind,
-}
-
-impl SwitchKeyMeta {
-    pub fn of(key: &SwitchingKey) -> SwitchKeyMeta {
-        SwitchKeyMeta { params: key.params().clone(), kind: key.kind() }
-    }
-    pub fn params(&self) -> &Arc<CkksParams> {
-        &self.params
-    }
-    pub fn kind(&self) -> SwitchKind {
-        self.kind
-    }
-}
 
 /// Evaluation on resident handles. Inputs are checked by the caller (the evaluator): same parameters, levels as documented per method, keys of
 /// the right kind. Results carry the level and scale the method documents.
 pub trait CkksOps: Send + Sync {
     /// A host ciphertext into this backend's form.
-    fn upload(&self, ct: &CkksCiphertext) -> Result<CkksHandle>;
+    fn upload(&self, ct: &HostCiphertext) -> Result<Ciphertext>;
     /// [`CkksOps::upload`] of a ciphertext the caller no longer needs: a host-memory
     /// backend keeps its buffers instead of copying them (fresh encryptions).
-    fn upload_owned(&self, ct: CkksCiphertext) -> Result<CkksHandle> {
+    fn upload_owned(&self, ct: HostCiphertext) -> Result<Ciphertext> {
         self.upload(&ct)
     }
     /// A host buffer of `len` words with unspecified contents, for a result about to come
     /// back through [`CkksOps::upload_owned`] (a fresh encryption's halves): a host-memory
     /// backend hands out the memory of dropped ciphertexts, already faulted in. The
     /// default allocates.
-    fn result_buffer(&self, params: &Arc<CkksParams>, len: usize) -> Vec<u64> {
+    fn result_buffer(&self, params: &Arc<Params>, len: usize) -> Vec<u64> {
         let _ = params;
         vec![0; len]
     }
     /// Back to the host, words unchanged.
-    fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext>;
+    fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext>;
     /// A coefficient-form plaintext into evaluation form, resident.
-    fn upload_plaintext(&self, pt: &CkksPlaintext) -> Result<PlainHandle>;
+    fn upload_plaintext(&self, pt: &Plaintext) -> Result<PreparedPlaintext>;
     /// Expands a switching key's seeded `a` halves and keeps both halves resident.
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey>;
 
     /// `a + b`, both at one level; scale of `a`.
-    fn add(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle>;
+    fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext>;
     /// `a - b`, both at one level; scale of `a`.
-    fn sub(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle>;
+    fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext>;
     /// `-a`.
-    fn negate(&self, a: &CkksHandle) -> Result<CkksHandle>;
+    fn negate(&self, a: &Ciphertext) -> Result<Ciphertext>;
     /// `a + p` (`p` at `a`'s level); scale of `a`.
-    fn add_plain(&self, a: &CkksHandle, p: &PlainHandle) -> Result<CkksHandle>;
+    fn add_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext>;
     /// `a * p` (`p` at `a`'s level); scale `a.scale * p.scale`.
-    fn mul_plain(&self, a: &CkksHandle, p: &PlainHandle) -> Result<CkksHandle>;
+    fn mul_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext>;
     /// Adds the integer whose residue modulo `q_i` is `residues[i]` to every message
     /// coefficient's constant term (`c0 + r`); scale of `a`.
-    fn add_scalar(&self, a: &CkksHandle, residues: &[u64]) -> Result<CkksHandle>;
+    fn add_scalar(&self, a: &Ciphertext, residues: &[u64]) -> Result<Ciphertext>;
     /// Multiplies both parts by the integer with `residues`; scale `a.scale * factor_scale`.
-    fn mul_scalar(&self, a: &CkksHandle, residues: &[u64], factor_scale: f64) -> Result<CkksHandle>;
+    fn mul_scalar(&self, a: &Ciphertext, residues: &[u64], factor_scale: f64) -> Result<Ciphertext>;
     /// The tensor product relinearized with `rlk` (hybrid key switching of the `c1 c1'`
     /// part); both at one level; scale `a.scale * b.scale`.
-    fn mul_relin(&self, a: &CkksHandle, b: &CkksHandle, rlk: &PreparedSwitchKey) -> Result<CkksHandle>;
+    fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey) -> Result<Ciphertext>;
     /// Divides by the last prime `q_l` with rounding: level `l - 1`, scale `scale / q_l`.
-    fn rescale(&self, a: &CkksHandle) -> Result<CkksHandle>;
+    fn rescale(&self, a: &Ciphertext) -> Result<Ciphertext>;
     /// Drops the top limbs down to `level` (no division); scale unchanged.
-    fn drop_to_level(&self, a: &CkksHandle, level: usize) -> Result<CkksHandle>;
+    fn drop_to_level(&self, a: &Ciphertext, level: usize) -> Result<Ciphertext>;
     /// `sigma_g(a)` switched back to `s` with the Galois key of `g` (rotation, conjugation).
-    fn apply_galois(&self, a: &CkksHandle, key: &PreparedSwitchKey) -> Result<CkksHandle>;
+    fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey) -> Result<Ciphertext>;
     /// [`CkksOps::apply_galois`] for several keys sharing one decomposition of `a`'s `c1`
     /// (hoisting); the same words as separate calls.
-    fn apply_galois_hoisted(&self, a: &CkksHandle, keys: &[&PreparedSwitchKey]) -> Result<Vec<CkksHandle>>;
+    fn apply_galois_hoisted(&self, a: &Ciphertext, keys: &[&PreparedSwitchKey]) -> Result<Vec<Ciphertext>>;
 }

@@ -8,7 +8,7 @@ mod resident;
 mod ring;
 mod tfhe;
 
-pub use ckks::{CkksHandle, CkksOps, PlainHandle, PlainMeta, PreparedSwitchKey, SwitchKeyMeta};
+pub use ckks::CkksOps;
 pub use resident::Resident;
 pub use ring::{check_ring_input, checked_modulus, NttOps, RingOps};
 pub use tfhe::{check_inputs, BootstrapOps, KeyMeta, PreparedKey};

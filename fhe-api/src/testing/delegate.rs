@@ -6,12 +6,9 @@
 
 use std::sync::Arc;
 
-use crate::ckks::entities::{CkksCiphertext, CkksPlaintext, SwitchingKey};
-use crate::ckks::params::CkksParams;
+use crate::ckks::{Ciphertext, HostCiphertext, Params, Plaintext, PreparedPlaintext, PreparedSwitchKey, SwitchingKey};
 use crate::error::Result;
-use crate::ops::{
-    Backend, BootstrapOps, CkksHandle, CkksOps, DeviceInfo, PlainHandle, PreparedKey, PreparedSwitchKey, RingOps,
-};
+use crate::ops::{Backend, BootstrapOps, CkksOps, DeviceInfo, PreparedKey, RingOps};
 use crate::registry::BackendKind;
 use crate::ring::{PolynomialSize, RingModulus};
 use crate::tfhe::entities::{EvaluationKey, ExtractedLwe, LweCiphertext};
@@ -32,7 +29,7 @@ pub trait Tamper: Send + Sync + 'static {
     }
     /// Applied to every ciphertext a CKKS operation returns; `op` is the [`CkksOps`]
     /// method's name and `ops` the inner backend's CKKS (to download and re-upload).
-    fn ckks(&self, op: &'static str, ops: &dyn CkksOps, out: CkksHandle) -> Result<CkksHandle> {
+    fn ckks(&self, op: &'static str, ops: &dyn CkksOps, out: Ciphertext) -> Result<Ciphertext> {
         let _ = (op, ops);
         Ok(out)
     }
@@ -58,7 +55,7 @@ impl<B: Backend, T: Tamper> Delegate<B, T> {
     fn ops(&self) -> &dyn CkksOps {
         self.inner.ckks().expect("Delegate::ckks declares CKKS only where the inner backend has it")
     }
-    fn one(&self, op: &'static str, out: Result<CkksHandle>) -> Result<CkksHandle> {
+    fn one(&self, op: &'static str, out: Result<Ciphertext>) -> Result<Ciphertext> {
         self.tamper.ckks(op, self.ops(), out?)
     }
 }
@@ -103,58 +100,58 @@ impl<B: Backend, T: Tamper> BootstrapOps for Delegate<B, T> {
 }
 
 impl<B: Backend, T: Tamper> CkksOps for Delegate<B, T> {
-    fn upload(&self, ct: &CkksCiphertext) -> Result<CkksHandle> {
+    fn upload(&self, ct: &HostCiphertext) -> Result<Ciphertext> {
         self.ops().upload(ct)
     }
-    fn upload_owned(&self, ct: CkksCiphertext) -> Result<CkksHandle> {
+    fn upload_owned(&self, ct: HostCiphertext) -> Result<Ciphertext> {
         self.ops().upload_owned(ct)
     }
-    fn result_buffer(&self, params: &Arc<CkksParams>, len: usize) -> Vec<u64> {
+    fn result_buffer(&self, params: &Arc<Params>, len: usize) -> Vec<u64> {
         self.ops().result_buffer(params, len)
     }
-    fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext> {
+    fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext> {
         self.ops().download(ct)
     }
-    fn upload_plaintext(&self, pt: &CkksPlaintext) -> Result<PlainHandle> {
+    fn upload_plaintext(&self, pt: &Plaintext) -> Result<PreparedPlaintext> {
         self.ops().upload_plaintext(pt)
     }
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
         self.ops().prepare_key(key)
     }
-    fn add(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
+    fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.one("add", self.ops().add(a, b))
     }
-    fn sub(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
+    fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.one("sub", self.ops().sub(a, b))
     }
-    fn negate(&self, a: &CkksHandle) -> Result<CkksHandle> {
+    fn negate(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.one("negate", self.ops().negate(a))
     }
-    fn add_plain(&self, a: &CkksHandle, p: &PlainHandle) -> Result<CkksHandle> {
+    fn add_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext> {
         self.one("add_plain", self.ops().add_plain(a, p))
     }
-    fn mul_plain(&self, a: &CkksHandle, p: &PlainHandle) -> Result<CkksHandle> {
+    fn mul_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext> {
         self.one("mul_plain", self.ops().mul_plain(a, p))
     }
-    fn add_scalar(&self, a: &CkksHandle, residues: &[u64]) -> Result<CkksHandle> {
+    fn add_scalar(&self, a: &Ciphertext, residues: &[u64]) -> Result<Ciphertext> {
         self.one("add_scalar", self.ops().add_scalar(a, residues))
     }
-    fn mul_scalar(&self, a: &CkksHandle, residues: &[u64], factor_scale: f64) -> Result<CkksHandle> {
+    fn mul_scalar(&self, a: &Ciphertext, residues: &[u64], factor_scale: f64) -> Result<Ciphertext> {
         self.one("mul_scalar", self.ops().mul_scalar(a, residues, factor_scale))
     }
-    fn mul_relin(&self, a: &CkksHandle, b: &CkksHandle, rlk: &PreparedSwitchKey) -> Result<CkksHandle> {
+    fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey) -> Result<Ciphertext> {
         self.one("mul_relin", self.ops().mul_relin(a, b, rlk))
     }
-    fn rescale(&self, a: &CkksHandle) -> Result<CkksHandle> {
+    fn rescale(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.one("rescale", self.ops().rescale(a))
     }
-    fn drop_to_level(&self, a: &CkksHandle, level: usize) -> Result<CkksHandle> {
+    fn drop_to_level(&self, a: &Ciphertext, level: usize) -> Result<Ciphertext> {
         self.one("drop_to_level", self.ops().drop_to_level(a, level))
     }
-    fn apply_galois(&self, a: &CkksHandle, key: &PreparedSwitchKey) -> Result<CkksHandle> {
+    fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey) -> Result<Ciphertext> {
         self.one("apply_galois", self.ops().apply_galois(a, key))
     }
-    fn apply_galois_hoisted(&self, a: &CkksHandle, keys: &[&PreparedSwitchKey]) -> Result<Vec<CkksHandle>> {
+    fn apply_galois_hoisted(&self, a: &Ciphertext, keys: &[&PreparedSwitchKey]) -> Result<Vec<Ciphertext>> {
         let out = self.ops().apply_galois_hoisted(a, keys)?;
         out.into_iter().map(|h| self.tamper.ckks("apply_galois_hoisted", self.ops(), h)).collect()
     }

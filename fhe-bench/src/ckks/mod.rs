@@ -28,15 +28,15 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use fhe_api::ckks::entities::{CkksKeySet, CkksPlaintext};
-use fhe_api::ckks::params::CkksPreset;
-use fhe_api::ops::CkksHandle;
+use fhe_api::ckks::entities::{KeySet, Plaintext};
+use fhe_api::ckks::params::Preset;
+use fhe_api::ckks::Ciphertext;
 use fhe_api::rng::SplitMix64;
 use fhe_api::{Backend, Seed};
-use fhe_schemes::ckks::context::{precision_bits, CkksContext};
-use fhe_schemes::ckks::encoding::Complex;
-use fhe_schemes::ckks::evaluator::CkksEvaluator;
-use fhe_schemes::ckks::keygen::CkksKeygenOptions;
+use fhe_schemes::ckks::Complex;
+use fhe_schemes::ckks::Evaluator;
+use fhe_schemes::ckks::KeygenOptions;
+use fhe_schemes::ckks::{precision_bits, Context};
 
 use crate::error::{Error, Result};
 use crate::ops::Progress;
@@ -139,7 +139,7 @@ pub struct CkksPlan {
 impl CkksPlan {
     /// Defaults by ring size: N = 2^16 10 calls (key generation 3), 2^15 20 (3),
     /// 2^14 30 (5), smaller 50 (5); one warm-up call, one run, one thread.
-    pub fn for_preset(preset: CkksPreset) -> CkksPlan {
+    pub fn for_preset(preset: Preset) -> CkksPlan {
         let (iterations, keygen_iterations) = match preset.params().log_n() {
             16.. => (10, 3),
             15 => (20, 3),
@@ -183,8 +183,8 @@ pub fn values(count: usize, salt: u64) -> Vec<Complex> {
 }
 
 /// The keys every fixture makes: relinearization and Galois keys for [`ROTATIONS`].
-pub fn keygen_options() -> CkksKeygenOptions {
-    CkksKeygenOptions { relin: true, rotations: ROTATIONS.to_vec(), conjugation: false }
+pub fn keygen_options() -> KeygenOptions {
+    KeygenOptions { relin: true, rotations: ROTATIONS.to_vec(), conjugation: false }
 }
 
 fn rotate_plain(v: &[Complex], k: i64) -> Vec<Complex> {
@@ -194,27 +194,27 @@ fn rotate_plain(v: &[Complex], k: i64) -> Vec<Complex> {
 
 /// Keys and inputs on one backend, made once before timing.
 pub struct CkksFixture {
-    pub preset: CkksPreset,
-    pub ctx: CkksContext,
-    pub keys: CkksKeySet,
-    pub ev: CkksEvaluator,
+    pub preset: Preset,
+    pub ctx: Context,
+    pub keys: KeySet,
+    pub ev: Evaluator,
     /// The values of `cx` and `cy`.
     pub x: Vec<Complex>,
     pub y: Vec<Complex>,
     /// `x` encoded at the top level (what `encrypt` encrypts).
-    pub pt: CkksPlaintext,
-    pub cx: CkksHandle,
-    pub cy: CkksHandle,
+    pub pt: Plaintext,
+    pub cx: Ciphertext,
+    pub cy: Ciphertext,
     /// `cx * cy`, relinearized (what `rescale` rescales).
-    pub prod: CkksHandle,
+    pub prod: Ciphertext,
     seed_root: String,
     calls: u64,
 }
 
 impl CkksFixture {
     /// Keys from `seed_root`, two fresh top-level encryptions and their product.
-    pub fn new(backend: Arc<dyn Backend>, preset: CkksPreset, seed_root: &str) -> Result<CkksFixture> {
-        let ctx = CkksContext::from_preset(backend, preset)?;
+    pub fn new(backend: Arc<dyn Backend>, preset: Preset, seed_root: &str) -> Result<CkksFixture> {
+        let ctx = Context::from_preset(backend, preset)?;
         let keys = ctx.keygen_from_seed(&Seed::derive(seed_root, 0), &keygen_options())?;
         let ev = ctx.evaluator(&keys.eval)?;
         let slots = ctx.params().slots();
@@ -226,7 +226,7 @@ impl CkksFixture {
         Ok(CkksFixture { preset, ctx, keys, ev, x, y, pt, cx, cy, prod, seed_root: seed_root.to_string(), calls: 0 })
     }
 
-    fn decrypt(&self, h: &CkksHandle) -> Result<Vec<Complex>> {
+    fn decrypt(&self, h: &Ciphertext) -> Result<Vec<Complex>> {
         Ok(self.ctx.decrypt(&self.keys.sk, h)?)
     }
 
@@ -240,7 +240,7 @@ impl CkksFixture {
             CkksOp::Keygen => return Ok(None),
             CkksOp::Encrypt | CkksOp::Decrypt => precision_bits(&self.decrypt(&self.cx)?, &self.x),
             CkksOp::MulRelin | CkksOp::Rescale => {
-                let want: Vec<Complex> = self.x.iter().zip(&self.y).map(|(&a, &b)| a.mul(b)).collect();
+                let want: Vec<Complex> = self.x.iter().zip(&self.y).map(|(&a, &b)| a * b).collect();
                 precision_bits(&self.decrypt(&ev.rescale(&self.prod)?)?, &want)
             }
             CkksOp::Rotate => precision_bits(&self.decrypt(&ev.rotate(&self.cx, 1)?)?, &rotate_plain(&self.x, 1)),
@@ -492,13 +492,13 @@ impl PeerPrecision {
 /// The CKKS equivalence gate on `preset`: from the same seeds, `target`'s public,
 /// relinearization and Galois (rotation by one) keys, one encryption, one product and
 /// one rotation are byte-equal to `oracle`'s. A target that is the oracle is `not_run`.
-pub fn gate(oracle: Arc<dyn Backend>, target: Arc<dyn Backend>, preset: CkksPreset) -> Result<EquivalenceGate> {
+pub fn gate(oracle: Arc<dyn Backend>, target: Arc<dyn Backend>, preset: Preset) -> Result<EquivalenceGate> {
     if oracle.name() == target.name() {
         return Ok(EquivalenceGate::new(GateState::NotRun, Some(format!("{} is the oracle", target.name()))));
     }
-    let opts = CkksKeygenOptions { relin: true, rotations: vec![1], conjugation: false };
+    let opts = KeygenOptions { relin: true, rotations: vec![1], conjugation: false };
     let run = |b: Arc<dyn Backend>| -> Result<_> {
-        let ctx = CkksContext::from_preset(b, preset)?;
+        let ctx = Context::from_preset(b, preset)?;
         let keys = ctx.keygen_from_seed(&Seed::derive(SEED_ROOT, 900), &opts)?;
         let ev = ctx.evaluator(&keys.eval)?;
         let slots = ctx.params().slots();

@@ -16,7 +16,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use fhe_api::ckks::params::{CkksParams, CkksPreset};
+use fhe_api::ckks::params::{Params, Preset};
 use serde_json::{json, Value};
 
 use super::{CkksOp, ROTATIONS};
@@ -123,15 +123,15 @@ impl OpenFhe {
 
     /// The `setup` request for `params`: the same N, scale, depth, `dnum` and first-prime
     /// size (OpenFHE picks its own primes of those sizes and 60-bit special primes).
-    pub fn setup_request(params: &CkksParams) -> Value {
-        let first_mod_bits = 64 - params.q[0].0.leading_zeros();
+    pub fn setup_request(params: &Params) -> Value {
+        let first_mod_bits = 64 - params.q()[0].0.leading_zeros();
         json!({
             "cmd": "setup",
             "log_n": params.log_n(),
-            "scale_bits": params.scale_bits,
+            "scale_bits": params.scale_bits(),
             "depth": params.depth(),
             "first_mod_bits": first_mod_bits,
-            "dnum": params.dnum,
+            "dnum": params.dnum(),
             "special_bits": 60,
             "slots": params.slots(),
             "threads": 1,
@@ -141,7 +141,7 @@ impl OpenFhe {
     }
 
     /// Sets the worker up for `preset` (keys included) and measures its precision.
-    pub fn setup_for(&mut self, preset: CkksPreset) -> Result<&Value> {
+    pub fn setup_for(&mut self, preset: Preset) -> Result<&Value> {
         let req = Self::setup_request(preset.params());
         let reply = self.ask(req.clone())?;
         self.setup = Some(req);

@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 use fhe_cpu::CpuBackend;
 
 use super::openfhe::OpenFhe;
 use super::*;
 use crate::{Environment, Report};
 
-const SMALL: CkksPreset = CkksPreset::Slots4096Scale40Depth2;
+const SMALL: Preset = Preset::Slots4096Scale40Depth2;
 
 #[test]
 fn op_names_parse_both_ways() {
@@ -33,7 +33,7 @@ fn values_are_in_the_unit_square_and_reproducible() {
 
 #[test]
 fn default_plans_follow_the_ring_size() {
-    let big = CkksPlan::for_preset(CkksPreset::Slots32768Scale40Depth34);
+    let big = CkksPlan::for_preset(Preset::Slots32768Scale40Depth34);
     assert_eq!((big.iterations, big.keygen_iterations), (10, 3));
     assert_eq!(big.calls_per_round(5), 2);
     assert_eq!(CkksPlan::for_preset(SMALL).operations.len(), 7);
@@ -143,7 +143,7 @@ fn the_peer_is_asked_for_the_presets_own_shape() {
     let r = OpenFhe::setup_request(SMALL.params());
     assert_eq!((r["log_n"].as_u64(), r["depth"].as_u64(), r["dnum"].as_u64()), (Some(13), Some(2), Some(3)));
     assert_eq!(r["first_mod_bits"].as_u64(), Some(55), "OpenFHE refuses 60 bits at N=2^13");
-    let big = OpenFhe::setup_request(CkksPreset::Slots32768Scale40Depth34.params());
+    let big = OpenFhe::setup_request(Preset::Slots32768Scale40Depth34.params());
     assert_eq!((big["log_n"].as_u64(), big["depth"].as_u64(), big["dnum"].as_u64()), (Some(16), Some(34), Some(6)));
     assert_eq!(big["first_mod_bits"].as_u64(), Some(60));
     assert_eq!(big["threads"].as_u64(), Some(1));

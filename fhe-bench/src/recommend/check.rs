@@ -6,15 +6,15 @@
 
 use std::sync::Arc;
 
-use fhe_api::ckks::entities::{CkksCiphertext, CkksKeySet, CkksPlaintext};
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::entities::{HostCiphertext, KeySet, Plaintext};
+use fhe_api::ckks::params::Preset;
+use fhe_api::ckks::Ciphertext;
 use fhe_api::format::{Encode, TryEncode};
-use fhe_api::ops::CkksHandle;
 use fhe_api::{Backend, ExtractedLwe, LweCiphertext, ParamSet, PreparedKey, Seed};
 use fhe_kat::{compare_bytes, Case, CaseSet, Mismatch, MismatchKind, Source};
-use fhe_schemes::ckks::context::{precision_bits, CkksContext};
-use fhe_schemes::ckks::encoding::Complex;
-use fhe_schemes::ckks::evaluator::CkksEvaluator;
+use fhe_schemes::ckks::Complex;
+use fhe_schemes::ckks::Evaluator;
+use fhe_schemes::ckks::{precision_bits, Context};
 use fhe_schemes::tfhe::gates::{self, Gate};
 
 use super::run::RecommendConfig;
@@ -45,12 +45,12 @@ pub(super) struct PrimitiveInputs {
 /// Keys, inputs and the oracle's outputs shared by every candidate of a `ckks-primitive`
 /// run (keys are host objects; each candidate prepares its own evaluator from them).
 pub(super) struct CkksInputs {
-    preset: CkksPreset,
-    pub keys: CkksKeySet,
+    preset: Preset,
+    pub keys: KeySet,
     x: Vec<Complex>,
     y: Vec<Complex>,
     /// `x` and `y` encoded at the top level.
-    pub pts: [CkksPlaintext; 2],
+    pub pts: [Plaintext; 2],
     /// The encryption seeds of `x` and `y`.
     pub seeds: [Seed; 2],
     /// The oracle's `[Enc(x), Enc(y), x*y, rotate(x, 1), hoisted(x, 1..4)...]`, encoded.
@@ -59,10 +59,10 @@ pub(super) struct CkksInputs {
 
 /// A candidate's CKKS context and evaluator, and its own encryptions of `x` and `y`.
 pub(super) struct CkksSetup {
-    pub ctx: CkksContext,
-    pub ev: CkksEvaluator,
-    pub cx: CkksHandle,
-    pub cy: CkksHandle,
+    pub ctx: Context,
+    pub ev: Evaluator,
+    pub cx: Ciphertext,
+    pub cy: Ciphertext,
 }
 
 /// What one qualified candidate needs to be timed.
@@ -194,10 +194,10 @@ const CKKS_OUTPUTS: [&str; 8] = [
 
 /// The candidate's CKKS outputs for [`CKKS_OUTPUTS`], in that order.
 fn ckks_outputs(
-    ctx: &CkksContext,
-    ev: &CkksEvaluator,
+    ctx: &Context,
+    ev: &Evaluator,
     i: &CkksInputs,
-) -> fhe_api::Result<(CkksHandle, CkksHandle, Vec<CkksCiphertext>)> {
+) -> fhe_api::Result<(Ciphertext, Ciphertext, Vec<HostCiphertext>)> {
     let cx = ctx.encrypt_seeded(&i.keys.pk, &i.pts[0], &i.seeds[0])?;
     let cy = ctx.encrypt_seeded(&i.keys.pk, &i.pts[1], &i.seeds[1])?;
     let mut out = vec![ev.download(&cx)?, ev.download(&cy)?, ev.download(&ev.mul(&cx, &cy)?)?];
@@ -212,7 +212,7 @@ fn ckks_outputs(
 pub(super) fn ckks_inputs(oracle: &Arc<dyn Backend>, config: &RecommendConfig) -> Result<CkksInputs> {
     let preset =
         config.preset.ok_or_else(|| Error::InvalidInput("the ckks-primitive suite needs a CKKS preset".into()))?;
-    let ctx = CkksContext::from_preset(oracle.clone(), preset)?;
+    let ctx = Context::from_preset(oracle.clone(), preset)?;
     let keys = ctx.keygen_from_seed(&Seed::derive(&config.seed_root, 0), &bench_ckks::keygen_options())?;
     let slots = ctx.params().slots();
     let (x, y) = (bench_ckks::values(slots, 1), bench_ckks::values(slots, 2));
@@ -230,14 +230,14 @@ pub(super) fn ckks_inputs(oracle: &Arc<dyn Backend>, config: &RecommendConfig) -
 /// [`MIN_PRECISION_BITS`] of plaintext arithmetic.
 pub(super) fn check_ckks(b: &Arc<dyn Backend>, i: &CkksInputs) -> Verdict {
     let fail = |what: &'static str| move |e: fhe_api::Error| format!("{what} failed: {e}");
-    let ctx = CkksContext::from_preset(b.clone(), i.preset).map_err(fail("context"))?;
+    let ctx = Context::from_preset(b.clone(), i.preset).map_err(fail("context"))?;
     let ev = ctx.evaluator(&i.keys.eval).map_err(fail("evaluator"))?;
     let (cx, cy, got) = ckks_outputs(&ctx, &ev, i).map_err(fail("ckks operations"))?;
     let got = got.iter().map(TryEncode::try_encode).collect::<fhe_api::Result<Vec<_>>>().map_err(fail("encode"))?;
     let case = case(i.preset.into());
     verdict(&case, CKKS_OUTPUTS.into_iter().zip(i.want.iter().cloned()).zip(got).map(|((s, w), g)| (s, w, g)))?;
-    let dec = |h: &CkksHandle| ctx.decrypt(&i.keys.sk, h).map_err(fail("decrypt"));
-    let xy: Vec<Complex> = i.x.iter().zip(&i.y).map(|(&a, &b)| a.mul(b)).collect();
+    let dec = |h: &Ciphertext| ctx.decrypt(&i.keys.sk, h).map_err(fail("decrypt"));
+    let xy: Vec<Complex> = i.x.iter().zip(&i.y).map(|(&a, &b)| a * b).collect();
     let product = ev.rescale(&ev.mul(&cx, &cy).map_err(fail("mul_relin"))?).map_err(fail("rescale"))?;
     let mut found = Vec::new();
     for (what, bits) in

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 use fhe_api::{Backend, ParamSet};
 use fhe_schemes::tfhe::gates::{self, Gate};
 use serde::{Deserialize, Serialize};
@@ -33,7 +33,7 @@ pub struct RecommendConfig {
     /// The bit-scheme parameter set (`kernel`, `primitive`; unused by `ckks-primitive`).
     pub params: ParamSet,
     /// The CKKS preset (`ckks-primitive` only).
-    pub preset: Option<CkksPreset>,
+    pub preset: Option<Preset>,
     /// Repetitions; each one measures every candidate, in a rotated order.
     pub reps: usize,
     /// Timed calls per operation, candidate and repetition.
@@ -59,7 +59,7 @@ impl RecommendConfig {
     }
 
     /// The `ckks-primitive` suite on `preset`, with seed 1's shape.
-    pub fn ckks(preset: CkksPreset) -> RecommendConfig {
+    pub fn ckks(preset: Preset) -> RecommendConfig {
         RecommendConfig { preset: Some(preset), ..RecommendConfig::new(Suite::CkksPrimitive, ParamSet::PN10QP27) }
     }
 

@@ -145,7 +145,7 @@ pub fn switch(
 ) {
     let n = plan.params.n();
     let l = lp.level;
-    let k = plan.params.p.len();
+    let k = plan.params.p().len();
     let qp = plan.q_len() + k;
     let limbs = l + 1 + k;
     let index = perm.map(|p| p.index());

@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use fhe_api::ckks::entities::{CkksCiphertext, CkksPlaintext, SwitchKind, SwitchingKey};
+use fhe_api::ckks::entities::{HostCiphertext, Plaintext, SwitchKind, SwitchingKey};
 use fhe_api::ckks::meta::CkksMeta;
-use fhe_api::ckks::params::CkksParams;
-use fhe_api::ops::{CkksHandle, CkksOps, PlainHandle, PlainMeta, PreparedSwitchKey, SwitchKeyMeta};
+use fhe_api::ckks::params::Params;
+use fhe_api::ckks::{Ciphertext, PlainMeta, PreparedPlaintext, PreparedSwitchKey, SwitchKeyMeta};
+use fhe_api::ops::CkksOps;
 use fhe_api::ring::automorphism::EvalPermutation;
 use fhe_api::ring::modulus::Modulus;
 use fhe_api::{Backend, Error, Result};
@@ -48,24 +49,24 @@ struct CpuPt {
 
 impl CpuBackend {
     /// The plan of a parameter set, built on first use.
-    pub fn ckks_plan(&self, params: &Arc<CkksParams>) -> Result<Arc<CkksPlan>> {
-        let key: Vec<u64> = [params.n() as u64, params.dnum as u64]
+    pub fn ckks_plan(&self, params: &Arc<Params>) -> Result<Arc<CkksPlan>> {
+        let key: Vec<u64> = [params.n() as u64, params.dnum() as u64]
             .into_iter()
-            .chain(params.q.iter().chain(params.p.iter()).map(|q| q.0))
+            .chain(params.q().iter().chain(params.p().iter()).map(|q| q.0))
             .collect();
         self.ckks_plans.get_or_try_init(&key, || {
-            CkksPlan::new(params.clone(), &|q| self.engine(params.ring_degree, fhe_api::ring::RingModulus(q)))
+            CkksPlan::new(params.clone(), &|q| self.engine(params.ring_degree(), fhe_api::ring::RingModulus(q)))
         })
     }
 
-    fn ct<'a>(&self, a: &'a CkksHandle) -> Result<&'a CpuCt> {
+    fn ct<'a>(&self, a: &'a Ciphertext) -> Result<&'a CpuCt> {
         a.downcast::<CpuCt>(&self.name())
     }
 
-    fn wrap(&self, like: &CkksHandle, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> Result<CkksHandle> {
+    fn wrap(&self, like: &Ciphertext, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> Result<Ciphertext> {
         let pool = self.ckks_plan(like.params()).ok();
         let meta = CkksMeta::new(like.params().clone(), level, scale)?;
-        Ok(CkksHandle::new(self.name(), meta, CpuCt { c0, c1, pool }))
+        Ok(Ciphertext::new(self.name(), meta, CpuCt { c0, c1, pool }))
     }
 
     /// `f(x, y, modulus)` on every word of two limb-major polynomials over `q_0..`.
@@ -95,7 +96,7 @@ impl CpuBackend {
         out
     }
 
-    fn galois(&self, a: &CkksHandle, keys: &[&PreparedSwitchKey]) -> Result<Vec<CkksHandle>> {
+    fn galois(&self, a: &Ciphertext, keys: &[&PreparedSwitchKey]) -> Result<Vec<Ciphertext>> {
         let ct = self.ct(a)?;
         let plan = self.ckks_plan(a.params())?;
         let lp = plan.level(a.level())?;
@@ -120,39 +121,39 @@ impl CpuBackend {
 }
 
 impl CkksOps for CpuBackend {
-    fn upload(&self, ct: &CkksCiphertext) -> Result<CkksHandle> {
-        Ok(CkksHandle::new(
+    fn upload(&self, ct: &HostCiphertext) -> Result<Ciphertext> {
+        Ok(Ciphertext::new(
             self.name(),
             ct.meta().clone(),
             CpuCt { c0: ct.c0().to_vec(), c1: ct.c1().to_vec(), pool: self.ckks_plan(ct.params()).ok() },
         ))
     }
 
-    fn upload_owned(&self, ct: CkksCiphertext) -> Result<CkksHandle> {
+    fn upload_owned(&self, ct: HostCiphertext) -> Result<Ciphertext> {
         let meta = ct.meta().clone();
         let pool = self.ckks_plan(meta.params()).ok();
         let (c0, c1) = ct.into_parts();
-        Ok(CkksHandle::new(self.name(), meta, CpuCt { c0, c1, pool }))
+        Ok(Ciphertext::new(self.name(), meta, CpuCt { c0, c1, pool }))
     }
 
-    fn result_buffer(&self, params: &Arc<CkksParams>, len: usize) -> Vec<u64> {
+    fn result_buffer(&self, params: &Arc<Params>, len: usize) -> Vec<u64> {
         match self.ckks_plan(params) {
             Ok(plan) => plan.take_vec(len),
             Err(_) => vec![0; len],
         }
     }
 
-    fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext> {
+    fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext> {
         let c = self.ct(ct)?;
-        CkksCiphertext::from_reduced(ct.meta().clone(), c.c0.clone(), c.c1.clone())
+        HostCiphertext::from_reduced(ct.meta().clone(), c.c0.clone(), c.c1.clone())
     }
 
-    fn upload_plaintext(&self, pt: &CkksPlaintext) -> Result<PlainHandle> {
+    fn upload_plaintext(&self, pt: &Plaintext) -> Result<PreparedPlaintext> {
         let plan = self.ckks_plan(pt.params())?;
         let n = plan.params.n();
         let mut m = pt.coeffs().to_vec();
         m.par_chunks_mut(n).enumerate().for_each(|(i, limb)| plan.primes[i].ntt.forward(limb));
-        Ok(PlainHandle::new(self.name(), PlainMeta(pt.meta().clone()), CpuPt { m }))
+        Ok(PreparedPlaintext::new(self.name(), PlainMeta(pt.meta().clone()), CpuPt { m }))
     }
 
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
@@ -161,7 +162,7 @@ impl CkksOps for CpuBackend {
         if let SwitchKind::Galois(g) = key.kind() {
             // Kept as `sigma_g^-1(key)` limb by limb, so the rotation's inner product streams
             // (see `keyswitch::switch`).
-            let p = EvalPermutation::new(key.params().ring_degree, g)?;
+            let p = EvalPermutation::new(key.params().ring_degree(), g)?;
             let n = key.params().n();
             let mut from = vec![0u64; n];
             for limb in b.chunks_mut(n).chain(a.chunks_mut(n)) {
@@ -173,7 +174,7 @@ impl CkksOps for CpuBackend {
         Ok(PreparedSwitchKey::new(self.name(), SwitchKeyMeta::of(key), CpuSwitchKey { b, a, perm }))
     }
 
-    fn add(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
+    fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         let (x, y) = (self.ct(a)?, self.ct(b)?);
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.zip_limbs(&plan, &x.c0, &y.c0, |m, x, y| m.add(x, y));
@@ -181,7 +182,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, a.level(), a.scale(), c0, c1)
     }
 
-    fn sub(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
+    fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         let (x, y) = (self.ct(a)?, self.ct(b)?);
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.zip_limbs(&plan, &x.c0, &y.c0, |m, x, y| m.sub(x, y));
@@ -189,7 +190,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, a.level(), a.scale(), c0, c1)
     }
 
-    fn negate(&self, a: &CkksHandle) -> Result<CkksHandle> {
+    fn negate(&self, a: &Ciphertext) -> Result<Ciphertext> {
         let x = self.ct(a)?;
         let plan = self.ckks_plan(a.params())?;
         let c0 = self.map_limbs(&plan, &x.c0, |m, _, x| m.sub(0, x));
@@ -197,7 +198,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, a.level(), a.scale(), c0, c1)
     }
 
-    fn add_plain(&self, a: &CkksHandle, p: &PlainHandle) -> Result<CkksHandle> {
+    fn add_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext> {
         let x = self.ct(a)?;
         let pt = p.downcast::<CpuPt>(&self.name())?;
         let plan = self.ckks_plan(a.params())?;
@@ -205,7 +206,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, a.level(), a.scale(), c0, x.c1.clone())
     }
 
-    fn mul_plain(&self, a: &CkksHandle, p: &PlainHandle) -> Result<CkksHandle> {
+    fn mul_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext> {
         let x = self.ct(a)?;
         let pt = p.downcast::<CpuPt>(&self.name())?;
         let plan = self.ckks_plan(a.params())?;
@@ -214,7 +215,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, a.level(), a.scale() * p.scale(), c0, c1)
     }
 
-    fn add_scalar(&self, a: &CkksHandle, residues: &[u64]) -> Result<CkksHandle> {
+    fn add_scalar(&self, a: &Ciphertext, residues: &[u64]) -> Result<Ciphertext> {
         let x = self.ct(a)?;
         check_residues(a, residues)?;
         let plan = self.ckks_plan(a.params())?;
@@ -223,7 +224,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, a.level(), a.scale(), c0, x.c1.clone())
     }
 
-    fn mul_scalar(&self, a: &CkksHandle, residues: &[u64], factor_scale: f64) -> Result<CkksHandle> {
+    fn mul_scalar(&self, a: &Ciphertext, residues: &[u64], factor_scale: f64) -> Result<Ciphertext> {
         let x = self.ct(a)?;
         check_residues(a, residues)?;
         let plan = self.ckks_plan(a.params())?;
@@ -232,7 +233,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, a.level(), a.scale() * factor_scale, c0, c1)
     }
 
-    fn mul_relin(&self, a: &CkksHandle, b: &CkksHandle, rlk: &PreparedSwitchKey) -> Result<CkksHandle> {
+    fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey) -> Result<Ciphertext> {
         let (x, y) = (self.ct(a)?, self.ct(b)?);
         if rlk.kind() != SwitchKind::Relin {
             return Err(Error::InvalidInput("mul_relin needs the relinearization key".into()));
@@ -258,7 +259,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, a.level(), a.scale() * b.scale(), c0, c1)
     }
 
-    fn rescale(&self, a: &CkksHandle) -> Result<CkksHandle> {
+    fn rescale(&self, a: &Ciphertext) -> Result<Ciphertext> {
         let x = self.ct(a)?;
         let plan = self.ckks_plan(a.params())?;
         let l = a.level();
@@ -272,7 +273,7 @@ impl CkksOps for CpuBackend {
         self.wrap(a, l - 1, a.scale() / ql, c0, c1)
     }
 
-    fn drop_to_level(&self, a: &CkksHandle, level: usize) -> Result<CkksHandle> {
+    fn drop_to_level(&self, a: &Ciphertext, level: usize) -> Result<Ciphertext> {
         let x = self.ct(a)?;
         if level > a.level() {
             return Err(Error::Level(format!("cannot raise level {} to {level}", a.level())));
@@ -281,17 +282,17 @@ impl CkksOps for CpuBackend {
         self.wrap(a, level, a.scale(), x.c0[..words].to_vec(), x.c1[..words].to_vec())
     }
 
-    fn apply_galois(&self, a: &CkksHandle, key: &PreparedSwitchKey) -> Result<CkksHandle> {
+    fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey) -> Result<Ciphertext> {
         Ok(self.galois(a, &[key])?.pop().expect("one key, one result"))
     }
 
-    fn apply_galois_hoisted(&self, a: &CkksHandle, keys: &[&PreparedSwitchKey]) -> Result<Vec<CkksHandle>> {
+    fn apply_galois_hoisted(&self, a: &Ciphertext, keys: &[&PreparedSwitchKey]) -> Result<Vec<Ciphertext>> {
         self.galois(a, keys)
     }
 }
 
-fn check_residues(a: &CkksHandle, residues: &[u64]) -> Result<()> {
-    if residues.len() != a.level() + 1 || residues.iter().zip(&a.params().q).any(|(&r, q)| r >= q.0) {
+fn check_residues(a: &Ciphertext, residues: &[u64]) -> Result<()> {
+    if residues.len() != a.level() + 1 || residues.iter().zip(a.params().q()).any(|(&r, q)| r >= q.0) {
         return Err(Error::InvalidInput(format!("a scalar needs {} residues, each below its prime", a.level() + 1)));
     }
     Ok(())
@@ -300,7 +301,7 @@ fn check_residues(a: &CkksHandle, residues: &[u64]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fhe_api::ckks::params::CkksPreset;
+    use fhe_api::ckks::params::Preset;
     use fhe_schemes::testing::ckks::setup;
 
     /// Where one multiplication's time goes at the big preset, one thread:
@@ -366,11 +367,8 @@ mod tests {
             time("decrypt (to plaintext)", &mut || drop(ctx.decrypt_plaintext(&keys.sk, &ct).unwrap()));
             time("decrypt + decode", &mut || drop(ctx.decrypt(&keys.sk, &ct).unwrap()));
             if std::env::var("LUX_CKKS_KEYGEN").is_ok() {
-                let options = fhe_schemes::ckks::keygen::CkksKeygenOptions {
-                    relin: true,
-                    rotations: vec![1, 2, 3, 4],
-                    conjugation: false,
-                };
+                let options =
+                    fhe_schemes::ckks::KeygenOptions { relin: true, rotations: vec![1, 2, 3, 4], conjugation: false };
                 time("keygen relin + 4 rotations", &mut || {
                     drop(ctx.keygen_from_seed(&fhe_api::Seed::derive("k", 1), &options).unwrap())
                 });
@@ -389,14 +387,14 @@ mod tests {
         let presets = std::env::var("LUX_CKKS_DUMP_PRESETS")
             .unwrap_or("slots4096-scale40-depth2,slots8192-scale40-depth6".into());
         for name in presets.split(',') {
-            let preset: CkksPreset = name.parse().unwrap();
+            let preset: Preset = name.parse().unwrap();
             let backend = Arc::new(CpuBackend::new(None).unwrap());
             let (ctx, keys, ev) = setup(backend.clone(), preset, 7);
             let write = |op: &str, words: &[&[u64]]| {
                 let bytes: Vec<u8> = words.iter().flat_map(|w| w.iter().flat_map(|x| x.to_le_bytes())).collect();
                 std::fs::write(format!("{dir}/{name}-{op}.bin"), bytes).unwrap();
             };
-            let ct_words = |op: &str, h: &fhe_api::ops::CkksHandle| {
+            let ct_words = |op: &str, h: &fhe_api::ckks::Ciphertext| {
                 let c = ev.download(h).unwrap();
                 write(op, &[c.c0(), c.c1()]);
             };
@@ -410,7 +408,7 @@ mod tests {
                 fhe_schemes::testing::ckks::random_values(slots, 71),
                 fhe_schemes::testing::ckks::random_values(slots, 72),
             );
-            let enc = |v: &[fhe_schemes::ckks::encoding::Complex], s: u64| {
+            let enc = |v: &[fhe_schemes::ckks::Complex], s: u64| {
                 let pt = ctx.encode(v).unwrap();
                 ctx.encrypt_seeded(&keys.pk, &pt, &fhe_api::Seed::derive("dump", s)).unwrap()
             };
@@ -439,7 +437,7 @@ mod tests {
     #[test]
     #[ignore = "a measurement, not a check"]
     fn ckks_fresh_precision_spread() {
-        use fhe_schemes::ckks::context::precision_bits;
+        use fhe_schemes::ckks::precision_bits;
         let preset = fhe_schemes::testing::ckks::preset_from_env();
         let backend = Arc::new(CpuBackend::new(None).unwrap());
         let (mut all, mut means) = (Vec::new(), Vec::new());
@@ -476,8 +474,8 @@ mod tests {
     #[test]
     #[ignore = "a measurement, not a check"]
     fn ckks_noise_breakdown() {
-        use fhe_schemes::ckks::context::precision_bits;
-        use fhe_schemes::ckks::encoding::Complex;
+        use fhe_schemes::ckks::precision_bits;
+        use fhe_schemes::ckks::Complex;
         let preset = fhe_schemes::testing::ckks::preset_from_env();
         let backend = Arc::new(CpuBackend::new(None).unwrap());
         let (ctx, keys, ev) = setup(backend, preset, 1);
@@ -486,10 +484,10 @@ mod tests {
         eprintln!(
             "{preset}: N = {}, q bits {:?}, p bits {:?}, dnum {}, eta {}",
             p.n(),
-            bits(&p.q),
-            bits(&p.p),
-            p.dnum,
-            p.noise_eta
+            bits(p.q()),
+            bits(p.p()),
+            p.dnum(),
+            p.noise_eta()
         );
         let slots = p.slots();
         let (x, y) = (
@@ -497,20 +495,20 @@ mod tests {
             fhe_schemes::testing::ckks::random_values(slots, 12),
         );
         let rot = |v: &[Complex], k: usize| (0..v.len()).map(|i| v[(i + k) % v.len()]).collect::<Vec<_>>();
-        let xy: Vec<Complex> = x.iter().zip(&y).map(|(a, b)| a.mul(*b)).collect();
+        let xy: Vec<Complex> = x.iter().zip(&y).map(|(a, b)| *a * *b).collect();
         let px = ctx.encode(&x).unwrap();
         eprintln!("encode -> decode: {:.2} bits", precision_bits(&ctx.decode(&px).unwrap(), &x));
         let enc = |v: &[Complex], s| {
             ctx.encrypt_seeded(&keys.pk, &ctx.encode(v).unwrap(), &fhe_api::Seed::derive("n", s)).unwrap()
         };
         let (cx, cy) = (enc(&x, 1), enc(&y, 2));
-        let dec = |h: &fhe_api::ops::CkksHandle| ctx.decrypt(&keys.sk, h).unwrap();
+        let dec = |h: &fhe_api::ckks::Ciphertext| ctx.decrypt(&keys.sk, h).unwrap();
         // Coefficient noise against a plaintext: centered difference modulo q_0.
-        let coeff_noise = |h: &fhe_api::ops::CkksHandle, want: &[Complex]| {
+        let coeff_noise = |h: &fhe_api::ckks::Ciphertext, want: &[Complex]| {
             let got = ctx.decrypt_plaintext(&keys.sk, h).unwrap();
             let mut pw = ctx.encode(want).unwrap();
             pw = ctx.decode(&pw).map(|_| pw).unwrap();
-            let q0 = p.q[0].0;
+            let q0 = p.q()[0].0;
             let e = fhe_schemes::testing::ckks::coefficient_noise(&got, &pw);
             let mx = e.iter().map(|&e| e.unsigned_abs()).max().unwrap_or(0) as f64;
             let sq: f64 = e.iter().map(|&e| (e as f64) * (e as f64)).sum();
@@ -521,7 +519,7 @@ mod tests {
             let noise = |demean: bool| {
                 let shift = if demean { mean.round() as i64 } else { 0 };
                 let w: Vec<u64> = e.iter().map(|&e| (e - shift).rem_euclid(q0 as i64) as u64).collect();
-                let pt = fhe_api::ckks::entities::CkksPlaintext::from_raw(p.clone(), 0, 1.0, w).unwrap();
+                let pt = fhe_api::ckks::entities::Plaintext::from_raw(p.clone(), 0, 1.0, w).unwrap();
                 let v = ctx.decode(&pt).unwrap();
                 let (mut best, mut at) = (0f64, 0);
                 for (i, c) in v.iter().enumerate() {
@@ -562,7 +560,7 @@ mod tests {
         eprintln!("secret-key encrypt: {:.2} bits; {}", precision_bits(&dec(&sk_x), &x), coeff_noise(&sk_x, &x));
     }
 
-    fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::CkksKeySet) -> CpuSwitchKey {
+    fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::KeySet) -> CpuSwitchKey {
         let k = keys.eval.relin.as_ref().unwrap();
         let _ = backend;
         CpuSwitchKey { b: k.b().to_vec(), a: k.a(), perm: None }

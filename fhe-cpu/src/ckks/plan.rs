@@ -5,7 +5,7 @@
 use std::ops::{Deref, DerefMut, Range};
 use std::sync::{Arc, Mutex};
 
-use fhe_api::ckks::params::CkksParams;
+use fhe_api::ckks::params::Params;
 use fhe_api::keyed_cache::KeyedCache;
 use fhe_api::ring::math::{inv_mod, product_mod};
 use fhe_api::ring::moddown::RoundingConverter;
@@ -23,7 +23,7 @@ pub struct Prime {
 
 /// Everything per parameter set.
 pub struct CkksPlan {
-    pub params: Arc<CkksParams>,
+    pub params: Arc<Params>,
     /// `q_0 .. q_L, p_0 .. p_{K-1}`.
     pub primes: Vec<Prime>,
     levels: KeyedCache<usize, LevelPlan>,
@@ -83,11 +83,11 @@ pub struct LevelPlan {
 }
 
 impl CkksPlan {
-    pub fn new(params: Arc<CkksParams>, engine: &dyn Fn(u64) -> Result<Arc<Box<dyn NttEngine>>>) -> Result<Self> {
+    pub fn new(params: Arc<Params>, engine: &dyn Fn(u64) -> Result<Arc<Box<dyn NttEngine>>>) -> Result<Self> {
         let primes = params
-            .q
+            .q()
             .iter()
-            .chain(params.p.iter())
+            .chain(params.p().iter())
             .map(|q| Ok(Prime { m: Modulus::new(q.0), ntt: engine(q.0)? }))
             .collect::<Result<Vec<_>>>()?;
         Ok(CkksPlan { params, primes, levels: KeyedCache::new(), scratch: Mutex::new(Vec::new()) })
@@ -130,7 +130,7 @@ impl CkksPlan {
 
     /// Number of primes of `q` (`L + 1`).
     pub fn q_len(&self) -> usize {
-        self.params.q.len()
+        self.params.q().len()
     }
 
     /// QP index of special prime `k`.
@@ -143,12 +143,12 @@ impl CkksPlan {
     }
 
     fn basis(&self, idx: &[usize]) -> Result<RnsBasis> {
-        let all: Vec<RingModulus> = self.params.q.iter().chain(self.params.p.iter()).copied().collect();
+        let all: Vec<RingModulus> = self.params.q().iter().chain(self.params.p().iter()).copied().collect();
         RnsBasis::new(&idx.iter().map(|&i| all[i]).collect::<Vec<_>>())
     }
 
     fn build_level(&self, level: usize) -> Result<LevelPlan> {
-        let p_idx: Vec<usize> = (0..self.params.p.len()).map(|k| self.p_index(k)).collect();
+        let p_idx: Vec<usize> = (0..self.params.p().len()).map(|k| self.p_index(k)).collect();
         let q_idx: Vec<usize> = (0..=level).collect();
         let mut digits = Vec::new();
         for range in self.params.digits(level) {
@@ -162,7 +162,7 @@ impl CkksPlan {
         let p_inv = (0..=level)
             .map(|i| {
                 let m = &self.primes[i].m;
-                let p = product_mod(self.params.p.iter().map(|p| p.0), m.q);
+                let p = product_mod(self.params.p().iter().map(|p| p.0), m.q);
                 let inv = inv_mod(p, m.q);
                 (inv, shoup(inv, m.q))
             })

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 use fhe_api::Backend;
 use serde::{Deserialize, Serialize};
 
@@ -117,7 +117,7 @@ pub struct CkksCorpus {
     pub files: Vec<CkksFile>,
 }
 
-fn file_path(dir: &Path, preset: CkksPreset) -> PathBuf {
+fn file_path(dir: &Path, preset: Preset) -> PathBuf {
     dir.join(format!("ckks-{preset}.json"))
 }
 
@@ -128,7 +128,7 @@ pub(crate) fn parse_seed(name: &str, s: &str) -> Result<fhe_api::Seed> {
 }
 
 impl CkksEntry {
-    pub fn preset(&self) -> Result<CkksPreset> {
+    pub fn preset(&self) -> Result<Preset> {
         self.preset.parse().map_err(|e| Error::Corpus(format!("{}: {e}", self.name)))
     }
 
@@ -152,7 +152,7 @@ impl CkksEntry {
 
 /// Computes entry `index` of `preset` on `oracle`; refuses to record an output that
 /// decrypts to fewer than `MIN_BITS` bits of the plaintext result.
-pub fn generate_entry(oracle: Arc<dyn Backend>, preset: CkksPreset, index: u64) -> Result<CkksEntry> {
+pub fn generate_entry(oracle: Arc<dyn Backend>, preset: Preset, index: u64) -> Result<CkksEntry> {
     let name = oracle.name();
     let input = CkksInput::derive(&kat_root(preset), preset, index);
     let c = compute(oracle, &input, Schedule::Kat)?;
@@ -194,7 +194,7 @@ pub fn generate_entry(oracle: Arc<dyn Backend>, preset: CkksPreset, index: u64) 
 }
 
 /// Computes the CKKS corpus: `per_preset` entries for every preset of `presets`.
-pub fn generate(oracle: Arc<dyn Backend>, presets: &[CkksPreset], per_preset: u64) -> Result<CkksCorpus> {
+pub fn generate(oracle: Arc<dyn Backend>, presets: &[Preset], per_preset: u64) -> Result<CkksCorpus> {
     let mut files = Vec::new();
     for &preset in presets {
         let mut entries = Vec::new();
@@ -245,7 +245,7 @@ impl CkksCorpus {
     /// Loads `dir/ckks-<preset>.json` for every preset that has a file.
     pub fn load(dir: &Path) -> Result<CkksCorpus> {
         let mut files = Vec::new();
-        for preset in CkksPreset::ALL {
+        for preset in Preset::ALL {
             let path = file_path(dir, preset);
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
@@ -271,7 +271,7 @@ impl CkksCorpus {
     pub fn write(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.into(), source })?;
         for f in &self.files {
-            let preset: CkksPreset = f.preset.parse().map_err(|e| Error::Corpus(format!("{e}")))?;
+            let preset: Preset = f.preset.parse().map_err(|e| Error::Corpus(format!("{e}")))?;
             let path = file_path(dir, preset);
             let mut text =
                 serde_json::to_string_pretty(f).map_err(|source| Error::Json { path: path.clone(), source })?;

@@ -8,14 +8,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fhe_api::ckks::entities::CkksCiphertext;
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::entities::HostCiphertext;
+use fhe_api::ckks::params::Preset;
 use fhe_api::rng::stream;
 use fhe_api::Backend;
-use fhe_schemes::ckks::context::{precision_bits, CkksContext};
-use fhe_schemes::ckks::encoding::Complex;
-use fhe_schemes::ckks::evaluator::CkksEvaluator;
-use fhe_schemes::ckks::keygen::CkksKeygenOptions;
+use fhe_schemes::ckks::Complex;
+use fhe_schemes::ckks::Evaluator;
+use fhe_schemes::ckks::KeygenOptions;
+use fhe_schemes::ckks::{precision_bits, Context};
 
 use super::corpus::{slot_close, CkksCorpus, CkksEntry};
 use super::surfaces::{compute, ct_bytes, values, CkksComputed, CkksInput, CtOut, Schedule, MIN_BITS};
@@ -60,7 +60,7 @@ impl CkksReplayReport {
 /// The outcome of one preset of `dispatch` or of the sweep.
 #[derive(Clone, Debug)]
 pub struct CkksSetReport {
-    pub preset: CkksPreset,
+    pub preset: Preset,
     pub seeds: u64,
     /// Seeds whose every surface matched (0 when skipped).
     pub passed: u64,
@@ -263,7 +263,7 @@ fn compare_computed(check: &mut Checker, o: &CkksComputed, t: &CkksComputed, tar
     }
 }
 
-fn set_report(preset: CkksPreset, seeds: u64, skipped: Option<String>) -> CkksSetReport {
+fn set_report(preset: Preset, seeds: u64, skipped: Option<String>) -> CkksSetReport {
     CkksSetReport { preset, seeds, passed: 0, skipped, mismatches: Vec::new(), elapsed: Duration::ZERO }
 }
 
@@ -278,10 +278,10 @@ fn require_oracle(oracle: &dyn Backend) -> Result<()> {
 /// reason) when `target` has no CKKS.
 fn run_sets(
     target: &dyn Backend,
-    presets: &[CkksPreset],
+    presets: &[Preset],
     seeds: u64,
     source: Source,
-    mut case: impl FnMut(CkksPreset, u64, &mut Checker) -> Result<()>,
+    mut case: impl FnMut(Preset, u64, &mut Checker) -> Result<()>,
 ) -> Result<Vec<CkksSetReport>> {
     let skipped = skip_reason(target);
     let mut out = Vec::new();
@@ -312,7 +312,7 @@ fn run_sets(
 pub fn dispatch(
     oracle: Arc<dyn Backend>,
     target: Arc<dyn Backend>,
-    presets: &[CkksPreset],
+    presets: &[Preset],
     seeds: u64,
 ) -> Result<CkksDispatchReport> {
     require_oracle(&*oracle)?;
@@ -329,19 +329,19 @@ pub fn dispatch(
 
 /// Two uniformly random ciphertexts at the top level and default scale (stream
 /// `ckks-sweep-random` of the master seed: `c0` then `c1`, limb by limb, `uniform_mod`).
-fn random_ct(ctx: &CkksContext, input: &CkksInput, j: u64) -> Result<CkksCiphertext> {
+fn random_ct(ctx: &Context, input: &CkksInput, j: u64) -> Result<HostCiphertext> {
     let p = ctx.params();
     let mut r = stream(&input.master.0, "ckks-sweep-random", j);
     let level = p.max_level();
     let mut poly = || -> Vec<u64> {
-        p.q[..=level].iter().flat_map(|q| (0..p.n()).map(|_| r.uniform_mod(q.0)).collect::<Vec<_>>()).collect()
+        p.q()[..=level].iter().flat_map(|q| (0..p.n()).map(|_| r.uniform_mod(q.0)).collect::<Vec<_>>()).collect()
     };
     let (c0, c1) = (poly(), poly());
-    Ok(CkksCiphertext::from_raw(p.clone(), level, p.default_scale(), c0, c1)?)
+    Ok(HostCiphertext::from_raw(p.clone(), level, p.default_scale(), c0, c1)?)
 }
 
 /// `mul`, `rescale` and `rotate(1)` of the product on one evaluator, downloaded.
-fn mul_rotate(ev: &CkksEvaluator, a: &CkksCiphertext, b: &CkksCiphertext) -> Result<[CkksCiphertext; 3]> {
+fn mul_rotate(ev: &Evaluator, a: &HostCiphertext, b: &HostCiphertext) -> Result<[HostCiphertext; 3]> {
     let (a, b) = (ev.upload(a)?, ev.upload(b)?);
     let m = ev.mul(&a, &b)?;
     let r = ev.rescale(&m)?;
@@ -356,14 +356,14 @@ fn sweep_case(
     input: &CkksInput,
     check: &mut Checker,
 ) -> Result<()> {
-    let octx = CkksContext::from_preset(oracle.clone(), input.preset)?;
-    let tctx = CkksContext::from_preset(target.clone(), input.preset)?;
-    let options = CkksKeygenOptions { relin: true, rotations: vec![1], conjugation: false };
+    let octx = Context::from_preset(oracle.clone(), input.preset)?;
+    let tctx = Context::from_preset(target.clone(), input.preset)?;
+    let options = KeygenOptions { relin: true, rotations: vec![1], conjugation: false };
     let keys = octx.keygen_from_seed(&input.master, &options)?;
     let (oev, tev) = (octx.evaluator(&keys.eval)?, tctx.evaluator(&keys.eval)?);
     let slots = octx.params().slots();
     let (x, y) = (values(&input.master, 0, slots), values(&input.master, 1, slots));
-    let enc = |v: &[Complex], seed| -> Result<CkksCiphertext> {
+    let enc = |v: &[Complex], seed| -> Result<HostCiphertext> {
         Ok(oev.download(&octx.encrypt_seeded(&keys.pk, &octx.encode(v)?, seed)?)?)
     };
     let (cx, cy) = (enc(&x, &input.encrypt_seeds[0])?, enc(&y, &input.encrypt_seeds[1])?);
@@ -383,7 +383,7 @@ fn sweep_case(
         }
         if prefix.is_empty() {
             // The target's rotated product decrypts (on the oracle) to the plaintext result.
-            let xy: Vec<Complex> = x.iter().zip(&y).map(|(&a, &b)| a.mul(b)).collect();
+            let xy: Vec<Complex> = x.iter().zip(&y).map(|(&a, &b)| a * b).collect();
             let want: Vec<Complex> = (0..slots).map(|i| xy[(i + 1) % slots]).collect();
             let got = octx.decrypt(&keys.sk, &oev.upload(&t[2])?)?;
             let bits = precision_bits(&got, &want);
@@ -407,7 +407,7 @@ pub fn sweep(
     oracle: Arc<dyn Backend>,
     target: Arc<dyn Backend>,
     corpus: &CkksCorpus,
-    presets: &[CkksPreset],
+    presets: &[Preset],
     seeds: u64,
 ) -> Result<CkksSweepReport> {
     require_oracle(&*oracle)?;

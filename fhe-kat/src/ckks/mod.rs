@@ -67,7 +67,7 @@ pub(crate) mod surfaces;
 #[cfg(test)]
 mod tests;
 
-use fhe_api::ckks::params::CkksPreset;
+use fhe_api::ckks::params::Preset;
 
 pub use corpus::{CkksCorpus, CkksEntry, CkksFile};
 pub use equiv::{
@@ -78,19 +78,19 @@ pub use surfaces::MIN_BITS;
 use crate::{DISPATCH_ROOT, KAT_ROOT, SWEEP_ROOT};
 
 /// The presets of the CKKS corpus.
-pub const KAT_PRESETS: [CkksPreset; 2] = [CkksPreset::Slots4096Scale40Depth2, CkksPreset::Slots8192Scale40Depth6];
+pub const KAT_PRESETS: [Preset; 2] = [Preset::Slots4096Scale40Depth2, Preset::Slots8192Scale40Depth6];
 /// Entries per preset in the corpus the generator writes.
 pub const KAT_ENTRIES_PER_PRESET: u64 = 4;
 /// The presets `equiv dispatch` and `equiv sweep` run by default (the small one: a seed
 /// costs a fraction of a second).
-pub const EQUIV_PRESETS: [CkksPreset; 1] = [CkksPreset::Slots4096Scale40Depth2];
+pub const EQUIV_PRESETS: [Preset; 1] = [Preset::Slots4096Scale40Depth2];
 /// Decoded slots stored per KAT output.
 pub const DECODED_SLOTS: usize = 4;
 /// Decoded values agree within this, relative to `max(1, |oracle|)` (2^-50).
 pub const DECODED_TOLERANCE: f64 = 1.0 / (1u64 << 50) as f64;
 
 /// The KAT master-seed root of one preset.
-pub fn kat_root(preset: CkksPreset) -> String {
+pub fn kat_root(preset: Preset) -> String {
     format!("{KAT_ROOT}/ckks/{preset}")
 }
 

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use fhe_api::ckks::entities::{CkksCiphertext, CkksEvalKeys, SwitchingKey};
-use fhe_api::ckks::params::CkksPreset;
-use fhe_api::ops::CkksHandle;
+use fhe_api::ckks::entities::{EvalKeys, HostCiphertext, SwitchingKey};
+use fhe_api::ckks::params::Preset;
+use fhe_api::ckks::Ciphertext;
 use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
 use fhe_api::rng::stream;
 use fhe_api::{Backend, Seed};
-use fhe_schemes::ckks::context::{precision_bits, CkksContext};
-use fhe_schemes::ckks::encoding::Complex;
-use fhe_schemes::ckks::keygen::CkksKeygenOptions;
+use fhe_schemes::ckks::Complex;
+use fhe_schemes::ckks::KeygenOptions;
+use fhe_schemes::ckks::{precision_bits, Context};
 
 use crate::Result;
 
@@ -25,7 +25,7 @@ pub const MIN_BITS: f64 = 15.0;
 
 /// The seeds of one CKKS case.
 pub(crate) struct CkksInput {
-    pub preset: CkksPreset,
+    pub preset: Preset,
     pub master: Seed,
     pub encrypt_seeds: [Seed; 3],
 }
@@ -33,7 +33,7 @@ pub(crate) struct CkksInput {
 impl CkksInput {
     /// Case `k` of a seed root (`Seed::derive(root, k)`, encryption seeds
     /// `Seed::derive(root + "/encrypt", 3k + j)`).
-    pub fn derive(root: &str, preset: CkksPreset, k: u64) -> CkksInput {
+    pub fn derive(root: &str, preset: Preset, k: u64) -> CkksInput {
         let enc_root = format!("{root}/encrypt");
         CkksInput {
             preset,
@@ -67,10 +67,10 @@ pub(crate) enum Schedule {
 }
 
 impl Schedule {
-    fn keygen_options(self) -> CkksKeygenOptions {
+    fn keygen_options(self) -> KeygenOptions {
         match self {
-            Schedule::Kat => CkksKeygenOptions { relin: true, rotations: HOISTED.to_vec(), conjugation: true },
-            Schedule::Dispatch => CkksKeygenOptions { relin: true, rotations: vec![1], conjugation: false },
+            Schedule::Kat => KeygenOptions { relin: true, rotations: HOISTED.to_vec(), conjugation: true },
+            Schedule::Dispatch => KeygenOptions { relin: true, rotations: vec![1], conjugation: false },
         }
     }
 }
@@ -112,8 +112,8 @@ pub(crate) struct CkksComputed {
 }
 
 /// The name of the Galois key of element `g`.
-fn galois_name(preset: CkksPreset, g: u64) -> String {
-    let n = preset.params().ring_degree;
+fn galois_name(preset: Preset, g: u64) -> String {
+    let n = preset.params().ring_degree();
     if g == conjugation_element(n) {
         return "gk[conj].b".into();
     }
@@ -128,7 +128,7 @@ fn key_words(name: String, key: &SwitchingKey) -> Words {
 }
 
 /// The `b` halves of every evaluation key, relinearization first, then by Galois element.
-pub(crate) fn eval_key_words(preset: CkksPreset, eval: &CkksEvalKeys) -> Vec<Words> {
+pub(crate) fn eval_key_words(preset: Preset, eval: &EvalKeys) -> Vec<Words> {
     let relin = eval.relin.iter().map(|k| key_words("rlk.b".into(), k));
     relin.chain(eval.galois.iter().map(|(&g, k)| key_words(galois_name(preset, g), k))).collect()
 }
@@ -144,14 +144,14 @@ fn zip(x: &[Complex], y: &[Complex], f: impl Fn(Complex, Complex) -> Complex) ->
 
 /// Downloads, decrypts and decodes one resident ciphertext.
 pub(crate) fn ct_out(
-    ctx: &CkksContext,
-    sk: &fhe_api::ckks::entities::CkksSecretKey,
+    ctx: &Context,
+    sk: &fhe_api::ckks::entities::SecretKey,
     name: &str,
-    h: &CkksHandle,
+    h: &Ciphertext,
     want: Vec<Complex>,
 ) -> Result<CtOut> {
-    let ops = fhe_schemes::ckks::evaluator::ckks_ops(&**ctx.backend())?;
-    let ct: CkksCiphertext = ops.download(h)?;
+    let ops = fhe_schemes::ckks::ckks_ops(&**ctx.backend())?;
+    let ct: HostCiphertext = ops.download(h)?;
     let pt = ctx.decrypt_plaintext(sk, h)?;
     Ok(CtOut {
         name: name.to_string(),
@@ -165,7 +165,7 @@ pub(crate) fn ct_out(
 }
 
 /// `c0 || c1` as [`le_bytes`].
-pub(crate) fn ct_bytes(ct: &CkksCiphertext) -> Vec<u8> {
+pub(crate) fn ct_bytes(ct: &HostCiphertext) -> Vec<u8> {
     let mut b = le_bytes(ct.c0());
     b.extend(le_bytes(ct.c1()));
     b
@@ -173,7 +173,7 @@ pub(crate) fn ct_bytes(ct: &CkksCiphertext) -> Vec<u8> {
 
 /// Computes every surface of `input` on `backend` (which must declare CKKS).
 pub(crate) fn compute(backend: Arc<dyn Backend>, input: &CkksInput, schedule: Schedule) -> Result<CkksComputed> {
-    let ctx = CkksContext::from_preset(backend, input.preset)?;
+    let ctx = Context::from_preset(backend, input.preset)?;
     let keys = ctx.keygen_from_seed(&input.master, &schedule.keygen_options())?;
     let ev = ctx.evaluator(&keys.eval)?;
     let slots = ctx.params().slots();
@@ -193,18 +193,18 @@ pub(crate) fn compute(backend: Arc<dyn Backend>, input: &CkksInput, schedule: Sc
     let cx = ctx.encrypt_seeded(&keys.pk, &px, ex)?;
     let cy = ctx.encrypt_seeded(&keys.pk, &py, ey)?;
     let sx = ctx.encrypt_sk_seeded(&keys.sk, &px, es)?;
-    let xy = zip(&x, &y, |a, b| a.mul(b));
+    let xy = zip(&x, &y, |a, b| a * b);
     let mul = ev.mul(&cx, &cy)?;
     let rescaled = ev.rescale(&mul)?;
     let rotated = ev.rotate(&cx, 1)?;
 
-    let mut outs: Vec<(String, CkksHandle, Vec<Complex>)> = vec![
+    let mut outs: Vec<(String, Ciphertext, Vec<Complex>)> = vec![
         ("encrypt_pk[x]".into(), cx, x.clone()),
         ("encrypt_pk[y]".into(), cy, y.clone()),
         ("encrypt_sk[x]".into(), sx, x.clone()),
     ];
     if schedule == Schedule::Kat {
-        outs.push(("add".into(), ev.add(&outs[0].1, &outs[1].1)?, zip(&x, &y, |a, b| a.add(b))));
+        outs.push(("add".into(), ev.add(&outs[0].1, &outs[1].1)?, zip(&x, &y, |a, b| a + b)));
     }
     outs.push(("mul".into(), mul, xy.clone()));
     outs.push(("rescale".into(), rescaled, xy));
@@ -218,7 +218,7 @@ pub(crate) fn compute(backend: Arc<dyn Backend>, input: &CkksInput, schedule: Sc
         for (h, k) in hoisted.into_iter().zip(HOISTED) {
             outs.push((format!("rotate_hoisted[{k}]"), h, rotate_plain(&x, k)));
         }
-        outs.push(("mul_const+rescale".into(), scaled, x.iter().map(|a| a.scale(MUL_CONST)).collect()));
+        outs.push(("mul_const+rescale".into(), scaled, x.iter().map(|a| *a * MUL_CONST).collect()));
     }
     let cts = outs.into_iter().map(|(name, h, want)| ct_out(&ctx, &keys.sk, &name, &h, want)).collect::<Result<_>>()?;
     Ok(CkksComputed { words, cts })

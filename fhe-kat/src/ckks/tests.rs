@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
-use fhe_api::ckks::entities::CkksCiphertext;
-use fhe_api::ckks::params::CkksPreset;
-use fhe_api::ops::{CkksHandle, CkksOps};
+use fhe_api::ckks::entities::HostCiphertext;
+use fhe_api::ckks::params::Preset;
+use fhe_api::ckks::Ciphertext;
+use fhe_api::ops::CkksOps;
 use fhe_api::testing::{Delegate, Tamper};
 use fhe_api::{Backend, Seed};
 use fhe_cpu::CpuBackend;
@@ -18,7 +19,7 @@ use crate::compare::{CaseSet, MismatchKind, Source};
 use crate::corpus::EntryChange;
 use crate::Mismatch;
 
-const SMALL: CkksPreset = CkksPreset::Slots4096Scale40Depth2;
+const SMALL: Preset = Preset::Slots4096Scale40Depth2;
 /// The word of `c1` the flawed product flips (bit 0).
 const FLIPPED_WORD: usize = 5;
 
@@ -46,7 +47,7 @@ impl Tamper for Flawed {
     fn name(&self) -> String {
         format!("test:flawed-{:?}", self.0)
     }
-    fn ckks(&self, op: &'static str, ops: &dyn CkksOps, out: CkksHandle) -> fhe_api::Result<CkksHandle> {
+    fn ckks(&self, op: &'static str, ops: &dyn CkksOps, out: Ciphertext) -> fhe_api::Result<Ciphertext> {
         if op != "mul_relin" {
             return Ok(out);
         }
@@ -54,7 +55,7 @@ impl Tamper for Flawed {
         let (level, scale, params) = (out.level(), out.scale(), out.params().clone());
         let (c0, mut c1) = out.into_parts();
         c1[FLIPPED_WORD] ^= 1;
-        ops.upload(&CkksCiphertext::from_raw(params, level, scale, c0, c1)?)
+        ops.upload(&HostCiphertext::from_raw(params, level, scale, c0, c1)?)
     }
     fn declares_ckks(&self) -> bool {
         self.0 != Flaw::NoCkks

@@ -16,10 +16,11 @@
 use std::cmp::Ordering;
 
 use super::fft::{special_fft, special_ifft};
-use fhe_api::ckks::params::{mp_bits, mp_cmp, mp_product, pow2, CkksParams};
+use fhe_api::ckks::params::{mp_bits, mp_cmp, mp_product, pow2, Params};
 use fhe_api::error::{Error, Result};
 use fhe_api::ring::modulus::{csub, mul_shoup_lazy};
 use fhe_api::ring::rns::RnsBasis;
+use fhe_api::ring::{PolynomialSize, RingModulus};
 
 /// A complex number: the value of one slot.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -33,29 +34,78 @@ impl Complex {
         Complex { re, im }
     }
 
-    #[allow(clippy::should_implement_trait)]
-    pub fn add(self, b: Complex) -> Complex {
-        Complex::new(self.re + b.re, self.im + b.im)
-    }
-
-    #[allow(clippy::should_implement_trait)]
-    pub fn sub(self, b: Complex) -> Complex {
-        Complex::new(self.re - b.re, self.im - b.im)
-    }
-
-    /// The schoolbook product, in this order of operations (no FMA).
-    #[allow(clippy::should_implement_trait)]
-    pub fn mul(self, b: Complex) -> Complex {
-        Complex::new(self.re * b.re - self.im * b.im, self.re * b.im + self.im * b.re)
-    }
+    /// The imaginary unit.
+    pub const I: Complex = Complex::new(0.0, 1.0);
 
     pub fn conj(self) -> Complex {
         Complex::new(self.re, -self.im)
     }
 
-    /// Multiplication by a real.
-    pub fn scale(self, s: f64) -> Complex {
+    /// `|z|`.
+    pub fn abs(self) -> f64 {
+        self.re.hypot(self.im)
+    }
+}
+
+impl From<f64> for Complex {
+    fn from(re: f64) -> Complex {
+        Complex::new(re, 0.0)
+    }
+}
+
+impl std::ops::Add for Complex {
+    type Output = Complex;
+    fn add(self, b: Complex) -> Complex {
+        Complex::new(self.re + b.re, self.im + b.im)
+    }
+}
+
+impl std::ops::Sub for Complex {
+    type Output = Complex;
+    fn sub(self, b: Complex) -> Complex {
+        Complex::new(self.re - b.re, self.im - b.im)
+    }
+}
+
+impl std::ops::Neg for Complex {
+    type Output = Complex;
+    fn neg(self) -> Complex {
+        Complex::new(-self.re, -self.im)
+    }
+}
+
+/// The schoolbook product, in this order of operations (no FMA): the encoding's FFT
+/// relies on it for the same words on every platform.
+impl std::ops::Mul for Complex {
+    type Output = Complex;
+    fn mul(self, b: Complex) -> Complex {
+        Complex::new(self.re * b.re - self.im * b.im, self.re * b.im + self.im * b.re)
+    }
+}
+
+/// Multiplication by a real.
+impl std::ops::Mul<f64> for Complex {
+    type Output = Complex;
+    fn mul(self, s: f64) -> Complex {
         Complex::new(self.re * s, self.im * s)
+    }
+}
+
+impl std::ops::AddAssign for Complex {
+    fn add_assign(&mut self, b: Complex) {
+        *self = *self + b;
+    }
+}
+
+impl std::ops::SubAssign for Complex {
+    fn sub_assign(&mut self, b: Complex) {
+        *self = *self - b;
+    }
+}
+
+impl std::ops::MulAssign for Complex {
+    fn mul_assign(&mut self, b: Complex) {
+        *self = *self * b;
     }
 }
 
@@ -74,12 +124,18 @@ pub struct Encoder {
 impl Encoder {
     /// An encoder for `params`: any `N = 2^2 .. 2^17` and any RNS basis (distinct primes
     /// below `2^62`). A security check is not its business, so tests may build tiny rings.
-    pub fn new(params: &CkksParams) -> Result<Encoder> {
-        let n = params.n();
+    pub fn new(params: &Params) -> Result<Encoder> {
+        Encoder::for_ring(params.ring_degree(), params.q())
+    }
+
+    /// An encoder for the ring of degree `n` over the primes `q` (level `l` uses the first
+    /// `l + 1`).
+    pub fn for_ring(n: PolynomialSize, q: &[RingModulus]) -> Result<Encoder> {
+        let n = n.0;
         if !n.is_power_of_two() || !(4..=1 << 17).contains(&n) {
             return Err(Error::InvalidRing(format!("CKKS encoding needs N a power of two in 2^2 .. 2^17, not {n}")));
         }
-        Ok(Encoder { n, basis: RnsBasis::new(&params.q)? })
+        Ok(Encoder { n, basis: RnsBasis::new(q)? })
     }
 
     /// Slots at full packing, `N / 2`.

@@ -21,7 +21,7 @@ use zeroize::Zeroizing;
 
 use crate::ckks::evaluator::check_params;
 use crate::ckks::keygen::{qp_moduli, sample_error, small_to_eval};
-use fhe_api::ckks::entities::{expand_uniform, CkksCiphertext, CkksPlaintext, CkksPublicKey, CkksSecretKey};
+use fhe_api::ckks::entities::{expand_uniform, HostCiphertext, Plaintext, PublicKey, SecretKey};
 use fhe_api::error::{Error, Result};
 use fhe_api::ops::RingOps;
 use fhe_api::ring::math::inv_mod;
@@ -31,21 +31,16 @@ use fhe_api::rng::{stream, Seed};
 
 /// `NTT(e + m)` prime by prime over `q_0 .. q_level`, into `out` (any contents, the
 /// plaintext's length).
-fn error_plus_message(ring: &dyn RingOps, pt: &CkksPlaintext, e: &[i64], mut out: Vec<u64>) -> Result<Vec<u64>> {
+fn error_plus_message(ring: &dyn RingOps, pt: &Plaintext, e: &[i64], mut out: Vec<u64>) -> Result<Vec<u64>> {
     let params = pt.params();
     let n = params.n();
     let moduli = qp_moduli(params);
     out.copy_from_slice(pt.coeffs());
     for (limb, m) in out.chunks_mut(n).zip(&moduli) {
         limb.iter_mut().zip(e).for_each(|(x, &e)| *x = m.add(*x, m.from_small(e)));
-        ring.ring_forward(params.ring_degree, RingModulus(m.q), limb)?;
+        ring.ring_forward(params.ring_degree(), RingModulus(m.q), limb)?;
     }
     Ok(out)
-}
-
-/// Public-key encryption of `pt` with the randomness of `seed`.
-pub fn encrypt_pk(ring: &dyn RingOps, pk: &CkksPublicKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksCiphertext> {
-    encrypt_pk_with(ring, pk, pt, seed, &|len| vec![0; len])
 }
 
 /// `2^62`: added to `e - r` (`|e - r| < 2^61`) so it is a positive `u64` below `2^63`.
@@ -88,29 +83,30 @@ fn scaled_limb(q: &Modulus, p_inv: (u64, u64), t: &[u64], m: Option<&[u64]>, out
     }
 }
 
-/// [`encrypt_pk`] writing its two halves into buffers from `buffer(len)` (`len` words,
+/// Public-key encryption of `pt` with the randomness of `seed`, writing its two halves
+/// into buffers from `buffer(len)` (`len` words,
 /// any contents, every word overwritten): a backend recycles dropped ciphertexts' memory
-/// there ([`fhe_api::ops::CkksOps::result_buffer`]). Same words as [`encrypt_pk`].
+/// there ([`fhe_api::ops::CkksOps::result_buffer`]).
 ///
 /// The encryption is made over `q_0 .. q_level` and the first special prime `p` (the
 /// public key has that limb), then divided by `p` with rounding, limb by limb:
 /// `c = (v k + (e0, e1) - r) / p + (m, 0)` with `r` the centered remainder modulo `p`.
 /// The fresh noise is then the rounding's, `-(r0 + r1 s) / p` (about `sqrt(N / 18)` per
 /// coefficient), not `v e + e0 + e1 s`, which the division shrinks below one.
-pub fn encrypt_pk_with(
+pub(crate) fn encrypt_pk(
     ring: &dyn RingOps,
-    pk: &CkksPublicKey,
-    pt: &CkksPlaintext,
+    pk: &PublicKey,
+    pt: &Plaintext,
     seed: &Seed,
     buffer: &dyn Fn(usize) -> Vec<u64>,
-) -> Result<CkksCiphertext> {
+) -> Result<HostCiphertext> {
     check_params(pk.params(), pt.params())?;
     let params = pt.params();
     let (n, limbs) = (params.n(), pt.level() + 1);
     let all = qp_moduli(params);
     let moduli = &all[..limbs];
-    // `CkksPublicKey::from_raw` refuses parameters without a special prime.
-    let top = params.q.len();
+    // `PublicKey::from_raw` refuses parameters without a special prime.
+    let top = params.q().len();
     let p = all.get(top).ok_or_else(|| Error::InvalidInput("public-key encryption needs a special prime".into()))?;
     let mut r = stream(&seed.0, "ckks-encrypt-v", 0);
     let v = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
@@ -125,9 +121,9 @@ pub fn encrypt_pk_with(
     // `NTT(v)` one limb at a time in one buffer (no `limbs x N` temporary to fault in).
     let mut v_limb = Zeroizing::new(vec![0u64; n]);
     v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = p.from_small(x.into()));
-    ring.ring_forward(params.ring_degree, RingModulus(p.q), &mut v_limb)?;
-    let t0 = special_offsets(ring, params.ring_degree, p, &v_limb, &pk.b()[pr.clone()], &e0)?;
-    let t1 = special_offsets(ring, params.ring_degree, p, &v_limb, &a[pr], &e1)?;
+    ring.ring_forward(params.ring_degree(), RingModulus(p.q), &mut v_limb)?;
+    let t0 = special_offsets(ring, params.ring_degree(), p, &v_limb, &pk.b()[pr.clone()], &e0)?;
+    let t1 = special_offsets(ring, params.ring_degree(), p, &v_limb, &a[pr], &e1)?;
     let (mut c0, mut c1) = (sized(buffer(limbs * n))?, sized(buffer(limbs * n))?);
     for (i, m) in moduli.iter().enumerate() {
         let r = i * n..(i + 1) * n;
@@ -136,31 +132,31 @@ pub fn encrypt_pk_with(
         let p_inv = (w, shoup(w, m.q));
         scaled_limb(m, p_inv, &t0, Some(&pt.coeffs()[r.clone()]), &mut c0[r.clone()]);
         scaled_limb(m, p_inv, &t1, None, &mut c1[r.clone()]);
-        ring.ring_forward(params.ring_degree, q, &mut c0[r.clone()])?;
-        ring.ring_forward(params.ring_degree, q, &mut c1[r.clone()])?;
+        ring.ring_forward(params.ring_degree(), q, &mut c0[r.clone()])?;
+        ring.ring_forward(params.ring_degree(), q, &mut c1[r.clone()])?;
         // `v p^-1` straight from the ternary words: the division costs no pass over `v`.
         let table = [m.q - w, 0, w];
         v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = table[(x + 1) as usize]);
-        ring.ring_forward(params.ring_degree, q, &mut v_limb)?;
+        ring.ring_forward(params.ring_degree(), q, &mut v_limb)?;
         ring.ring_mul_add(q, &v_limb, &pk.b()[r.clone()], &mut c0[r.clone()])?;
         ring.ring_mul_add(q, &v_limb, &a[r.clone()], &mut c1[r])?;
     }
     // Every word was reduced here: no second pass over 2 (l + 1) N words to check them.
-    CkksCiphertext::from_reduced(pt.meta().clone(), c0, c1)
+    HostCiphertext::from_reduced(pt.meta().clone(), c0, c1)
 }
 
 /// `s` in evaluation form over `q_0 .. q_level` (computed once per key over every `q_i`).
-fn secret_eval<'a>(ring: &dyn RingOps, sk: &'a CkksSecretKey, level: usize) -> Result<&'a [u64]> {
+fn secret_eval<'a>(ring: &dyn RingOps, sk: &'a SecretKey, level: usize) -> Result<&'a [u64]> {
     let params = sk.params();
     let s = sk.eval_form(|| {
         let moduli = qp_moduli(params);
-        Ok(Zeroizing::new(small_to_eval(ring, params, &moduli[..params.q.len()], sk.coefficients())?))
+        Ok(Zeroizing::new(small_to_eval(ring, params, &moduli[..params.q().len()], sk.coefficients())?))
     })?;
     Ok(&s[..(level + 1) * params.n()])
 }
 
 /// Secret-key encryption of `pt` with the randomness of `seed`.
-pub fn encrypt_sk(ring: &dyn RingOps, sk: &CkksSecretKey, pt: &CkksPlaintext, seed: &Seed) -> Result<CkksCiphertext> {
+pub fn encrypt_sk(ring: &dyn RingOps, sk: &SecretKey, pt: &Plaintext, seed: &Seed) -> Result<HostCiphertext> {
     check_params(sk.params(), pt.params())?;
     let params = pt.params();
     let (n, limbs) = (params.n(), pt.level() + 1);
@@ -177,11 +173,11 @@ pub fn encrypt_sk(ring: &dyn RingOps, sk: &CkksSecretKey, pt: &CkksPlaintext, se
             .zip(a[r.clone()].iter().zip(&s[r]))
             .for_each(|(c, (&a, &s))| *c = m.sub(*c, m.mul(a, s)));
     }
-    CkksCiphertext::from_reduced(pt.meta().clone(), c0, a)
+    HostCiphertext::from_reduced(pt.meta().clone(), c0, a)
 }
 
 /// `c0 + c1 s` in coefficient form: the plaintext the ciphertext holds (with its noise).
-pub fn decrypt(ring: &dyn RingOps, sk: &CkksSecretKey, ct: &CkksCiphertext) -> Result<CkksPlaintext> {
+pub fn decrypt(ring: &dyn RingOps, sk: &SecretKey, ct: &HostCiphertext) -> Result<Plaintext> {
     check_params(sk.params(), ct.params())?;
     let params = ct.params();
     let n = params.n();
@@ -194,7 +190,7 @@ pub fn decrypt(ring: &dyn RingOps, sk: &CkksSecretKey, ct: &CkksCiphertext) -> R
         limb.iter_mut()
             .zip(ct.c1()[r.clone()].iter().zip(&s[r]))
             .for_each(|(x, (&c, &s))| *x = md.add(*x, md.mul(c, s)));
-        ring.ring_inverse(params.ring_degree, RingModulus(md.q), limb)?;
+        ring.ring_inverse(params.ring_degree(), RingModulus(md.q), limb)?;
     }
-    CkksPlaintext::from_reduced(ct.meta().clone(), m)
+    Plaintext::from_reduced(ct.meta().clone(), m)
 }

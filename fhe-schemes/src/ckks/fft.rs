@@ -187,9 +187,9 @@ fn dft(a: &mut [Complex], roots: &[Complex], inverse: bool) {
             for j in 0..len / 2 {
                 let w = roots[(j * step) % m];
                 let w = if inverse { w.conj() } else { w };
-                let (u, v) = (a[start + j], a[start + j + len / 2].mul(w));
-                a[start + j] = u.add(v);
-                a[start + j + len / 2] = u.sub(v);
+                let (u, v) = (a[start + j], a[start + j + len / 2] * w);
+                a[start + j] = u + v;
+                a[start + j + len / 2] = u - v;
             }
         }
         len *= 2;
@@ -212,7 +212,7 @@ pub fn special_ifft(values: &mut [Complex], ring_degree: usize) {
     for (i, (out, u)) in values.iter_mut().zip(z).enumerate() {
         // w_i = u_i xi^-i / n, xi = zeta^g.
         let twist = roots[(m - (g * i) % m) % m];
-        *out = u.mul(twist).scale(inv_n);
+        *out = u * twist * inv_n;
     }
 }
 
@@ -221,7 +221,7 @@ pub fn special_fft(values: &mut [Complex], ring_degree: usize) {
     let n = values.len();
     let roots = roots(ring_degree.trailing_zeros() + 1);
     let (m, g) = (roots.len(), ring_degree / (2 * n));
-    let mut z: Vec<Complex> = values.iter().enumerate().map(|(i, w)| w.mul(roots[(g * i) % m])).collect();
+    let mut z: Vec<Complex> = values.iter().enumerate().map(|(i, &w)| w * roots[(g * i) % m]).collect();
     dft(&mut z, roots, false);
     for (out, k) in values.iter_mut().zip(slot_order(n)) {
         *out = z[k];

@@ -20,9 +20,9 @@ use rayon::prelude::*;
 use zeroize::Zeroizing;
 
 use fhe_api::ckks::entities::{
-    expand_key_a, expand_uniform, CkksEvalKeys, CkksKeySet, CkksPublicKey, CkksSecretKey, SwitchKind, SwitchingKey,
+    expand_key_a, expand_uniform, EvalKeys, KeySet, PublicKey, SecretKey, SwitchKind, SwitchingKey,
 };
-use fhe_api::ckks::params::{CkksParams, SecretDist};
+use fhe_api::ckks::params::{Params, SecretDist};
 use fhe_api::error::{Error, Result};
 use fhe_api::ops::RingOps;
 use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation, EvalPermutation};
@@ -32,7 +32,7 @@ use fhe_api::rng::{public_seed, stream, Seed};
 
 /// Which evaluation keys to generate besides the secret and public keys.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CkksKeygenOptions {
+pub struct KeygenOptions {
     /// A relinearization key (needed by multiplication).
     pub relin: bool,
     /// Rotation steps (positive: left) to make Galois keys for.
@@ -41,18 +41,18 @@ pub struct CkksKeygenOptions {
     pub conjugation: bool,
 }
 
-impl Default for CkksKeygenOptions {
+impl Default for KeygenOptions {
     fn default() -> Self {
-        CkksKeygenOptions { relin: true, rotations: Vec::new(), conjugation: false }
+        KeygenOptions { relin: true, rotations: Vec::new(), conjugation: false }
     }
 }
 
 /// The secret's ternary coefficients from the master seed.
-pub fn sample_secret(params: &CkksParams, seed: &Seed) -> Zeroizing<Vec<i8>> {
+pub(crate) fn sample_secret(params: &Params, seed: &Seed) -> Zeroizing<Vec<i8>> {
     let n = params.n();
     let mut r = stream(&seed.0, "ckks-secret", 0);
     let mut s = Zeroizing::new(vec![0i8; n]);
-    match params.secret {
+    match params.secret() {
         SecretDist::Ternary => s.iter_mut().for_each(|x| *x = r.ternary()),
         SecretDist::SparseTernary { hamming_weight } => {
             // A partial Fisher-Yates shuffle picks the positions, then one draw each sign.
@@ -70,14 +70,14 @@ pub fn sample_secret(params: &CkksParams, seed: &Seed) -> Zeroizing<Vec<i8>> {
 }
 
 /// Every prime of QP in order: `q_0 .. q_L, p_0 .. p_{K-1}`.
-pub(crate) fn qp_moduli(params: &CkksParams) -> Vec<Modulus> {
-    params.q.iter().chain(params.p.iter()).map(|q| Modulus::new(q.0)).collect()
+pub(crate) fn qp_moduli(params: &Params) -> Vec<Modulus> {
+    params.q().iter().chain(params.p().iter()).map(|q| Modulus::new(q.0)).collect()
 }
 
 /// Signed small integers as one limb per modulus, taken to evaluation form.
 pub(crate) fn small_to_eval<T: Copy + Into<i64> + Sync>(
     ring: &dyn RingOps,
-    params: &CkksParams,
+    params: &Params,
     moduli: &[Modulus],
     small: &[T],
 ) -> Result<Vec<u64>> {
@@ -86,22 +86,22 @@ pub(crate) fn small_to_eval<T: Copy + Into<i64> + Sync>(
     for (limb, m) in out.chunks_mut(n).zip(moduli) {
         // Secrets and errors are far below every prime of the chain.
         limb.iter_mut().zip(small).for_each(|(o, &x)| *o = m.from_small(x.into()));
-        ring.ring_forward(params.ring_degree, fhe_api::ring::RingModulus(m.q), limb)?;
+        ring.ring_forward(params.ring_degree(), fhe_api::ring::RingModulus(m.q), limb)?;
     }
     Ok(out)
 }
 
 /// Centered-binomial error polynomial of `N` coefficients from one stream.
-pub(crate) fn sample_error(params: &CkksParams, seed: &[u8; 32], label: &str, index: u64) -> Zeroizing<Vec<i64>> {
+pub(crate) fn sample_error(params: &Params, seed: &[u8; 32], label: &str, index: u64) -> Zeroizing<Vec<i64>> {
     let mut r = stream(seed, label, index);
-    Zeroizing::new((0..params.n()).map(|_| r.cbd(params.noise_eta)).collect())
+    Zeroizing::new((0..params.n()).map(|_| r.cbd(params.noise_eta())).collect())
 }
 
 /// What every key of one secret is made from: the ring's NTT, the parameters, the master
 /// and public seeds, QP's moduli and the secret in evaluation form over QP.
 struct KeyMaker<'a> {
     ring: &'a dyn RingOps,
-    params: &'a Arc<CkksParams>,
+    params: &'a Arc<Params>,
     seed: &'a Seed,
     pseed: [u8; 32],
     moduli: Vec<Modulus>,
@@ -109,15 +109,15 @@ struct KeyMaker<'a> {
 }
 
 impl<'a> KeyMaker<'a> {
-    fn new(ring: &'a dyn RingOps, params: &'a Arc<CkksParams>, seed: &'a Seed, s: &[i8]) -> Result<Self> {
+    fn new(ring: &'a dyn RingOps, params: &'a Arc<Params>, seed: &'a Seed, s: &[i8]) -> Result<Self> {
         let moduli = qp_moduli(params);
         let s_eval = Zeroizing::new(small_to_eval(ring, params, &moduli, s)?);
         Ok(KeyMaker { ring, params, seed, pseed: public_seed(seed), moduli, s_eval })
     }
 
-    fn public_key(&self) -> Result<CkksPublicKey> {
+    fn public_key(&self) -> Result<PublicKey> {
         let (params, n) = (self.params, self.params.n());
-        let levels = CkksPublicKey::limbs(params);
+        let levels = PublicKey::limbs(params);
         let mut a = vec![0u64; levels * n];
         expand_uniform(params, &self.pseed, "ckks-pk-a", 0, &mut a);
         let e = sample_error(params, &self.seed.0, "ckks-pk-e", 0);
@@ -125,7 +125,7 @@ impl<'a> KeyMaker<'a> {
         for (((b, a), s), m) in b.chunks_mut(n).zip(a.chunks(n)).zip(self.s_eval.chunks(n)).zip(&self.moduli) {
             b.iter_mut().zip(a).zip(s).for_each(|((b, &a), &s)| *b = m.sub(*b, m.mul(a, s)));
         }
-        CkksPublicKey::from_raw(params.clone(), self.pseed, b)
+        PublicKey::from_raw(params.clone(), self.pseed, b)
     }
 
     fn relin_key(&self) -> Result<SwitchingKey> {
@@ -139,7 +139,7 @@ impl<'a> KeyMaker<'a> {
 
     fn galois_key(&self, g: u64) -> Result<SwitchingKey> {
         let n = self.params.n();
-        let perm = EvalPermutation::new(self.params.ring_degree, g)?;
+        let perm = EvalPermutation::new(self.params.ring_degree(), g)?;
         let mut sg = Zeroizing::new(vec![0u64; self.s_eval.len()]);
         for (o, x) in sg.chunks_mut(n).zip(self.s_eval.chunks(n)) {
             perm.apply(x, o);
@@ -158,7 +158,7 @@ impl<'a> KeyMaker<'a> {
         let label = format!("{}-e", kind.label());
         // P mod q_i for the gadget term of each digit's own primes.
         let p_mod: Vec<u64> =
-            moduli[..params.q.len()].iter().map(|m| product_mod(params.p.iter().map(|p| p.0), m.q)).collect();
+            moduli[..params.q().len()].iter().map(|m| product_mod(params.p().iter().map(|p| p.0), m.q)).collect();
         let mut b = vec![0u64; a.len()];
         let results: Vec<Result<()>> = b
             .par_chunks_mut(limbs * n)
@@ -197,35 +197,58 @@ impl<'a> KeyMaker<'a> {
 }
 
 /// Every key for `params` from `seed`, and the evaluation keys `options` names.
-pub fn keygen(
-    ring: &dyn RingOps,
-    params: &Arc<CkksParams>,
-    seed: &Seed,
-    options: &CkksKeygenOptions,
-) -> Result<CkksKeySet> {
+pub fn keygen(ring: &dyn RingOps, params: &Arc<Params>, seed: &Seed, options: &KeygenOptions) -> Result<KeySet> {
     let s = sample_secret(params, seed);
-    let sk = CkksSecretKey::from_raw(params.clone(), s.to_vec())?;
+    let sk = SecretKey::from_raw(params.clone(), s.to_vec())?;
     let maker = KeyMaker::new(ring, params, seed, &s)?;
     let pk = maker.public_key()?;
-    let mut eval = CkksEvalKeys::default();
+    let mut eval = EvalKeys::default();
     if options.relin {
         eval.relin = Some(maker.relin_key()?);
     }
     let mut elements: Vec<u64> =
-        options.rotations.iter().map(|&k| galois_element_for_rotation(params.ring_degree, k)).collect();
+        options.rotations.iter().map(|&k| galois_element_for_rotation(params.ring_degree(), k)).collect();
     if options.conjugation {
-        elements.push(conjugation_element(params.ring_degree));
+        elements.push(conjugation_element(params.ring_degree()));
     }
     elements.sort_unstable();
     elements.dedup();
     for g in elements {
         eval.galois.insert(g, maker.galois_key(g)?);
     }
-    Ok(CkksKeySet { sk, pk, eval })
+    Ok(KeySet { sk, pk, eval })
 }
 
 /// A Galois key for one more element from the same master seed (keys can be made and
 /// shipped one by one).
-pub fn galois_key_from_seed(ring: &dyn RingOps, params: &Arc<CkksParams>, seed: &Seed, g: u64) -> Result<SwitchingKey> {
+pub fn galois_key_from_seed(ring: &dyn RingOps, params: &Arc<Params>, seed: &Seed, g: u64) -> Result<SwitchingKey> {
     KeyMaker::new(ring, params, seed, &sample_secret(params, seed))?.galois_key(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use fhe_api::ckks::{Preset, SecretKey};
+    use fhe_api::format::{Decode, TryEncode};
+    use fhe_cpu::CpuBackend;
+
+    use super::*;
+
+    /// Every key keygen makes (secret, public, relinearization, Galois keys of rotations
+    /// and conjugation) round-trips through the binary format unchanged.
+    #[test]
+    fn keygen_objects_round_trip_through_the_format() {
+        let params = Arc::new(Preset::Slots4096Scale40Depth2.params().clone());
+        let options = KeygenOptions { relin: true, rotations: vec![1, -3], conjugation: true };
+        let keys = keygen(&CpuBackend::oracle(), &params, &Seed([7; 32]), &options).unwrap();
+        let sk = SecretKey::decode(&keys.sk.try_encode_zeroizing().unwrap()).unwrap();
+        assert_eq!(sk.coefficients(), keys.sk.coefficients());
+        assert_eq!(PublicKey::decode(&keys.pk.try_encode().unwrap()).unwrap(), keys.pk);
+        let relin = keys.eval.relin.as_ref().unwrap();
+        assert_eq!(&SwitchingKey::decode(&relin.try_encode().unwrap()).unwrap(), relin);
+        assert_eq!(keys.eval.galois.len(), 3, "two rotations and the conjugation");
+        for (&g, key) in &keys.eval.galois {
+            assert_eq!(key.kind(), SwitchKind::Galois(g));
+            assert_eq!(&SwitchingKey::decode(&key.try_encode().unwrap()).unwrap(), key);
+        }
+    }
 }

@@ -2,16 +2,23 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`encoding`] | canonical-embedding encode and decode, deterministic on every platform |
-//! | [`fft`] | libm-free roots of unity and the special FFT |
-//! | [`keygen`] | secret, public, relinearization and Galois keys from a seed |
-//! | [`encrypt`] | public- and secret-key encryption, decryption |
-//! | [`context`] | one parameter set on one backend: the user's starting point |
-//! | [`evaluator`] | level and scale bookkeeping over a backend's `CkksOps` |
+//! | `encoding` | canonical-embedding encode and decode ([`Encoder`], [`Complex`]), deterministic on every platform |
+//! | `fft` | libm-free roots of unity and the special FFT |
+//! | `keygen` | secret, public, relinearization and Galois keys from a seed ([`KeygenOptions`]) |
+//! | `encrypt` | public- and secret-key encryption, decryption |
+//! | `context` | [`Context`]: one parameter set on one backend, the user's starting point |
+//! | `evaluator` | [`Evaluator`]: level and scale bookkeeping over a backend's `CkksOps` |
+//!
+//! The objects themselves (parameters, keys, plaintexts, ciphertexts) are `fhe_api::ckks`'s.
 
-pub mod context;
-pub mod encoding;
-pub mod encrypt;
-pub mod evaluator;
-pub mod fft;
-pub mod keygen;
+mod context;
+mod encoding;
+mod encrypt;
+mod evaluator;
+mod fft;
+mod keygen;
+
+pub use context::{precision_bits, Context};
+pub use encoding::{Complex, Encoder};
+pub use evaluator::{ckks_ops, Evaluator};
+pub use keygen::KeygenOptions;

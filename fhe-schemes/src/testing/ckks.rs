@@ -8,13 +8,13 @@ use std::sync::Arc;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
-use crate::ckks::context::{precision_bits, CkksContext};
-use crate::ckks::encoding::Complex;
-use crate::ckks::evaluator::CkksEvaluator;
-use crate::ckks::keygen::CkksKeygenOptions;
-use fhe_api::ckks::entities::{CkksKeySet, CkksPlaintext};
-use fhe_api::ckks::params::CkksPreset;
-use fhe_api::ops::CkksHandle;
+use crate::ckks::Complex;
+use crate::ckks::Evaluator;
+use crate::ckks::KeygenOptions;
+use crate::ckks::{precision_bits, Context};
+use fhe_api::ckks::entities::{KeySet, Plaintext};
+use fhe_api::ckks::params::Preset;
+use fhe_api::ckks::Ciphertext;
 use fhe_api::{Backend, Error, Seed};
 
 /// Rotation steps every suite key set carries.
@@ -22,11 +22,11 @@ pub const ROTATIONS: [i64; 5] = [1, 2, 3, 4, -1];
 
 /// The preset `LUX_CKKS_PRESET` names, else `slots32768-scale40-depth34`: the one the
 /// ignored measurements run by default. Panics on a name that is not a preset.
-pub fn preset_from_env() -> CkksPreset {
+pub fn preset_from_env() -> Preset {
     std::env::var("LUX_CKKS_PRESET")
         .ok()
         .map(|s| s.parse().expect("LUX_CKKS_PRESET names a CKKS preset"))
-        .unwrap_or(CkksPreset::Slots32768Scale40Depth34)
+        .unwrap_or(Preset::Slots32768Scale40Depth34)
 }
 
 /// Values in the unit disc from a seed.
@@ -37,15 +37,15 @@ pub fn random_values(count: usize, seed: u64) -> Vec<Complex> {
 }
 
 /// A context, keys (relin, [`ROTATIONS`], conjugation) and evaluator from a seed.
-pub fn setup(backend: Arc<dyn Backend>, preset: CkksPreset, seed: u64) -> (CkksContext, CkksKeySet, CkksEvaluator) {
-    let ctx = CkksContext::from_preset(backend, preset).expect("context");
-    let options = CkksKeygenOptions { relin: true, rotations: ROTATIONS.to_vec(), conjugation: true };
+pub fn setup(backend: Arc<dyn Backend>, preset: Preset, seed: u64) -> (Context, KeySet, Evaluator) {
+    let ctx = Context::from_preset(backend, preset).expect("context");
+    let options = KeygenOptions { relin: true, rotations: ROTATIONS.to_vec(), conjugation: true };
     let keys = ctx.keygen_from_seed(&Seed::derive("lux-fhe-ckks-conformance", seed), &options).expect("keygen");
     let ev = ctx.evaluator(&keys.eval).expect("evaluator");
     (ctx, keys, ev)
 }
 
-fn encrypt(ctx: &CkksContext, keys: &CkksKeySet, values: &[Complex], seed: u64) -> CkksHandle {
+fn encrypt(ctx: &Context, keys: &KeySet, values: &[Complex], seed: u64) -> Ciphertext {
     let pt = ctx.encode(values).expect("encode");
     ctx.encrypt_seeded(&keys.pk, &pt, &Seed::derive("lux-fhe-ckks-encrypt", seed)).expect("encrypt")
 }
@@ -64,37 +64,37 @@ pub struct OpPrecision {
 
 /// Every evaluator operation against plaintext arithmetic; panics when an operation's
 /// precision falls below `min_bits`. Returns the measured precisions.
-pub fn ops_match_plaintext(backend: Arc<dyn Backend>, preset: CkksPreset, min_bits: f64) -> Vec<OpPrecision> {
+pub fn ops_match_plaintext(backend: Arc<dyn Backend>, preset: Preset, min_bits: f64) -> Vec<OpPrecision> {
     let (ctx, keys, ev) = setup(backend, preset, 1);
     let slots = ctx.params().slots();
     let (x, y) = (random_values(slots, 11), random_values(slots, 12));
     let (cx, cy) = (encrypt(&ctx, &keys, &x, 1), encrypt(&ctx, &keys, &y, 2));
-    let dec = |h: &CkksHandle| ctx.decrypt(&keys.sk, h).expect("decrypt");
+    let dec = |h: &Ciphertext| ctx.decrypt(&keys.sk, h).expect("decrypt");
     let zip = |f: &dyn Fn(Complex, Complex) -> Complex| x.iter().zip(&y).map(|(&a, &b)| f(a, b)).collect::<Vec<_>>();
     let mut out = Vec::new();
-    let mut check = |op: &'static str, got: &CkksHandle, want: &[Complex]| {
+    let mut check = |op: &'static str, got: &Ciphertext, want: &[Complex]| {
         let bits = precision_bits(&dec(got), want);
         assert!(bits >= min_bits, "{preset} {op}: {bits:.1} bits < {min_bits}");
         out.push(OpPrecision { op, bits });
     };
     check("encrypt", &cx, &x);
-    check("encrypt_os_randomness", &ctx.encrypt(&keys.pk, &x).unwrap(), &x);
-    check("encrypt_sk_os_randomness", &ctx.encrypt_sk(&keys.sk, &x).unwrap(), &x);
-    check("add", &ev.add(&cx, &cy).unwrap(), &zip(&|a, b| a.add(b)));
-    check("sub", &ev.sub(&cx, &cy).unwrap(), &zip(&|a, b| a.sub(b)));
-    check("negate", &ev.negate(&cx).unwrap(), &x.iter().map(|a| a.scale(-1.0)).collect::<Vec<_>>());
-    check("mul_relin_rescale", &ev.mul_rescale(&cx, &cy).unwrap(), &zip(&|a, b| a.mul(b)));
+    check("encrypt_os_randomness", &ctx.encrypt(&keys.pk, &ctx.encode(&x).unwrap()).unwrap(), &x);
+    check("encrypt_sk_os_randomness", &ctx.encrypt_sk(&keys.sk, &ctx.encode(&x).unwrap()).unwrap(), &x);
+    check("add", &ev.add(&cx, &cy).unwrap(), &zip(&|a, b| a + b));
+    check("sub", &ev.sub(&cx, &cy).unwrap(), &zip(&|a, b| a - b));
+    check("negate", &ev.negate(&cx).unwrap(), &x.iter().map(|&a| -a).collect::<Vec<_>>());
+    check("mul_relin_rescale", &ev.mul_rescale(&cx, &cy).unwrap(), &zip(&|a, b| a * b));
     let py = ctx.encode(&y).unwrap();
-    check("add_plain", &ev.add_plain(&cx, &py).unwrap(), &zip(&|a, b| a.add(b)));
-    check("mul_plain_rescale", &ev.rescale(&ev.mul_plain(&cx, &py).unwrap()).unwrap(), &zip(&|a, b| a.mul(b)));
+    check("add_plain", &ev.add_plain(&cx, &py).unwrap(), &zip(&|a, b| a + b));
+    check("mul_plain_rescale", &ev.rescale(&ev.mul_plain(&cx, &py).unwrap()).unwrap(), &zip(&|a, b| a * b));
     let c = Complex { re: 0.375, im: 0.0 };
-    check("add_const", &ev.add_const(&cx, 0.375).unwrap(), &x.iter().map(|a| a.add(c)).collect::<Vec<_>>());
+    check("add_const", &ev.add_const(&cx, 0.375).unwrap(), &x.iter().map(|&a| a + c).collect::<Vec<_>>());
     check(
         "mul_const_rescale",
         &ev.rescale(&ev.mul_const(&cx, -1.25).unwrap()).unwrap(),
-        &x.iter().map(|a| a.scale(-1.25)).collect::<Vec<_>>(),
+        &x.iter().map(|a| *a * -1.25).collect::<Vec<_>>(),
     );
-    check("mul_int", &ev.mul_int(&cx, 3).unwrap(), &x.iter().map(|a| a.scale(3.0)).collect::<Vec<_>>());
+    check("mul_int", &ev.mul_int(&cx, 3).unwrap(), &x.iter().map(|&a| a * 3.0).collect::<Vec<_>>());
     for k in ROTATIONS {
         check("rotate", &ev.rotate(&cx, k).unwrap(), &rotate_plain(&x, k));
     }
@@ -103,14 +103,14 @@ pub fn ops_match_plaintext(backend: Arc<dyn Backend>, preset: CkksPreset, min_bi
     check("drop_to_level", &dropped, &x);
     // Multiply, then rotate: the end-to-end check.
     let prod = ev.mul_rescale(&cx, &cy).unwrap();
-    check("mul_then_rotate", &ev.rotate(&prod, 3).unwrap(), &rotate_plain(&zip(&|a, b| a.mul(b)), 3));
+    check("mul_then_rotate", &ev.rotate(&prod, 3).unwrap(), &rotate_plain(&zip(&|a, b| a * b), 3));
     out
 }
 
 /// The noise of `got` against `want` on `q_0`'s limb: `(got - want) mod q_0`, centered in
 /// `(-q_0/2, q_0/2]`, in integers (an `f64` of a 55-60-bit word would round it).
-pub fn coefficient_noise(got: &CkksPlaintext, want: &CkksPlaintext) -> Vec<i64> {
-    let (q0, n) = (got.params().q[0].0, got.params().n());
+pub fn coefficient_noise(got: &Plaintext, want: &Plaintext) -> Vec<i64> {
+    let (q0, n) = (got.params().q()[0].0, got.params().n());
     got.coeffs()[..n]
         .iter()
         .zip(&want.coeffs()[..n])
@@ -131,7 +131,7 @@ pub fn coefficient_noise(got: &CkksPlaintext, want: &CkksPlaintext) -> Vec<i64> 
 /// Without the division it would be `v e + e0 + e1 s`, about 16 times the deviation at
 /// `N = 2^13`. Checked on the noise of `q_0`'s limb over all `N` coefficients (the
 /// estimate's relative error is below 2% there).
-pub fn fresh_noise_is_the_rounding(backend: Arc<dyn Backend>, preset: CkksPreset) {
+pub fn fresh_noise_is_the_rounding(backend: Arc<dyn Backend>, preset: Preset) {
     let (ctx, keys, _) = setup(backend, preset, 4);
     let pt = ctx.encode(&random_values(ctx.params().slots(), 31)).unwrap();
     let w = keys.sk.coefficients().iter().filter(|&&s| s != 0).count() as f64;
@@ -145,7 +145,7 @@ pub fn fresh_noise_is_the_rounding(backend: Arc<dyn Backend>, preset: CkksPreset
 }
 
 /// Hoisted rotations give the same words as separate ones.
-pub fn hoisted_equals_separate(backend: Arc<dyn Backend>, preset: CkksPreset) {
+pub fn hoisted_equals_separate(backend: Arc<dyn Backend>, preset: Preset) {
     let (ctx, keys, ev) = setup(backend, preset, 2);
     let cx = encrypt(&ctx, &keys, &random_values(ctx.params().slots(), 21), 3);
     let steps = [1, 2, 3, 4];
@@ -161,7 +161,7 @@ pub fn hoisted_equals_separate(backend: Arc<dyn Backend>, preset: CkksPreset) {
 /// product stays on the unit circle and errors add up level by level (repeated squaring
 /// would double the relative error at every level instead). The precision after every
 /// level must stay above `min_bits`; returns the final precision.
-pub fn depth_chain(backend: Arc<dyn Backend>, preset: CkksPreset, min_bits: f64) -> f64 {
+pub fn depth_chain(backend: Arc<dyn Backend>, preset: Preset, min_bits: f64) -> f64 {
     let (ctx, keys, ev) = setup(backend, preset, 3);
     let unit = |seed| -> Vec<Complex> {
         random_values(ctx.params().slots(), seed)
@@ -180,7 +180,7 @@ pub fn depth_chain(backend: Arc<dyn Backend>, preset: CkksPreset, min_bits: f64)
     while ct.level() > 0 {
         let f = ev.drop_to_level(&factor, ct.level()).unwrap();
         ct = ev.mul_rescale(&ct, &f).unwrap();
-        want = want.iter().zip(&z).map(|(a, b)| a.mul(*b)).collect();
+        want = want.iter().zip(&z).map(|(a, b)| *a * *b).collect();
         bits = precision_bits(&ctx.decrypt(&keys.sk, &ct).unwrap(), &want);
         eprintln!("{preset}: level {:>2}: {bits:.1} bits", ct.level());
         assert!(bits >= min_bits, "{preset}: {bits:.1} bits at level {}", ct.level());
@@ -190,7 +190,7 @@ pub fn depth_chain(backend: Arc<dyn Backend>, preset: CkksPreset, min_bits: f64)
 }
 
 /// Same seeds, same words: keys, encryptions and every operation's output.
-pub fn byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle: Arc<dyn Backend>, preset: CkksPreset) {
+pub fn byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle: Arc<dyn Backend>, preset: Preset) {
     let (c1, k1, e1) = setup(backend, preset, 4);
     let (c2, k2, e2) = setup(oracle, preset, 4);
     assert_eq!(k1.pk, k2.pk, "{preset}: public key");
@@ -199,7 +199,7 @@ pub fn byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle: Arc<dyn Backend>,
     let values = random_values(c1.params().slots(), 41);
     let (a1, a2) = (encrypt(&c1, &k1, &values, 5), encrypt(&c2, &k2, &values, 5));
     let (b1, b2) = (encrypt(&c1, &k1, &values, 6), encrypt(&c2, &k2, &values, 6));
-    let same = |what: &str, x: &CkksHandle, y: &CkksHandle| {
+    let same = |what: &str, x: &Ciphertext, y: &Ciphertext| {
         assert_eq!(e1.download(x).unwrap(), e2.download(y).unwrap(), "{preset}: {what}");
     };
     same("encrypt", &a1, &a2);
@@ -211,14 +211,14 @@ pub fn byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle: Arc<dyn Backend>,
 }
 
 /// One evaluator shared by several threads at once gives the words of one thread.
-pub fn evaluator_is_shared_across_threads(backend: Arc<dyn Backend>, preset: CkksPreset) {
+pub fn evaluator_is_shared_across_threads(backend: Arc<dyn Backend>, preset: Preset) {
     fn assert_send_sync<T: Send + Sync>(_: &T) {}
     let (ctx, keys, ev) = setup(backend, preset, 6);
     assert_send_sync(&ev);
     assert_send_sync(&ctx);
-    let cts: Vec<CkksHandle> =
+    let cts: Vec<Ciphertext> =
         (0..4).map(|i| encrypt(&ctx, &keys, &random_values(ctx.params().slots(), 60 + i), 60 + i)).collect();
-    let work = |ct: &CkksHandle| ev.download(&ev.rotate(&ev.mul(ct, ct).unwrap(), 1).unwrap()).unwrap();
+    let work = |ct: &Ciphertext| ev.download(&ev.rotate(&ev.mul(ct, ct).unwrap(), 1).unwrap()).unwrap();
     let alone: Vec<_> = cts.iter().map(work).collect();
     let shared: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = cts.iter().map(|ct| s.spawn(|| work(ct))).collect();
@@ -228,7 +228,7 @@ pub fn evaluator_is_shared_across_threads(backend: Arc<dyn Backend>, preset: Ckk
 }
 
 /// Misuse returns the documented errors.
-pub fn rejects_misuse(backend: Arc<dyn Backend>, preset: CkksPreset) {
+pub fn rejects_misuse(backend: Arc<dyn Backend>, preset: Preset) {
     let (ctx, keys, ev) = setup(backend, preset, 5);
     let x = random_values(8, 51);
     let a = encrypt(&ctx, &keys, &x, 7);
@@ -249,7 +249,7 @@ pub fn rejects_misuse(backend: Arc<dyn Backend>, preset: CkksPreset) {
 }
 
 /// Stamps the CKKS suite for one backend. `ckks_conformance_tests!(backend, oracle,
-/// preset = CkksPreset::X)` runs it; `ckks_conformance_tests!(unsupported = "why")`
+/// preset = Preset::X)` runs it; `ckks_conformance_tests!(unsupported = "why")`
 /// stamps the same test names as `#[ignore]`d with the reason (a backend without the
 /// capability is reported as skipped, never as a pass).
 #[macro_export]

@@ -14,7 +14,7 @@ fn bounds_follow_the_tables() {
 
 #[test]
 fn every_preset_is_secure_with_distinct_ntt_primes() {
-    for preset in CkksPreset::ALL {
+    for preset in Preset::ALL {
         let p = preset.params();
         p.check_security().unwrap();
         assert!(p.log_qp() <= p.security_bound().unwrap(), "{preset}");
@@ -40,12 +40,11 @@ fn every_preset_is_secure_with_distinct_ntt_primes() {
 
 #[test]
 fn each_preset_has_the_smallest_dnum_that_fits() {
-    for preset in CkksPreset::ALL {
-        let s = preset.spec();
+    for preset in Preset::ALL {
+        let s = preset.literal();
         assert_eq!(preset.params().dnum, s.dnum, "{preset}");
         if s.dnum > 1 {
-            let e = CkksParams::from_spec("smaller".into(), &ChainSpec { dnum: s.dnum - 1, ..s }, SecretDist::Ternary)
-                .unwrap_err();
+            let e = Params::new(&ParamsLiteral { dnum: s.dnum - 1, ..s.clone() }).unwrap_err();
             assert!(matches!(e, Error::SecurityBound { .. }), "{preset}: {e}");
         }
     }
@@ -54,20 +53,17 @@ fn each_preset_has_the_smallest_dnum_that_fits() {
 /// The chains are part of the format: these pins are the cross-platform contract.
 #[test]
 fn generation_is_deterministic_and_pinned() {
-    let pins: [(CkksPreset, [u64; 2], u32, usize); 4] = [
-        (CkksPreset::Slots4096Scale40Depth2, [36028797018652673, 1099511480321], 196, 1),
-        (CkksPreset::Slots8192Scale40Depth6, [1152921504606748673, 1099510054913], 420, 2),
-        (CkksPreset::Slots16384Scale40Depth14, [1152921504606584833, 1099510054913], 860, 4),
-        (CkksPreset::Slots32768Scale40Depth34, [1152921504606584833, 1099510054913], 1721, 5),
+    let pins: [(Preset, [u64; 2], u32, usize); 4] = [
+        (Preset::Slots4096Scale40Depth2, [36028797018652673, 1099511480321], 196, 1),
+        (Preset::Slots8192Scale40Depth6, [1152921504606748673, 1099510054913], 420, 2),
+        (Preset::Slots16384Scale40Depth14, [1152921504606584833, 1099510054913], 860, 4),
+        (Preset::Slots32768Scale40Depth34, [1152921504606584833, 1099510054913], 1721, 5),
     ];
     for (preset, first_two, log_qp, k) in pins {
         let p = preset.params();
         assert_eq!([p.q[0].0, p.q[1].0], first_two, "{preset}");
         assert_eq!((p.log_qp(), p.p.len()), (log_qp, k), "{preset}");
-        let s = preset.spec();
-        let (t, secret) = ((s.log_n, s.scale_bits, s.depth), SecretDist::Ternary);
-        let again =
-            CkksParams::generate(preset.name(), t.0, t.1, t.2, s.first_bits, s.special_bits, s.dnum, secret).unwrap();
+        let again = Params::new(&preset.literal()).unwrap();
         assert_eq!(&again, p);
     }
 }
@@ -75,13 +71,13 @@ fn generation_is_deterministic_and_pinned() {
 #[test]
 fn over_the_bound_is_refused_naming_both_numbers() {
     // N = 2^13 with 60-bit primes at depth 4: about 280 + 120 bits against 218.
-    let e = CkksParams::generate("too-deep", 13, 40, 4, 60, 60, 5, SecretDist::Ternary).unwrap_err();
+    let e = Params::new(&lit("too-deep", 13, 40, 4, 60, 60, 5)).unwrap_err();
     let Error::SecurityBound { log_qp, bound, n, secret } = e else { panic!("{e}") };
     assert!(log_qp > 218 && bound == 218 && n == 8192 && secret == "ternary");
     let msg = Error::SecurityBound { log_qp, bound, n, secret }.to_string();
     assert!(msg.contains(&log_qp.to_string()) && msg.contains("218"), "{msg}");
     // A hand-built chain is checked the same way.
-    let mut p = CkksPreset::Slots4096Scale40Depth2.params().clone();
+    let mut p = Preset::Slots4096Scale40Depth2.params().clone();
     p.q.extend(primes_below(60, p.ring_degree, 2, &[]).unwrap().into_iter().map(RingModulus));
     let msg = p.check_security().unwrap_err().to_string();
     assert!(msg.contains(&p.log_qp().to_string()) && msg.contains("218"), "{msg}");
@@ -92,7 +88,6 @@ fn over_the_bound_is_refused_naming_both_numbers() {
 
 #[test]
 fn bad_arguments_are_errors() {
-    let t = SecretDist::Ternary;
     for (log_n, scale, depth, first, special, dnum) in [
         (11, 40, 2, 55, 60, 3),
         (18, 40, 2, 55, 60, 3),
@@ -103,34 +98,34 @@ fn bad_arguments_are_errors() {
         (13, 40, 2, 55, 60, 0),
         (13, 40, 2, 55, 60, 4),
     ] {
-        let r = CkksParams::generate("bad", log_n, scale, depth, first, special, dnum, t);
+        let r = Params::new(&lit("bad", log_n, scale, depth, first, special, dnum));
         assert!(matches!(r, Err(Error::InvalidInput(_))), "{log_n} {scale} {depth} {first} {special} {dnum}");
     }
 }
 
 #[test]
 fn digits_partition_each_level() {
-    let p = CkksPreset::Slots32768Scale40Depth34.params();
+    let p = Preset::Slots32768Scale40Depth34.params();
     assert_eq!(p.alpha(), 6);
     assert_eq!(p.digits(34), [0..6, 6..12, 12..18, 18..24, 24..30, 30..35]);
     assert_eq!(p.digits(7), [0..6, 6..8]);
     assert_eq!(p.digits(0).first(), Some(&(0..1)));
     assert_eq!(p.digits(0).len(), 1);
     // A dnum leaving a digit empty is lowered: 10 primes, dnum 6 -> alpha 2, 5 digits.
-    let q = CkksParams::generate("d", 15, 40, 9, 60, 60, 6, SecretDist::Ternary).unwrap();
+    let q = Params::new(&lit("d", 15, 40, 9, 60, 60, 6)).unwrap();
     assert_eq!((q.alpha(), q.dnum), (2, 5));
 }
 
 #[test]
 fn names_round_trip() {
-    for preset in CkksPreset::ALL {
-        assert_eq!(CkksPreset::from_id(preset.id()), Some(preset));
-        assert_eq!(preset.name().parse::<CkksPreset>().unwrap(), preset);
+    for preset in Preset::ALL {
+        assert_eq!(Preset::from_id(preset.id()), Some(preset));
+        assert_eq!(preset.name().parse::<Preset>().unwrap(), preset);
         assert_eq!(preset.to_string(), preset.name());
     }
-    assert_eq!(CkksPreset::from_id(100), None);
-    let e = "slots32768-scale40-depth35".parse::<CkksPreset>().unwrap_err().to_string();
-    assert!(CkksPreset::ALL.iter().all(|p| e.contains(p.name())), "{e}");
+    assert_eq!(Preset::from_id(100), None);
+    let e = "slots32768-scale40-depth35".parse::<Preset>().unwrap_err().to_string();
+    assert!(Preset::ALL.iter().all(|p| e.contains(p.name())), "{e}");
 }
 
 #[test]
@@ -157,7 +152,7 @@ fn preset_table() {
     };
     println!("| preset | id | N | slots | scale | depth | first prime q0 | scale primes q1.. | special primes P |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for preset in CkksPreset::ALL {
+    for preset in Preset::ALL {
         let p = preset.params();
         let scale: Vec<u64> = p.q[1..].iter().map(|m| m.0).collect();
         let (lo, hi) = (*scale.iter().min().unwrap(), *scale.iter().max().unwrap());
@@ -179,7 +174,7 @@ fn preset_table() {
     println!();
     println!("| preset | dnum | alpha | K (special primes) | log Q | log QP | bound (ternary) | margin |");
     println!("|---|---|---|---|---|---|---|---|");
-    for preset in CkksPreset::ALL {
+    for preset in Preset::ALL {
         let p = preset.params();
         let bound = p.security_bound().unwrap();
         println!(
@@ -195,21 +190,43 @@ fn preset_table() {
     println!();
     println!("| preset | alternative | K | log QP | bound |");
     println!("|---|---|---|---|---|");
-    for preset in CkksPreset::ALL {
-        let s = preset.spec();
-        let mut alternatives = vec![("dnum - 1", ChainSpec { dnum: s.dnum - 1, ..s })];
+    for preset in Preset::ALL {
+        let s = preset.literal();
+        let mut alternatives = vec![("dnum - 1", ParamsLiteral { dnum: s.dnum - 1, ..s.clone() })];
         if s.first_bits < 60 {
-            alternatives.push(("60-bit first prime", ChainSpec { first_bits: 60, ..s }));
+            alternatives.push(("60-bit first prime", ParamsLiteral { first_bits: 60, ..s.clone() }));
         }
         for (what, alt) in alternatives {
-            let p = CkksParams::build_chain(String::new(), &alt, SecretDist::Ternary).unwrap();
+            let p = Params::build_chain(&alt).unwrap();
             let bound = p.security_bound().unwrap();
             println!("| `{preset}` | {what} (dnum {}) | {} | {} | {bound} |", p.dnum, p.p.len(), p.log_qp());
         }
     }
-    for preset in CkksPreset::ALL {
+    for preset in Preset::ALL {
         let p = preset.params();
         println!("\n{preset}:\n  q = {:?}", p.q.iter().map(|m| m.0).collect::<Vec<_>>());
         println!("  p = {:?}", p.p.iter().map(|m| m.0).collect::<Vec<_>>());
+    }
+}
+
+/// A ternary literal from the numbers the tests vary.
+fn lit(
+    name: &str,
+    log_n: u32,
+    scale_bits: u32,
+    depth: usize,
+    first_bits: u32,
+    special_bits: u32,
+    dnum: usize,
+) -> ParamsLiteral {
+    ParamsLiteral {
+        name: name.into(),
+        log_n,
+        scale_bits,
+        depth,
+        first_bits,
+        special_bits,
+        dnum,
+        secret: SecretDist::Ternary,
     }
 }

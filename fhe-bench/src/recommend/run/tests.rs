@@ -114,12 +114,8 @@ fn primitive_run_checks_then_times() {
 fn ckks_primitive_run_checks_then_times() {
     let oracle = CpuBackend::oracle();
     let cands = [cpu("harvey"), cpu("reference")];
-    let cfg = RecommendConfig {
-        reps: 2,
-        iterations: 1,
-        warmup: 0,
-        ..RecommendConfig::ckks(CkksPreset::Slots4096Scale40Depth2)
-    };
+    let cfg =
+        RecommendConfig { reps: 2, iterations: 1, warmup: 0, ..RecommendConfig::ckks(Preset::Slots4096Scale40Depth2) };
     let rec = run_recommend(&cands, "cpu:harvey", "built-in", &oracle, &cfg, &mut |_| {}).unwrap();
     assert_eq!(rec.params, "slots4096-scale40-depth2");
     assert!(rec.check.contains("hoisted"), "{}", rec.check);

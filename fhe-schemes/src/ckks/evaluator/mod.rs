@@ -9,10 +9,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use fhe_api::ckks::entities::{CkksCiphertext, CkksEvalKeys, CkksPlaintext, SwitchKind};
-use fhe_api::ckks::params::CkksParams;
+use fhe_api::ckks::entities::{EvalKeys, HostCiphertext, Plaintext, SwitchKind};
+use fhe_api::ckks::params::Params;
+use fhe_api::ckks::{Ciphertext, PreparedPlaintext, PreparedSwitchKey};
 use fhe_api::error::{Error, Result};
-use fhe_api::ops::{Backend, CkksHandle, CkksOps, PlainHandle, PreparedSwitchKey};
+use fhe_api::ops::{Backend, CkksOps};
 use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
 
 /// Relative scale difference `add` tolerates.
@@ -20,18 +21,18 @@ const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
 
 /// Evaluation with prepared (resident) keys. `Send + Sync`: one evaluator may serve
 /// many threads at once.
-pub struct CkksEvaluator {
+pub struct Evaluator {
     backend: Arc<dyn Backend>,
-    params: Arc<CkksParams>,
+    params: Arc<Params>,
     relin: Option<PreparedSwitchKey>,
     galois: BTreeMap<u64, PreparedSwitchKey>,
 }
 
-impl std::fmt::Debug for CkksEvaluator {
+impl std::fmt::Debug for Evaluator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CkksEvaluator")
+        f.debug_struct("Evaluator")
             .field("backend", &self.backend.name())
-            .field("params", &self.params.name)
+            .field("params", &self.params.name())
             .field("relin", &self.relin.is_some())
             .field("galois", &self.galois.keys().collect::<Vec<_>>())
             .finish()
@@ -43,9 +44,9 @@ pub fn ckks_ops(backend: &dyn Backend) -> Result<&dyn CkksOps> {
     backend.ckks().ok_or_else(|| Error::Unsupported { backend: backend.name(), scheme: "CKKS" })
 }
 
-impl CkksEvaluator {
+impl Evaluator {
     /// Prepares (uploads) every key in `keys`.
-    pub fn new(backend: Arc<dyn Backend>, params: Arc<CkksParams>, keys: &CkksEvalKeys) -> Result<Self> {
+    pub fn new(backend: Arc<dyn Backend>, params: Arc<Params>, keys: &EvalKeys) -> Result<Self> {
         let ops = ckks_ops(&*backend)?;
         let mut relin = None;
         if let Some(k) = &keys.relin {
@@ -60,14 +61,14 @@ impl CkksEvaluator {
             }
             galois.insert(g, ops.prepare_key(k)?);
         }
-        Ok(CkksEvaluator { backend, params, relin, galois })
+        Ok(Evaluator { backend, params, relin, galois })
     }
 
     fn ops(&self) -> &dyn CkksOps {
         self.backend.ckks().expect("checked at construction")
     }
 
-    pub fn params(&self) -> &Arc<CkksParams> {
+    pub fn params(&self) -> &Arc<Params> {
         &self.params
     }
 
@@ -76,20 +77,20 @@ impl CkksEvaluator {
         self.galois.keys().copied()
     }
 
-    pub fn upload(&self, ct: &CkksCiphertext) -> Result<CkksHandle> {
+    pub fn upload(&self, ct: &HostCiphertext) -> Result<Ciphertext> {
         check_params(&self.params, ct.params())?;
         self.ops().upload(ct)
     }
 
-    pub fn download(&self, ct: &CkksHandle) -> Result<CkksCiphertext> {
+    pub fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext> {
         self.ops().download(ct)
     }
 
-    fn check_one(&self, a: &CkksHandle) -> Result<()> {
+    fn check_one(&self, a: &Ciphertext) -> Result<()> {
         check_params(&self.params, a.params())
     }
 
-    fn check_pair(&self, a: &CkksHandle, b: &CkksHandle) -> Result<()> {
+    fn check_pair(&self, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
         self.check_one(a)?;
         self.check_one(b)?;
         if a.level() != b.level() {
@@ -109,32 +110,32 @@ impl CkksEvaluator {
         Ok(())
     }
 
-    pub fn add(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
+    pub fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.check_pair(a, b)?;
         Self::check_scales(a.scale(), b.scale())?;
         self.ops().add(a, b)
     }
 
-    pub fn sub(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
+    pub fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.check_pair(a, b)?;
         Self::check_scales(a.scale(), b.scale())?;
         self.ops().sub(a, b)
     }
 
-    pub fn negate(&self, a: &CkksHandle) -> Result<CkksHandle> {
+    pub fn negate(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.check_one(a)?;
         self.ops().negate(a)
     }
 
     /// Both operands at the lower of their two levels.
-    pub fn match_levels(&self, a: &CkksHandle, b: &CkksHandle) -> Result<(CkksHandle, CkksHandle)> {
+    pub fn match_levels(&self, a: &Ciphertext, b: &Ciphertext) -> Result<(Ciphertext, Ciphertext)> {
         let level = a.level().min(b.level());
         Ok((self.drop_to_level(a, level)?, self.drop_to_level(b, level)?))
     }
 
     /// A plaintext resident at `a`'s level (a plaintext encoded at a higher level is cut
     /// down: its lower limbs are the same integers).
-    fn plain_for(&self, a: &CkksHandle, pt: &CkksPlaintext) -> Result<PlainHandle> {
+    fn plain_for(&self, a: &Ciphertext, pt: &Plaintext) -> Result<PreparedPlaintext> {
         check_params(&self.params, pt.params())?;
         if pt.level() < a.level() {
             return Err(Error::Level(format!(
@@ -145,7 +146,7 @@ impl CkksEvaluator {
             )));
         }
         let n = self.params.n();
-        let cut = CkksPlaintext::from_raw(
+        let cut = Plaintext::from_raw(
             pt.params().clone(),
             a.level(),
             pt.scale(),
@@ -154,14 +155,14 @@ impl CkksEvaluator {
         self.ops().upload_plaintext(&cut)
     }
 
-    pub fn add_plain(&self, a: &CkksHandle, pt: &CkksPlaintext) -> Result<CkksHandle> {
+    pub fn add_plain(&self, a: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
         self.check_one(a)?;
         Self::check_scales(a.scale(), pt.scale())?;
         let p = self.plain_for(a, pt)?;
         self.ops().add_plain(a, &p)
     }
 
-    pub fn mul_plain(&self, a: &CkksHandle, pt: &CkksPlaintext) -> Result<CkksHandle> {
+    pub fn mul_plain(&self, a: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
         self.check_one(a)?;
         let p = self.plain_for(a, pt)?;
         self.ops().mul_plain(a, &p)
@@ -178,11 +179,11 @@ impl CkksEvaluator {
 
     /// Residues of the integer `v` modulo `q_0 .. q_level`.
     fn int_residues(&self, v: i128, level: usize) -> Vec<u64> {
-        self.params.q[..=level].iter().map(|q| v.rem_euclid(q.0 as i128) as u64).collect()
+        self.params.q()[..=level].iter().map(|q| v.rem_euclid(q.0 as i128) as u64).collect()
     }
 
     /// `a + c` in every slot: `round(c * scale)` added to the constant term.
-    pub fn add_const(&self, a: &CkksHandle, c: f64) -> Result<CkksHandle> {
+    pub fn add_const(&self, a: &Ciphertext, c: f64) -> Result<Ciphertext> {
         self.check_one(a)?;
         let r = self.residues(c * a.scale(), a.level())?;
         self.ops().add_scalar(a, &r)
@@ -190,7 +191,7 @@ impl CkksEvaluator {
 
     /// `a * c` in every slot, `c` encoded at the default scale `2^scale_bits`; the result's
     /// scale is `a.scale * 2^scale_bits` (rescale afterwards).
-    pub fn mul_const(&self, a: &CkksHandle, c: f64) -> Result<CkksHandle> {
+    pub fn mul_const(&self, a: &Ciphertext, c: f64) -> Result<Ciphertext> {
         self.check_one(a)?;
         let factor = self.params.default_scale();
         let r = self.residues(c * factor, a.level())?;
@@ -198,7 +199,7 @@ impl CkksEvaluator {
     }
 
     /// `a * k` for an integer `k`: exact, scale unchanged.
-    pub fn mul_int(&self, a: &CkksHandle, k: i64) -> Result<CkksHandle> {
+    pub fn mul_int(&self, a: &Ciphertext, k: i64) -> Result<Ciphertext> {
         self.check_one(a)?;
         // From the integer itself: exact beyond 2^53, where an `f64` is not.
         let r = self.int_residues(k.into(), a.level());
@@ -206,7 +207,7 @@ impl CkksEvaluator {
     }
 
     /// `a * b`, relinearized; scale `a.scale * b.scale` (rescale afterwards).
-    pub fn mul(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
+    pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.check_pair(a, b)?;
         let rlk = self
             .relin
@@ -215,12 +216,12 @@ impl CkksEvaluator {
         self.ops().mul_relin(a, b, rlk)
     }
 
-    pub fn square(&self, a: &CkksHandle) -> Result<CkksHandle> {
+    pub fn square(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.mul(a, a)
     }
 
     /// Divides by the top prime: one level down, scale divided by that prime.
-    pub fn rescale(&self, a: &CkksHandle) -> Result<CkksHandle> {
+    pub fn rescale(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.check_one(a)?;
         if a.level() == 0 {
             return Err(Error::Level("cannot rescale a ciphertext at level 0: the chain is spent".into()));
@@ -229,11 +230,11 @@ impl CkksEvaluator {
     }
 
     /// `mul` then `rescale`.
-    pub fn mul_rescale(&self, a: &CkksHandle, b: &CkksHandle) -> Result<CkksHandle> {
+    pub fn mul_rescale(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.rescale(&self.mul(a, b)?)
     }
 
-    pub fn drop_to_level(&self, a: &CkksHandle, level: usize) -> Result<CkksHandle> {
+    pub fn drop_to_level(&self, a: &Ciphertext, level: usize) -> Result<Ciphertext> {
         self.check_one(a)?;
         if level > a.level() {
             return Err(Error::Level(format!("cannot raise a ciphertext from level {} to {level}", a.level())));
@@ -246,9 +247,9 @@ impl CkksEvaluator {
     }
 
     /// Slots rotated left by `steps` (negative: right).
-    pub fn rotate(&self, a: &CkksHandle, steps: i64) -> Result<CkksHandle> {
+    pub fn rotate(&self, a: &Ciphertext, steps: i64) -> Result<Ciphertext> {
         self.check_one(a)?;
-        let g = galois_element_for_rotation(self.params.ring_degree, steps);
+        let g = galois_element_for_rotation(self.params.ring_degree(), steps);
         if g == 1 {
             return self.ops().drop_to_level(a, a.level());
         }
@@ -257,19 +258,19 @@ impl CkksEvaluator {
     }
 
     /// Complex conjugation of every slot.
-    pub fn conjugate(&self, a: &CkksHandle) -> Result<CkksHandle> {
+    pub fn conjugate(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.check_one(a)?;
-        let g = conjugation_element(self.params.ring_degree);
+        let g = conjugation_element(self.params.ring_degree());
         let key = self.key(g, "conjugation")?;
         self.ops().apply_galois(a, key)
     }
 
     /// Several rotations of one ciphertext sharing one decomposition (hoisting); the same
-    /// words as separate [`CkksEvaluator::rotate`] calls.
-    pub fn rotate_hoisted(&self, a: &CkksHandle, steps: &[i64]) -> Result<Vec<CkksHandle>> {
+    /// words as separate [`Evaluator::rotate`] calls.
+    pub fn rotate_hoisted(&self, a: &Ciphertext, steps: &[i64]) -> Result<Vec<Ciphertext>> {
         self.check_one(a)?;
         let elements: Vec<u64> =
-            steps.iter().map(|&k| galois_element_for_rotation(self.params.ring_degree, k)).collect();
+            steps.iter().map(|&k| galois_element_for_rotation(self.params.ring_degree(), k)).collect();
         let mut keys = Vec::new();
         for (&g, &k) in elements.iter().zip(steps) {
             if g != 1 {
@@ -292,11 +293,12 @@ impl CkksEvaluator {
     }
 }
 
-pub(crate) fn check_params(expected: &CkksParams, found: &CkksParams) -> Result<()> {
+pub(crate) fn check_params(expected: &Params, found: &Params) -> Result<()> {
     if expected != found {
         return Err(Error::InvalidInput(format!(
             "CKKS parameter mismatch: expected {}, found {}",
-            expected.name, found.name
+            expected.name(),
+            found.name()
         )));
     }
     Ok(())
