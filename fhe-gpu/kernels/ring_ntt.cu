@@ -27,12 +27,14 @@ LUX_DEVICE void lux_ring_ntt_stage(const LuxRingNttArgs& args) {
     const u64 total = (u64)args.transforms * per_transform;
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < total; k += stride) {
-        const u64 tr = k >> (log_n - 1);
+        // The transform index is below `transforms`, a u32: 32-bit arithmetic from here
+        // (a 64-bit modulo is a long emulated sequence on GPUs).
+        const u32 tr = (u32)(k >> (log_n - 1));
         const u32 kk = (u32)(k & (per_transform - 1));
-        const LuxNttTable* t = args.tables + (u32)(tr % args.limbs);
+        const LuxNttTable* t = args.tables + tr % args.limbs;
         const lux_w q = (lux_w)t->modulus.q;
         const u32 block = kk >> log_half;
-        lux_w* a = args.data + (tr << log_n) + (block << (log_half + 1)) + (kk & ((1u << log_half) - 1));
+        lux_w* a = args.data + ((u64)tr << log_n) + (block << (log_half + 1)) + (kk & ((1u << log_half) - 1));
         const u32 w = tw_base + block;
         const lux_w u = a[0];
         const lux_w v = a[1u << log_half];
@@ -64,10 +66,10 @@ LUX_DEVICE void lux_ring_ntt_chunks(const LuxRingNttArgs& args, lux_w* smem) {
     const u64 chunks = (u64)args.transforms << (log_n - log_c);
     const bool scale = args.inverse != 0 && args.last_stage == log_n;
     for (u64 c = blockIdx.x; c < chunks; c += gridDim.x) {
-        const u64 tr = c >> (log_n - log_c);
+        const u32 tr = (u32)(c >> (log_n - log_c));
         const u32 off = (u32)(c & ((1ull << (log_n - log_c)) - 1)) << log_c;
-        const LuxNttTable t = args.tables[(u32)(tr % args.limbs)];
-        lux_w* data = args.data + (tr << log_n) + off;
+        const LuxNttTable t = args.tables[tr % args.limbs];
+        lux_w* data = args.data + ((u64)tr << log_n) + off;
         for (u32 k = threadIdx.x; k < len; k += blockDim.x) smem[k] = data[k];
         __syncthreads();
         if (args.inverse == 0) {

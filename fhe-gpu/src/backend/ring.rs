@@ -16,12 +16,13 @@ use fhe_api::{Error, Result};
 use super::{GpuBackend, Residues, GPU_NTT_VARIANT};
 use crate::args::{GpuModulus, GpuNttTable, RingNttArgs};
 use crate::driver::{Buffer, GpuDriver, LaunchShape};
-use crate::source::{shoup_for, word_bits_for, Program};
+use crate::source::{shoup_for, word_bits_for, Program, DEFAULT_SHARED_BYTES};
 
 /// Shared memory of one chunk launch: within the 48 KiB every device grants without
 /// opting in, with room for a second block per multiprocessor on most. 4096 words of
 /// 64 bits, so at N = 2^16 four stages run in device memory and twelve in shared.
 const CHUNK_BYTES: usize = 32 * 1024;
+const _: () = assert!(CHUNK_BYTES <= DEFAULT_SHARED_BYTES);
 
 /// One ring's NTT on the device in one word width: the twiddles, and the table entry
 /// that points at them (copied into each call's table of limbs).
