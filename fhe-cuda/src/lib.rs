@@ -19,10 +19,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{result as cu, sys};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
-use fhe_api::{
-    Backend, BackendEntry, BackendKind, BackendOptions, DeviceInfo, Error, ParamSet, Probe, Result, Unavailable,
-};
-use fhe_gpu::{Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape};
+use fhe_api::{Backend, BackendEntry, BackendKind, BackendOptions, DeviceInfo, Error, Probe, Result, Unavailable};
+use fhe_gpu::{Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape, Program};
 
 /// The registry entry of the CUDA backend.
 pub const ENTRY: BackendEntry = BackendEntry { kind: BackendKind::Cuda, probe, create };
@@ -245,7 +243,7 @@ unsafe impl GpuDriver for CudaDriver {
         MAX_BLOCK
     }
 
-    fn compile(&self, set: ParamSet, source: &str) -> Result<CudaModule> {
+    fn compile(&self, program: Program, source: &str) -> Result<CudaModule> {
         let ptx = compile_ptx(source, self.arch)?;
         self.bind()?;
         guarded("load module", || {
@@ -253,11 +251,11 @@ unsafe impl GpuDriver for CudaDriver {
             // SAFETY: `image` is a NUL-terminated PTX text that outlives the call.
             let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }.map_err(device_error)?;
             let mut functions = HashMap::new();
-            for name in fhe_gpu::KERNELS {
+            for &name in program.kernels() {
                 let c = CString::new(name).expect("kernel names have no NUL");
                 // SAFETY: `module` was just loaded and is never unloaded while in use.
                 let f = unsafe { cu::module::get_function(module, c) }
-                    .map_err(|e| device_error(format!("{set}: kernel {name}: {e}")))?;
+                    .map_err(|e| device_error(format!("{program}: kernel {name}: {e}")))?;
                 functions.insert(name, f);
             }
             Ok(CudaModule { module, functions })

@@ -1,5 +1,5 @@
-use fhe_api::{BackendOptions, ParamSet, Probe};
-use fhe_gpu::{kernel_source, Dialect, KERNELS};
+use fhe_api::{BackendOptions, Probe};
+use fhe_gpu::{kernel_source, Dialect, Program};
 
 use super::*;
 
@@ -20,7 +20,8 @@ fn probe_and_create_never_panic() {
     assert!(matches!(e, Error::Unavailable { .. }), "{e}");
 }
 
-/// Every kernel compiles with NVRTC for `sm_90` (Hopper) for every parameter set. Where
+/// Every kernel of every program (the ring NTT at both word widths, the bit scheme's
+/// kernels for every parameter set) compiles with NVRTC for `sm_90` (Hopper). Where
 /// NVRTC is absent this is skipped, unless `LUX_FHE_REQUIRE_NVRTC=1` (CI) makes the
 /// absence a failure.
 #[test]
@@ -34,11 +35,12 @@ fn every_kernel_compiles_for_sm_90() {
         eprintln!("skipped: libnvrtc not found (pip install nvidia-cuda-nvrtc-cu12, see .ci/run)");
         return;
     }
-    for set in ParamSet::ALL {
-        let ptx = compile_ptx(&kernel_source(set, Dialect::Cuda), "sm_90").unwrap_or_else(|e| panic!("{set}: {e}"));
-        assert!(ptx.contains(".target sm_90"), "{set}: PTX is not for sm_90");
-        for k in KERNELS {
-            assert!(ptx.contains(&format!(".entry {k}(")), "{set}: kernel {k} missing from the PTX");
+    for program in Program::all() {
+        let ptx =
+            compile_ptx(&kernel_source(program, Dialect::Cuda), "sm_90").unwrap_or_else(|e| panic!("{program}: {e}"));
+        assert!(ptx.contains(".target sm_90"), "{program}: PTX is not for sm_90");
+        for k in program.kernels() {
+            assert!(ptx.contains(&format!(".entry {k}(")), "{program}: kernel {k} missing from the PTX");
         }
     }
 }
@@ -57,6 +59,17 @@ fn a_compile_error_is_an_error_with_the_log() {
 fn device_backend() -> std::sync::Arc<CudaBackend> {
     let driver = CudaDriver::open(fhe_api::registry::device_from_env().unwrap()).unwrap();
     std::sync::Arc::new(CudaBackend::new(driver, Dialect::Cuda, &BackendOptions::default()).unwrap())
+}
+
+/// The limb-batched ring NTT on a device: a CKKS chain in one call, the ends of the
+/// range (N = 2^17, 62-bit and 32-bit-word primes), and bad input, against the oracle.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn ring_ntt_matches_the_oracle() {
+    let (gpu, cpu) = (device_backend(), fhe_cpu::CpuBackend::oracle());
+    fhe_gpu::testing::ckks_chain_matches_the_oracle(&*gpu, &cpu);
+    fhe_gpu::testing::range_ends_match_the_oracle(&*gpu, &cpu);
+    fhe_gpu::testing::bad_ring_input_is_a_clear_error(&*gpu);
 }
 
 // The shared conformance suite on a CUDA device: `cargo test -p fhe-cuda -- --ignored`

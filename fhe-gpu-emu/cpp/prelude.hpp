@@ -1,6 +1,6 @@
 // The CPU emulator's stand-ins for the CUDA built-ins (see kernels/compat.h). Each
-// generated translation unit holds one parameter set's kernels; everything here has
-// internal linkage, so the three units link side by side.
+// generated translation unit holds one program's kernels (fhe_gpu::Program); everything
+// here has internal linkage, so the units link side by side.
 #include <barrier>
 #include <cstring>
 #include <thread>

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::sync::Mutex;
 
-use fhe_api::{BackendKind, BackendOptions, DeviceInfo, Error, ParamSet, Result};
-use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape};
+use fhe_api::{BackendKind, BackendOptions, DeviceInfo, Error, Result};
+use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape, Program};
 
 /// A unit's launcher: kernel name, grid, block, dynamic shared bytes, then the argument
 /// struct's bytes and their count (`cpp/launcher.hpp`).
@@ -24,6 +24,9 @@ include!(concat!(env!("OUT_DIR"), "/units.rs"));
 /// of N on purpose, so the kernels' strided loops are exercised with ragged tails.
 const EMU_MAX_BLOCK: u32 = 12;
 const EMU_WARP: u32 = 4;
+/// Blocks per launch: each emulated block starts its threads anew, so few; and fewer
+/// than most launches want, so the kernels' grid-stride loops run more than once.
+const EMU_MAX_GRID: u32 = 8;
 
 /// The emulator as a [`GpuDriver`]: host memory stands in for device memory.
 #[derive(Default)]
@@ -31,7 +34,7 @@ pub struct EmuDriver {
     allocations: Mutex<HashMap<u64, Box<[u64]>>>,
 }
 
-/// A "module": the launcher of the C++ unit compiled for the set at build time.
+/// A "module": the launcher of the C++ unit compiled for the program at build time.
 pub struct EmuModule {
     launch: LaunchFn,
 }
@@ -66,18 +69,22 @@ unsafe impl GpuDriver for EmuDriver {
         EMU_MAX_BLOCK
     }
 
-    fn compile(&self, set: ParamSet, source: &str) -> Result<EmuModule> {
+    fn max_grid(&self) -> u32 {
+        EMU_MAX_GRID
+    }
+
+    fn compile(&self, program: Program, source: &str) -> Result<EmuModule> {
         // The C++ was compiled from exactly this text at build time; refuse anything else.
-        if source != kernel_source(set, Dialect::HostEmu) {
+        if source != kernel_source(program, Dialect::HostEmu) {
             return Err(Error::Device {
                 backend: BackendKind::Cuda,
                 detail: "the emulator runs only the kernel source it was built from".into(),
             });
         }
-        let unit = UNITS.iter().find(|(s, _)| *s == set);
-        let (_, launch) = unit.ok_or_else(|| Error::Device {
+        let unit = Program::all().iter().position(|p| *p == program).and_then(|i| UNITS.get(i));
+        let launch = unit.ok_or_else(|| Error::Device {
             backend: BackendKind::Cuda,
-            detail: format!("no emulator unit for {set} (build.rs compiles one per ParamSet::ALL)"),
+            detail: format!("no emulator unit for {program} (build.rs compiles one per Program::all)"),
         })?;
         Ok(EmuModule { launch: *launch })
     }

@@ -57,16 +57,27 @@ fn a_key_from_another_backend_is_refused() {
     .is_err());
 }
 
-/// No CKKS on the GPU backend yet: asking for it is an error naming the backend, not a
-/// host fallback or a panic.
+/// The limb-batched ring NTT on a CKKS chain (55-, 40- and 60-bit primes at N = 2^13)
+/// in one call, and each prime through `RingOps`, byte for byte with the oracle.
 #[test]
-fn ckks_is_declared_unsupported() {
-    use fhe_api::ops::RingOps;
-    use fhe_api::ring::{PolynomialSize, RingModulus};
-    let gpu = std::sync::Arc::new(emulated_backend().unwrap());
-    assert!(gpu.ckks().is_none());
-    let e = gpu.ring_forward(PolynomialSize(8192), RingModulus(36_028_797_018_652_673), &mut [0u64; 8192]).unwrap_err();
-    assert!(matches!(e, fhe_api::Error::Unsupported { .. }) && e.to_string().contains("gpu-emu"), "{e}");
-    let ctx = fhe_schemes::ckks::Context::from_preset(gpu, fhe_api::ckks::params::Preset::Slots4096Scale40Depth2);
+fn ring_ntt_matches_the_oracle_on_ckks_primes() {
+    let gpu = emulated_backend().unwrap();
+    fhe_gpu::testing::ckks_chain_matches_the_oracle(&gpu, &CpuBackend::oracle());
+    assert!(gpu.ckks().is_none(), "CKKS on the device is not this backend's capability yet");
+}
+
+#[test]
+fn ring_ntt_matches_the_oracle_at_the_ends_of_the_range() {
+    fhe_gpu::testing::range_ends_match_the_oracle(&emulated_backend().unwrap(), &CpuBackend::oracle());
+}
+
+#[test]
+fn bad_ring_input_is_a_clear_error() {
+    fhe_gpu::testing::bad_ring_input_is_a_clear_error(&emulated_backend().unwrap());
+    // CKKS itself stays off the device: a context is refused by name.
+    let ctx = fhe_schemes::ckks::Context::from_preset(
+        std::sync::Arc::new(emulated_backend().unwrap()),
+        fhe_api::ckks::Preset::Slots4096Scale40Depth2,
+    );
     assert!(matches!(ctx, Err(fhe_api::Error::Unsupported { .. })));
 }

@@ -1,25 +1,56 @@
-// Kernel arguments: each kernel takes one of these structs by value, its only parameter.
-// They mirror the `#[repr(C)]` structs of fhe-gpu/src/args.rs field for field; the
-// host appends `static_assert`s generated from the Rust side right after this file
+// The structs the host and the kernels share: table entries kernels read through
+// pointers, and each kernel's arguments (taken by value, its only parameter). They
+// mirror the `#[repr(C)]` structs of fhe-gpu/src/args.rs field for field; the host
+// appends `static_assert`s generated from the Rust side right after this file
 // (fhe_gpu::args::layout_checks), so a mismatch is a compile error on every compiler.
 // Device pointers are 64-bit; scalars are fixed-width; no struct has implicit padding.
 // Field meanings are documented once, on the Rust fields.
 
-struct LuxNttArgs {
+// The residue word: 32 bits where every prime of the program is below 2^30
+// (fhe_gpu::source::word_bits_for: half the memory traffic, and 32-bit multiplies, which
+// GPUs issue at several times the rate of 64-bit ones), else 64 bits.
+#if LUX_WORD_BITS == 32
+typedef u32 lux_w;
+#else
+typedef u64 lux_w;
+#endif
+
+// One prime (GpuModulus).
+struct LuxModulus {
+    u64 q;
+    u64 barrett_mu;
+    u32 bits;
+    u32 reserved;
+};
+
+// One ring (N, q)'s NTT in this word width (GpuNttTable).
+struct LuxNttTable {
+    LuxModulus modulus;
+    u64 n_inv;
+    u64 n_inv_shoup;
+    const lux_w* psi;
+    const lux_w* psi_shoup;
+    const lux_w* ipsi;
+    const lux_w* ipsi_shoup;
+};
+
+struct LuxRingNttArgs {
     lux_w* data;
-    const lux_w* twiddles;
-    const lux_w* twiddles_shoup;
-    u32 count;
+    const LuxNttTable* tables;
+    u32 transforms;
+    u32 limbs;
+    u32 log_n;
     u32 inverse;
+    u32 first_stage;
+    u32 last_stage;
+    u32 log_chunk;
+    u32 reserved;
 };
 
 struct LuxBlindRotateArgs {
     const u32* input;
     const lux_w* bsk;
-    const lux_w* psi;
-    const lux_w* psi_shoup;
-    const lux_w* ipsi;
-    const lux_w* ipsi_shoup;
+    const LuxNttTable* ring;
     const lux_w* psi_pow;
     const u32* slot_exp;
     lux_w* workspace;
@@ -32,6 +63,7 @@ struct LuxBlindRotateArgs {
 struct LuxKeySwitchArgs {
     const u64* input;
     const u16* ksk;
+    const LuxModulus* modulus;
     u32* output;
     u32 count;
     u32 add;

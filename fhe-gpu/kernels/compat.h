@@ -5,7 +5,9 @@
 // sizes to `GpuDriver::warp_size`). CUDA and HIP share one branch: NVRTC and hiprtc
 // accept the same built-ins; the host defines LUX_HIP for hiprtc, which nothing needs yet.
 //
-// Per-parameter-set constants (LUX_N, LUX_Q, ...) are #defines the host prepends.
+// Compile-time shapes (LUX_WORD_BITS; LUX_N, LUX_L, ... of a bit-scheme set) are
+// #defines the host prepends (fhe_gpu::source::defines); primes never are: kernels read
+// them from table entries (args.h).
 
 #if defined(LUX_HOST_EMU)
 // ---- CPU emulator: each block runs as blockDim.x std::threads sharing a barrier;

@@ -1,20 +1,27 @@
 //! Typed kernel arguments: one `#[repr(C)]` struct per kernel, passed to it by value as
-//! its only parameter, mirrored field for field by a named C struct in
-//! `kernels/args.h`. The two are kept in step by [`layout_checks`]: `static_assert`s
-//! generated from these definitions and compiled into every kernel source, so NVRTC,
-//! hiprtc and the emulator's C++ compiler each refuse the source when a field's name,
-//! offset, size or type differs (the emulator's build in CI, the NVRTC test for sm_90).
+//! its only parameter, and the table entries kernels read through pointers (a prime's
+//! constants, a limb's NTT tables). Each is mirrored field for field by a named C struct
+//! in `kernels/args.h`, and the two are kept in step by [`layout_checks`]:
+//! `static_assert`s generated from these definitions and compiled into every kernel
+//! source, so NVRTC, hiprtc and the emulator's C++ compiler each refuse the source when a
+//! field's name, offset, size or type differs (the emulator's build in CI, the NVRTC
+//! test for sm_90).
+//!
+//! No prime is compiled into a kernel: each reads its modulus from a [`GpuModulus`] or
+//! [`GpuNttTable`] entry, so one compiled program serves every prime of its word width.
 
 use std::fmt::Write as _;
 use std::marker::PhantomData;
 
-/// The kernels' residue word, `lux_w` in C: 32 or 64 bits per set
-/// ([`crate::source::word_bits`]). Only a pointee type; never constructed.
+use crate::driver::Word;
+
+/// The kernels' residue word, `lux_w` in C: 32 or 64 bits per program
+/// ([`crate::source::word_bits_for`]). Only a pointee type; never constructed.
 pub enum Residue {}
 
 /// A type with a C spelling in the kernel source.
 pub trait CType {
-    /// The spelling (`u32`, `lux_w`), without `const` or `*`.
+    /// The spelling (`u32`, `lux_w`, `LuxModulus`), without `const` or `*`.
     const C_NAME: &'static str;
 }
 
@@ -57,6 +64,12 @@ impl<T> Clone for DevPtr<T> {
     }
 }
 impl<T> Copy for DevPtr<T> {}
+/// The null address: what a table entry holds before its buffers are set.
+impl<T> Default for DevPtr<T> {
+    fn default() -> Self {
+        DevPtr::new(0)
+    }
+}
 impl<T> std::fmt::Debug for DevPtr<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:#x}", self.addr)
@@ -69,8 +82,8 @@ impl<T> PartialEq for DevPtr<T> {
 }
 impl<T> Eq for DevPtr<T> {}
 
-/// What a field's type is in C: a scalar or a pointer to one (`const` is not compared:
-/// it documents in C which buffers a kernel only reads).
+/// What a field's type is in C: a scalar, a struct held by value, or a pointer to either
+/// (`const` is not compared: it documents in C which buffers a kernel only reads).
 pub trait FieldType {
     const C_NAME: &'static str;
     const POINTER: bool;
@@ -86,36 +99,34 @@ impl<T: CType> FieldType for DevPtr<T> {
     const POINTER: bool = true;
 }
 
-/// One field of an argument struct as the compiler laid it out.
+/// One field of a C struct as the compiler laid it out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field {
     pub name: &'static str,
     pub offset: usize,
     pub size: usize,
-    /// The C spelling of the scalar or pointee type.
+    /// The C spelling of the scalar, struct or pointee type.
     pub c_type: &'static str,
     pub pointer: bool,
 }
 
-/// The argument struct of one kernel.
+/// A struct the host and the kernels share.
 ///
 /// # Safety
-/// Implementors are `#[repr(C)]`, hold only integers and [`DevPtr`]s, and have no
-/// padding (every byte is initialized, so [`KernelArgs::as_bytes`] is sound), and they
-/// match the C struct [`KernelArgs::C_NAME`] that kernel [`KernelArgs::KERNEL`] takes by
-/// value. The `kernel_args!` macro guarantees the first three (a compile-time size sum)
-/// and [`layout_checks`] has every kernel compiler check the last.
-pub unsafe trait KernelArgs: Copy + Send + Sync + 'static {
-    /// The kernel's entry point.
-    const KERNEL: &'static str;
-    /// The C struct it takes (in `kernels/args.h`).
+/// Implementors are `#[repr(C)]`, hold only integers, [`DevPtr`]s and other `CStruct`s,
+/// and have no padding (every byte is initialized, so [`CStruct::as_bytes`] is sound),
+/// and they match the C struct [`CStruct::C_NAME`]. The `c_struct!` macro guarantees the
+/// first three (a compile-time size sum) and [`layout_checks`] has every kernel compiler
+/// check the last.
+pub unsafe trait CStruct: Copy + Send + Sync + 'static {
+    /// The C struct (in `kernels/args.h`).
     const C_NAME: &'static str;
     /// This type's name, for messages.
     const RUST_NAME: &'static str;
     /// Every field, in declaration order.
     const FIELDS: &'static [Field];
 
-    /// The struct's bytes, as a driver hands them to the kernel.
+    /// The struct's bytes, as a driver hands them to the kernel or copies them to a table.
     fn as_bytes(&self) -> &[u8] {
         // SAFETY: by the trait's contract `Self` has no padding and only integer fields,
         // so all `size_of::<Self>()` bytes are initialized; u8 has alignment 1.
@@ -123,18 +134,29 @@ pub unsafe trait KernelArgs: Copy + Send + Sync + 'static {
     }
 }
 
-/// Declares an argument struct and its [`KernelArgs`] implementation from one list of
-/// fields, so the Rust layout, the field table and the C name cannot drift apart.
-macro_rules! kernel_args {
+/// The argument struct of one kernel.
+///
+/// # Safety
+/// As [`CStruct`], and kernel [`KernelArgs::KERNEL`] takes exactly this struct by value
+/// as its one parameter (the source's `LUX_KERNEL(name)(CStruct args)`, checked by a test).
+pub unsafe trait KernelArgs: CStruct {
+    /// The kernel's entry point.
+    const KERNEL: &'static str;
+}
+
+/// Declares a shared struct and its [`CStruct`], [`CType`] and [`Word`] implementations
+/// from one list of fields, so the Rust layout, the field table and the C name cannot
+/// drift apart.
+macro_rules! c_struct {
     (
         $(#[$meta:meta])*
-        pub struct $name:ident => $kernel:literal, $c_name:literal {
+        pub struct $name:ident => $c_name:literal {
             $( $(#[$fmeta:meta])* pub $field:ident: $ty:ty, )*
         }
     ) => {
         $(#[$meta])*
         #[repr(C)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
         pub struct $name {
             $( $(#[$fmeta])* pub $field: $ty, )*
         }
@@ -142,10 +164,9 @@ macro_rules! kernel_args {
         // No padding: a driver copies every byte, and padding would be uninitialized.
         const _: () = assert!(std::mem::size_of::<$name>() == 0 $(+ std::mem::size_of::<$ty>())*);
 
-        // SAFETY: `#[repr(C)]`, integer and `DevPtr` fields only, no padding (asserted
-        // above); the C side is checked by `layout_checks` in every kernel compile.
-        unsafe impl KernelArgs for $name {
-            const KERNEL: &'static str = $kernel;
+        // SAFETY: `#[repr(C)]`, integer, `DevPtr` and `CStruct` fields only, no padding
+        // (asserted above); the C side is checked by `layout_checks` in every kernel compile.
+        unsafe impl CStruct for $name {
             const C_NAME: &'static str = $c_name;
             const RUST_NAME: &'static str = stringify!($name);
             const FIELDS: &'static [Field] = &[$(Field {
@@ -156,21 +177,101 @@ macro_rules! kernel_args {
                 pointer: <$ty as FieldType>::POINTER,
             }),*];
         }
+
+        impl CType for $name {
+            const C_NAME: &'static str = $c_name;
+        }
+
+        // SAFETY: as for `CStruct`: no padding and integer fields only, so every byte is
+        // initialized and every byte pattern is a valid value.
+        unsafe impl Word for $name {}
     };
 }
 
+/// [`c_struct!`] for a kernel's argument struct, with its entry point.
+macro_rules! kernel_args {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident => $kernel:literal, $c_name:literal { $($body:tt)* }
+    ) => {
+        c_struct! { $(#[$meta])* pub struct $name => $c_name { $($body)* } }
+
+        // SAFETY: a `CStruct` (above); that kernel `$kernel` takes it is the test
+        // `source::tests::every_kernel_takes_its_struct`.
+        unsafe impl KernelArgs for $name {
+            const KERNEL: &'static str = $kernel;
+        }
+    };
+}
+
+c_struct! {
+    /// One prime modulus as the kernels' arithmetic reads it (`kernels/arith.cuh`): a
+    /// table entry, so no prime is compiled into a kernel.
+    pub struct GpuModulus => "LuxModulus" {
+        /// The prime, `2 < q < 2^62` (below `2^30` for 32-bit words).
+        pub q: u64,
+        /// Barrett's `floor(2^(2k) / q)` for `k = bits`.
+        pub barrett_mu: u64,
+        /// `k`: the bit length of `q`.
+        pub bits: u32,
+        /// Zero; spells out the tail padding the 8-byte alignment would add.
+        pub reserved: u32,
+    }
+}
+
+impl GpuModulus {
+    /// The constants of `q` (`2 < q < 2^62`, which the ring tables check first).
+    pub fn new(q: u64) -> GpuModulus {
+        let bits = 64 - q.leading_zeros();
+        // k <= 62, so 2^(2k) / q < 2^(k+1) fits 64 bits.
+        let barrett_mu = ((1u128 << (2 * bits)) / q as u128) as u64;
+        GpuModulus { q, barrett_mu, bits, reserved: 0 }
+    }
+}
+
+c_struct! {
+    /// The negacyclic NTT of one ring `(N, q)` in one word width: the prime, `1/N`, and
+    /// where its twiddles live on the device. A limb-batched launch reads one entry per
+    /// limb, so the limbs of one launch may have different primes.
+    pub struct GpuNttTable => "LuxNttTable" {
+        pub modulus: GpuModulus,
+        /// `N^-1 mod q`, for the inverse transform's scaling.
+        pub n_inv: u64,
+        /// Its Shoup companion for the table's word width.
+        pub n_inv_shoup: u64,
+        /// `psi^bitrev(k)`, N residues (`fhe_api::ring::ntt::NttTables::psi_rev`).
+        pub psi: DevPtr<Residue>,
+        pub psi_shoup: DevPtr<Residue>,
+        /// `psi^-bitrev(k)`, N residues.
+        pub ipsi: DevPtr<Residue>,
+        pub ipsi_shoup: DevPtr<Residue>,
+    }
+}
+
 kernel_args! {
-    /// `lux_ntt`: a batched negacyclic NTT, one block per polynomial, in place.
-    pub struct NttArgs => "lux_ntt", "LuxNttArgs" {
-        /// `count` polynomials of N residues.
+    /// `lux_ring_ntt`: negacyclic NTTs of `transforms` polynomials, transform `t` over limb
+    /// `t % limbs`, in place. One launch runs the stages `[first_stage, last_stage)`: with
+    /// `log_chunk` 0 one stage in device memory, one butterfly per thread; otherwise each
+    /// block loads chunks of `2^log_chunk` words into shared memory and runs every stage
+    /// whose butterflies stay inside a chunk. The host sequences the launches
+    /// (`backend::ring`); the inverse's `1/N` is applied by the launch that runs its last
+    /// stage.
+    pub struct RingNttArgs => "lux_ring_ntt", "LuxRingNttArgs" {
+        /// `[transform][N]` residues: polynomials of `limbs` limbs one after another.
         pub data: DevPtr<Residue>,
-        /// psi (forward) or psi^-1 (inverse) in bit-reversed order, N residues.
-        pub twiddles: DevPtr<Residue>,
-        /// Their Shoup companions.
-        pub twiddles_shoup: DevPtr<Residue>,
-        pub count: u32,
-        /// 0 forward, 1 inverse (with the 1/N scaling).
+        /// One entry per limb.
+        pub tables: DevPtr<GpuNttTable>,
+        pub transforms: u32,
+        pub limbs: u32,
+        /// `log2 N`.
+        pub log_n: u32,
+        /// 0 forward (Cooley-Tukey), 1 inverse (Gentleman-Sande with the 1/N scaling).
         pub inverse: u32,
+        pub first_stage: u32,
+        pub last_stage: u32,
+        pub log_chunk: u32,
+        /// Zero; keeps the struct a multiple of its 8-byte alignment without padding.
+        pub reserved: u32,
     }
 }
 
@@ -181,10 +282,8 @@ kernel_args! {
         pub input: DevPtr<u32>,
         /// The bootstrap key, `[key][row][half][slot]` in evaluation form.
         pub bsk: DevPtr<Residue>,
-        pub psi: DevPtr<Residue>,
-        pub psi_shoup: DevPtr<Residue>,
-        pub ipsi: DevPtr<Residue>,
-        pub ipsi_shoup: DevPtr<Residue>,
+        /// The ring's prime and NTT tables: a one-entry table.
+        pub ring: DevPtr<GpuNttTable>,
         /// psi^e for e in 0..2N: monomials in evaluation form.
         pub psi_pow: DevPtr<Residue>,
         /// The odd exponent of psi at each of the N evaluation slots.
@@ -209,6 +308,8 @@ kernel_args! {
         pub input: DevPtr<u64>,
         /// The key-switching key, `[sample][n + 1]` 16-bit words.
         pub ksk: DevPtr<u16>,
+        /// The ring's prime Q: a one-entry table.
+        pub modulus: DevPtr<GpuModulus>,
         /// `count` LWE ciphertexts of n + 1 words mod q.
         pub output: DevPtr<u32>,
         pub count: u32,
@@ -217,10 +318,11 @@ kernel_args! {
     }
 }
 
-/// One argument struct as both sides must lay it out.
+/// One shared struct as both sides must lay it out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
-    pub kernel: &'static str,
+    /// The kernel that takes it by value; `None` for a table entry.
+    pub kernel: Option<&'static str>,
     pub c_name: &'static str,
     pub rust_name: &'static str,
     pub size: usize,
@@ -229,21 +331,33 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn of<A: KernelArgs>() -> Layout {
+    /// A table entry's layout.
+    pub fn table<T: CStruct>() -> Layout {
         Layout {
-            kernel: A::KERNEL,
-            c_name: A::C_NAME,
-            rust_name: A::RUST_NAME,
-            size: std::mem::size_of::<A>(),
-            align: std::mem::align_of::<A>(),
-            fields: A::FIELDS,
+            kernel: None,
+            c_name: T::C_NAME,
+            rust_name: T::RUST_NAME,
+            size: std::mem::size_of::<T>(),
+            align: std::mem::align_of::<T>(),
+            fields: T::FIELDS,
         }
+    }
+
+    /// A kernel argument struct's layout.
+    pub fn kernel<A: KernelArgs>() -> Layout {
+        Layout { kernel: Some(A::KERNEL), ..Layout::table::<A>() }
     }
 }
 
-/// Every kernel's argument struct, in the order of the source's `LUX_KERNEL_LIST`.
-pub fn layouts() -> [Layout; 3] {
-    [Layout::of::<NttArgs>(), Layout::of::<BlindRotateArgs>(), Layout::of::<KeySwitchArgs>()]
+/// Every shared struct, in the order of `kernels/args.h` (a struct after those it holds).
+pub fn layouts() -> [Layout; 5] {
+    [
+        Layout::table::<GpuModulus>(),
+        Layout::table::<GpuNttTable>(),
+        Layout::kernel::<RingNttArgs>(),
+        Layout::kernel::<BlindRotateArgs>(),
+        Layout::kernel::<KeySwitchArgs>(),
+    ]
 }
 
 /// C++ `static_assert`s that each C struct has the Rust struct's size, alignment and,
@@ -293,10 +407,17 @@ mod tests {
             }
             assert_eq!(at, l.size, "{}: tail padding", l.rust_name);
         }
-        let a =
-            KeySwitchArgs { input: DevPtr::new(0x1122), ksk: DevPtr::new(3), output: DevPtr::new(4), count: 5, add: 6 };
+        let a = KeySwitchArgs {
+            input: DevPtr::new(0x1122),
+            ksk: DevPtr::new(3),
+            modulus: DevPtr::new(4),
+            output: DevPtr::new(5),
+            count: 6,
+            add: 7,
+        };
         assert_eq!(&a.as_bytes()[..2], &[0x22, 0x11]);
-        assert_eq!(a.as_bytes().len(), 32);
+        assert_eq!(a.as_bytes().len(), 40);
+        assert_eq!(std::mem::size_of::<GpuNttTable>(), 72);
     }
 
     #[test]
@@ -309,5 +430,19 @@ mod tests {
             }
         }
         assert!(checks.contains("lux_same<lux_unconst<decltype(LuxKeySwitchArgs::ksk)>::type, u16*>"));
+        // A struct held by value and a pointer to a table entry are checked by their C names.
+        assert!(checks.contains("lux_same<lux_unconst<decltype(LuxNttTable::modulus)>::type, LuxModulus>"));
+        assert!(checks.contains("lux_same<lux_unconst<decltype(LuxRingNttArgs::tables)>::type, LuxNttTable*>"));
+    }
+
+    /// Barrett's constant as `fhe_api::ring::modulus::Modulus` computes it, at both ends
+    /// of the range.
+    #[test]
+    fn modulus_constants() {
+        for q in [134_215_681u64, 18_014_398_509_404_161, (1 << 62) - 57] {
+            let m = GpuModulus::new(q);
+            assert_eq!(m.bits, 64 - q.leading_zeros());
+            assert_eq!(m.barrett_mu as u128, (1u128 << (2 * m.bits)) / q as u128);
+        }
     }
 }

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use fhe_api::{BackendKind, DeviceInfo, Error, ParamSet, Result};
+use fhe_api::{BackendKind, DeviceInfo, Error, Result};
 
 use crate::args::{DevPtr, KernelArgs};
+use crate::source::Program;
 
 /// A launch: grid and block sizes (1-D) and dynamic shared memory in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,7 +25,7 @@ pub struct LaunchShape {
 /// `args` to kernel `A::KERNEL` as its one parameter, by value: exactly the
 /// `size_of::<A>()` bytes of [`KernelArgs::as_bytes`], read before `launch` returns.
 pub unsafe trait GpuDriver: Send + Sync + 'static {
-    /// A compiled module of the kernel source for one parameter set.
+    /// A compiled module of one [`Program`].
     type Module: Send + Sync + 'static;
 
     fn kind(&self) -> BackendKind;
@@ -37,8 +38,14 @@ pub unsafe trait GpuDriver: Send + Sync + 'static {
     fn warp_size(&self) -> u32;
     /// The largest block the kernels may be launched with.
     fn max_block(&self) -> u32;
-    /// Compiles `source` (from [`crate::kernel_source`]) for this device.
-    fn compile(&self, set: ParamSet, source: &str) -> Result<Self::Module>;
+    /// The most blocks one launch is given: kernels that loop over more work than one
+    /// block each (the ring NTT) stride by the grid, so this only bounds parallelism.
+    fn max_grid(&self) -> u32 {
+        1 << 16
+    }
+    /// Compiles `source` (from [`crate::kernel_source`] for `program`) for this device;
+    /// the module must hold every kernel of [`Program::kernels`].
+    fn compile(&self, program: Program, source: &str) -> Result<Self::Module>;
     fn alloc(&self, bytes: usize) -> Result<u64>;
     /// # Safety
     /// `ptr` came from `alloc` on this driver and is not used afterwards.
@@ -58,20 +65,28 @@ pub unsafe trait GpuDriver: Send + Sync + 'static {
     fn synchronize(&self) -> Result<()>;
 }
 
-/// Plain integer words that may be copied to and from devices as bytes.
-pub trait Word: Copy + Default + Send + Sync + 'static {}
-impl Word for u16 {}
-impl Word for u32 {}
-impl Word for u64 {}
+/// Plain data that may be copied to and from devices as bytes: integer words and the
+/// table entries of [`crate::args`].
+///
+/// # Safety
+/// Implementors have no padding (every byte is initialized) and every byte pattern is a
+/// valid value; the `c_struct!` macro asserts the first for table entries.
+pub unsafe trait Word: Copy + Default + Send + Sync + 'static {}
+// SAFETY: primitive integers: no padding, every bit pattern valid.
+unsafe impl Word for u16 {}
+// SAFETY: as above.
+unsafe impl Word for u32 {}
+// SAFETY: as above.
+unsafe impl Word for u64 {}
 
 fn as_bytes<T: Word>(v: &[T]) -> &[u8] {
-    // SAFETY: `Word` is implemented only for primitive integers: no padding, every byte
-    // initialized, and u8 has alignment 1.
+    // SAFETY: by `Word`'s contract there is no padding, so every byte is initialized;
+    // u8 has alignment 1.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
 fn as_bytes_mut<T: Word>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: as in `as_bytes`; every byte pattern is a valid primitive integer.
+    // SAFETY: as in `as_bytes`; by `Word`'s contract every byte pattern is a valid `T`.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 

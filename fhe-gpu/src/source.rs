@@ -1,23 +1,30 @@
-//! The kernel source: one set of `.cu` files under `kernels/`, compiled at run time by
-//! NVRTC (CUDA), hiprtc (HIP) or, for tests, by the C++ compiler into the CPU emulator.
-//! Each parameter set gets its own compilation with its constants as `#define`s, so the
-//! device code sees `N`, `Q` and the Barrett constants as literals.
+//! The kernel source: the `.cu` files under `kernels/`, compiled at run time by NVRTC
+//! (CUDA), hiprtc (HIP) or, for tests, by the C++ compiler into the CPU emulator.
+//!
+//! The source is split into [`Program`]s, each compiled once per device:
+//! - [`Program::RingNtt`]: the limb-batched ring NTT (`kernels/ring_ntt.cu`), one per
+//!   word width; `N` and every prime are run-time values (table entries), so one module
+//!   serves every ring `(N, q)`, the bit scheme's and each prime of a CKKS chain.
+//! - [`Program::Tfhe`]: the bit scheme's blind rotation and key switching
+//!   (`kernels/tfhe/`), one per parameter set: its shapes (`N`, `n`, `L`, base logs) are
+//!   `#define`s, so loops have constant bounds; its prime is a table entry like any other.
+//!
+//! `compat.h`, `arith.cuh`, `args.h` and `ntt.cuh` are shared by both.
 
-use fhe_api::ring::math::inv_mod;
+use std::fmt;
+
 use fhe_api::ring::modulus::shoup;
 use fhe_api::ParamSet;
 
-use crate::args::{layout_checks, BlindRotateArgs, KernelArgs, KeySwitchArgs, NttArgs};
+use crate::args::{layout_checks, layouts, BlindRotateArgs, KernelArgs, KeySwitchArgs, Layout, RingNttArgs};
 
 const COMPAT: &str = include_str!("../kernels/compat.h");
 const ARITH: &str = include_str!("../kernels/arith.cuh");
 const ARGS: &str = include_str!("../kernels/args.h");
 const NTT: &str = include_str!("../kernels/ntt.cuh");
-const BOOTSTRAP: &str = include_str!("../kernels/bootstrap.cu");
-
-/// Every kernel entry point of the source (the source's `LUX_KERNEL_LIST` must match;
-/// a test checks), each named by its argument struct.
-pub const KERNELS: [&str; 3] = [NttArgs::KERNEL, BlindRotateArgs::KERNEL, KeySwitchArgs::KERNEL];
+const RING_NTT: &str = include_str!("../kernels/ring_ntt.cu");
+const TFHE_BOOTSTRAP: &str = include_str!("../kernels/tfhe/bootstrap.cu");
+const TFHE_KEYSWITCH: &str = include_str!("../kernels/tfhe/keyswitch.cu");
 
 /// Which compiler the source is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,17 +35,78 @@ pub enum Dialect {
     HostEmu,
 }
 
-/// Bits of the kernels' residue words for `set`: 32 when `Q < 2^30` (so `3Q` and a sum
-/// of two residues fit), else 64. Tables, keys and NTT buffers on the device use it.
-pub fn word_bits(set: ParamSet) -> u32 {
-    if set.params().q_ring() < (1 << 30) {
+/// One compiled unit of the kernel source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Program {
+    /// `lux_ring_ntt` over residues of `word_bits` (32 or 64) bits.
+    RingNtt { word_bits: u32 },
+    /// `lux_blind_rotate` and `lux_key_switch` with the shapes of one parameter set.
+    Tfhe(ParamSet),
+}
+
+impl Program {
+    /// Every program a device may compile: what the emulator builds and the NVRTC test
+    /// compiles.
+    pub fn all() -> Vec<Program> {
+        let rings = [32, 64].map(|word_bits| Program::RingNtt { word_bits });
+        rings.into_iter().chain(ParamSet::ALL.into_iter().map(Program::Tfhe)).collect()
+    }
+
+    /// A name usable as a C identifier and a file name (`ring_ntt_w64`, `tfhe_pn10qp27`).
+    pub fn name(self) -> String {
+        match self {
+            Program::RingNtt { word_bits } => format!("ring_ntt_w{word_bits}"),
+            Program::Tfhe(set) => format!("tfhe_{}", set.name().to_ascii_lowercase()),
+        }
+    }
+
+    /// The residue word of the program's kernels.
+    pub fn word_bits(self) -> u32 {
+        match self {
+            Program::RingNtt { word_bits } => word_bits,
+            Program::Tfhe(set) => word_bits_for(set.params().q_ring()),
+        }
+    }
+
+    /// The kernel entry points the compiled module holds.
+    pub fn kernels(self) -> &'static [&'static str] {
+        match self {
+            Program::RingNtt { .. } => &[RingNttArgs::KERNEL],
+            Program::Tfhe(_) => &[BlindRotateArgs::KERNEL, KeySwitchArgs::KERNEL],
+        }
+    }
+
+    /// The argument structs of [`Program::kernels`], in the same order.
+    fn kernel_layouts(self) -> Vec<Layout> {
+        let all = layouts();
+        self.kernels()
+            .iter()
+            .map(|k| *all.iter().find(|l| l.kernel == Some(k)).expect("every kernel has a struct"))
+            .collect()
+    }
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Program::RingNtt { word_bits } => write!(f, "ring NTT ({word_bits}-bit words)"),
+            Program::Tfhe(set) => write!(f, "{set} bootstrap"),
+        }
+    }
+}
+
+/// Bits of the kernels' residue words for a prime: 32 when `q < 2^30` (so `3q` and a sum
+/// of two residues fit: half the memory traffic, and 32-bit multiplies, which GPUs issue
+/// at several times the rate of 64-bit ones), else 64.
+pub fn word_bits_for(q: u64) -> u32 {
+    if q < (1 << 30) {
         32
     } else {
         64
     }
 }
 
-/// `floor(w 2^bits / Q)`: the Shoup companion of `w` for `bits`-bit words.
+/// `floor(w 2^bits / q)`: the Shoup companion of `w` for `bits`-bit words.
 pub fn shoup_for(w: u64, q: u64, bits: u32) -> u64 {
     if bits == 64 {
         shoup(w, q)
@@ -48,13 +116,13 @@ pub fn shoup_for(w: u64, q: u64, bits: u32) -> u64 {
 }
 
 /// Shared memory a block may use without opting in, on every CUDA and HIP device.
-const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
+pub const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
 
 /// Whether the blind rotation keeps the 2L digit polynomials in shared memory (when
 /// `(2 + 2L) N` words fit the default 48 KiB), and the dynamic shared bytes it needs.
 pub fn blind_rotate_shared(set: ParamSet) -> (bool, usize) {
     let p = set.params();
-    let word = word_bits(set) as usize / 8;
+    let word = word_bits_for(p.q_ring()) as usize / 8;
     let with_digits = (2 + p.rgsw_rows()) * p.big_n() * word;
     if with_digits <= DEFAULT_SHARED_BYTES {
         (true, with_digits)
@@ -63,50 +131,54 @@ pub fn blind_rotate_shared(set: ParamSet) -> (bool, usize) {
     }
 }
 
-/// The per-set constants, as `(name, value)` pairs of C literals.
-pub fn defines(set: ParamSet) -> Vec<(&'static str, String)> {
-    let p = set.params();
-    let q = p.q_ring();
-    let n = p.big_n() as u64;
-    let k = 64 - q.leading_zeros();
-    let barrett_mu = ((1u128 << (2 * k)) / q as u128) as u64;
-    let n_inv = inv_mod(n, q);
-    let bits = word_bits(set);
-    vec![
-        ("LUX_WORD_BITS", format!("{bits}")),
-        ("LUX_DIGITS_IN_SMEM", format!("{}", u32::from(blind_rotate_shared(set).0))),
-        ("LUX_N", format!("{n}")),
-        ("LUX_LOG_N", format!("{}", n.trailing_zeros())),
-        ("LUX_Q", format!("{q}ull")),
-        ("LUX_Q_BITS", format!("{k}")),
-        ("LUX_BARRETT_MU", format!("{barrett_mu}ull")),
-        ("LUX_N_INV", format!("{n_inv}ull")),
-        ("LUX_N_INV_SHOUP", format!("{}ull", shoup_for(n_inv, q, bits))),
-        ("LUX_L", format!("{}", p.bsk_levels.0)),
-        ("LUX_BG_LOG", format!("{}", p.bsk_base_log.0)),
-        ("LUX_LWE_N", format!("{}", p.n())),
-        ("LUX_LOGQ", format!("{}", p.lwe_modulus_log.0)),
-        ("LUX_KS_BASE_LOG", format!("{}", p.ksk_base_log.0)),
-        ("LUX_KS_LEVELS", format!("{}", p.ksk_levels.0)),
-    ]
+/// The program's compile-time shapes, as `(name, value)` pairs of C literals. No prime
+/// and nothing derived from one is among them.
+pub fn defines(program: Program) -> Vec<(&'static str, String)> {
+    let mut d = vec![("LUX_WORD_BITS", program.word_bits().to_string())];
+    if let Program::Tfhe(set) = program {
+        let p = set.params();
+        let n = p.big_n();
+        d.extend([
+            ("LUX_DIGITS_IN_SMEM", u32::from(blind_rotate_shared(set).0).to_string()),
+            ("LUX_N", n.to_string()),
+            ("LUX_LOG_N", n.trailing_zeros().to_string()),
+            ("LUX_L", p.bsk_levels.0.to_string()),
+            ("LUX_BG_LOG", p.bsk_base_log.0.to_string()),
+            ("LUX_LWE_N", p.n().to_string()),
+            ("LUX_LOGQ", p.lwe_modulus_log.0.to_string()),
+            ("LUX_KS_BASE_LOG", p.ksk_base_log.0.to_string()),
+            ("LUX_KS_LEVELS", p.ksk_levels.0.to_string()),
+        ]);
+    }
+    d
 }
 
-/// The whole translation unit for `set` in `dialect`.
-pub fn kernel_source(set: ParamSet, dialect: Dialect) -> String {
-    let mut s = format!("// Lux FHE kernels for {set}, generated by fhe-gpu\n");
+/// The whole translation unit of `program` in `dialect`.
+pub fn kernel_source(program: Program, dialect: Dialect) -> String {
+    let mut s = format!("// Lux FHE kernels: {program}, generated by fhe-gpu\n");
     match dialect {
         Dialect::Cuda => {}
         Dialect::Hip => s.push_str("#define LUX_HIP 1\n"),
         Dialect::HostEmu => s.push_str("#define LUX_HOST_EMU 1\n"),
     }
-    for (name, value) in defines(set) {
+    for (name, value) in defines(program) {
         s.push_str(&format!("#define {name} {value}\n"));
     }
-    // args.h needs `lux_w` (arith.cuh); the layout checks follow the structs they check.
-    for part in [COMPAT, ARITH, ARGS, &layout_checks(), NTT, BOOTSTRAP] {
+    let kernels: &[&str] = match program {
+        Program::RingNtt { .. } => &[RING_NTT],
+        Program::Tfhe(_) => &[TFHE_BOOTSTRAP, TFHE_KEYSWITCH],
+    };
+    // The layout checks follow the structs they check; the arithmetic takes those structs.
+    for part in [COMPAT, ARGS, &layout_checks(), ARITH, NTT].into_iter().chain(kernels.iter().copied()) {
         s.push_str(part);
         s.push('\n');
     }
+    // The emulator's launcher finds kernels and their structs through this list.
+    s.push_str("#define LUX_KERNEL_LIST(X)");
+    for l in program.kernel_layouts() {
+        s.push_str(&format!(" X({}, {})", l.kernel.expect("a kernel's struct"), l.c_name));
+    }
+    s.push('\n');
     s
 }
 
@@ -114,25 +186,46 @@ pub fn kernel_source(set: ParamSet, dialect: Dialect) -> String {
 mod tests {
     use super::*;
 
+    /// Each kernel is defined once, taking its argument struct by value as its only
+    /// parameter (the contract `KernelArgs` rests on), and every kernel struct belongs to
+    /// exactly one program.
     #[test]
-    fn kernel_list_matches_the_source() {
-        let line = BOOTSTRAP.lines().find(|l| l.starts_with("#define LUX_KERNEL_LIST(X)")).expect("list in source");
-        let listed: Vec<(&str, &str)> = line
-            .split("X(")
-            .skip(1)
-            .map(|s| s.split(')').next().expect("closing parenthesis").split_once(", ").expect("kernel, struct"))
-            .collect();
-        let expected: Vec<(&str, &str)> = crate::args::layouts().iter().map(|l| (l.kernel, l.c_name)).collect();
-        assert_eq!(listed, expected);
-        assert_eq!(expected.iter().map(|e| e.0).collect::<Vec<_>>(), KERNELS);
-        // Digits in shared memory for the two 1024-slot sets with 32-bit words.
+    fn every_kernel_takes_its_struct() {
+        let mut seen = Vec::new();
+        for program in Program::all() {
+            let source = kernel_source(program, Dialect::Cuda);
+            for l in program.kernel_layouts() {
+                let k = l.kernel.expect("a kernel");
+                assert_eq!(source.matches(&format!("LUX_KERNEL({k})(")).count(), 1, "{program}: {k}");
+                assert!(source.contains(&format!("LUX_KERNEL({k})({} args)", l.c_name)), "{program}: {k}");
+                assert!(source.contains(&format!("X({k}, {})", l.c_name)), "{program}: {k} not listed");
+                seen.push(k);
+            }
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), layouts().iter().filter(|l| l.kernel.is_some()).count());
+    }
+
+    /// No prime reaches the compiler: the sets' sources differ from one another only in
+    /// their shapes, and no define names Q.
+    #[test]
+    fn no_prime_is_compiled_in() {
+        for set in ParamSet::ALL {
+            let q = set.params().q_ring().to_string();
+            let source = kernel_source(Program::Tfhe(set), Dialect::Cuda);
+            assert!(!source.contains(&q), "{set}: Q = {q} appears in the source");
+            assert!(!source.contains("LUX_Q"), "{set}");
+        }
+        assert_eq!(Program::all().len(), 2 + ParamSet::ALL.len());
+        assert_eq!(Program::Tfhe(ParamSet::PN10QP27).name(), "tfhe_pn10qp27");
+    }
+
+    #[test]
+    fn digits_in_shared_memory_where_they_fit() {
+        // The two 1024-slot sets with 32-bit words keep their digits in shared memory.
         assert_eq!(blind_rotate_shared(ParamSet::PN10QP27), (true, 40 * 1024));
         assert_eq!(blind_rotate_shared(ParamSet::PN10QP25Q), (true, 48 * 1024));
         assert_eq!(blind_rotate_shared(ParamSet::PN11QP54), (false, 32 * 1024));
-        // Each kernel takes its struct, by value, as its only parameter.
-        let source = kernel_source(ParamSet::PN10QP27, Dialect::Cuda);
-        for (k, c) in expected {
-            assert!(source.contains(&format!("LUX_KERNEL({k})({c} args)")), "{k}");
-        }
     }
 }

@@ -20,10 +20,8 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, OnceLock};
 
-use fhe_api::{
-    Backend, BackendEntry, BackendKind, BackendOptions, DeviceInfo, Error, ParamSet, Probe, Result, Unavailable,
-};
-use fhe_gpu::{Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape};
+use fhe_api::{Backend, BackendEntry, BackendKind, BackendOptions, DeviceInfo, Error, Probe, Result, Unavailable};
+use fhe_gpu::{Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape, Program};
 
 use crate::ffi::{Handle, Hip, Hiprtc, HIP_MEMCPY_DEVICE_TO_HOST, HIP_MEMCPY_HOST_TO_DEVICE};
 
@@ -210,7 +208,7 @@ unsafe impl GpuDriver for HipDriver {
         MAX_BLOCK
     }
 
-    fn compile(&self, set: ParamSet, source: &str) -> Result<HipModule> {
+    fn compile(&self, program: Program, source: &str) -> Result<HipModule> {
         let arch = std::env::var("LUX_FHE_HIP_ARCH").ok().filter(|a| !a.is_empty());
         let code = compile_code_object(self.rtc, source, arch.as_deref())?;
         self.bind()?;
@@ -220,13 +218,13 @@ unsafe impl GpuDriver for HipDriver {
             .check("hipModuleLoadData", unsafe { (self.hip.module_load_data)(&mut module, code.as_ptr().cast()) })
             .map_err(device_error)?;
         let mut m = HipModule { hip: self.hip, module, functions: HashMap::new() };
-        for kernel in fhe_gpu::KERNELS {
+        for &kernel in program.kernels() {
             let c = CString::new(kernel).expect("kernel names have no NUL");
             let mut f: Handle = std::ptr::null_mut();
             // SAFETY: `module` is loaded; `c` is NUL-terminated.
             self.hip
                 .check("hipModuleGetFunction", unsafe { (self.hip.module_get_function)(&mut f, module, c.as_ptr()) })
-                .map_err(|e| device_error(format!("{set}: kernel {kernel}: {e}")))?;
+                .map_err(|e| device_error(format!("{program}: kernel {kernel}: {e}")))?;
             m.functions.insert(kernel, f);
         }
         Ok(m)
@@ -322,17 +320,29 @@ mod tests {
         assert!(matches!(HipDriver::open(9999), Err(Error::Unavailable { .. })));
     }
 
-    /// The kernels reach hiprtc as the shared source with the HIP branch of compat.h.
+    /// Every program reaches hiprtc as the shared source with the HIP branch of compat.h.
     #[test]
     fn hip_source_is_the_shared_source() {
-        let hip = fhe_gpu::kernel_source(ParamSet::PN10QP27, Dialect::Hip);
-        let cuda = fhe_gpu::kernel_source(ParamSet::PN10QP27, Dialect::Cuda);
-        assert_eq!(hip.replace("#define LUX_HIP 1\n", ""), cuda);
+        for program in Program::all() {
+            let hip = fhe_gpu::kernel_source(program, Dialect::Hip);
+            let cuda = fhe_gpu::kernel_source(program, Dialect::Cuda);
+            assert_eq!(hip.replace("#define LUX_HIP 1\n", ""), cuda, "{program}");
+        }
     }
 
     fn device_backend() -> Arc<HipBackend> {
         let driver = HipDriver::open(fhe_api::registry::device_from_env().unwrap()).unwrap();
         Arc::new(HipBackend::new(driver, Dialect::Hip, &BackendOptions::default()).unwrap())
+    }
+
+    /// The limb-batched ring NTT on a device, as fhe-cuda's test of the same name.
+    #[test]
+    #[ignore = "needs a HIP device"]
+    fn ring_ntt_matches_the_oracle() {
+        let (gpu, cpu) = (device_backend(), fhe_cpu::CpuBackend::oracle());
+        fhe_gpu::testing::ckks_chain_matches_the_oracle(&*gpu, &cpu);
+        fhe_gpu::testing::range_ends_match_the_oracle(&*gpu, &cpu);
+        fhe_gpu::testing::bad_ring_input_is_a_clear_error(&*gpu);
     }
 
     // The shared conformance suite on an AMD GPU: `cargo test -p fhe-hip -- --ignored`.

@@ -9,13 +9,14 @@
 //! Every result is fully reduced, so the bytes equal the CPU oracle's.
 //!
 //! Modules: [`device`] (adapter, device, buffers, error scopes), [`ring`] (a set's
-//! constants, tables and shader source), [`ntt`] (batched transforms),
-//! [`bootstrap`] (resident keys, blind rotation, extraction, key switch).
+//! constants, tables, shader source and compiled pipelines), [`ntt`] (batched
+//! transforms), [`tfhe`] (resident keys; `tfhe/bootstrap.rs`: blind rotation and
+//! extraction; `tfhe/keyswitch.rs`: key switching).
 
-pub mod bootstrap;
 pub mod device;
 pub mod ntt;
 pub mod ring;
+pub mod tfhe;
 
 use std::sync::{Arc, OnceLock};
 
@@ -27,8 +28,9 @@ use fhe_api::{
     Lut, LweCiphertext, ParamSet, PreparedKey, Probe, Result,
 };
 
-use crate::bootstrap::{Pipelines, WgpuPrepared};
 use crate::device::Gpu;
+use crate::ring::Pipelines;
+use crate::tfhe::WgpuPrepared;
 
 /// The registry entry of the wgpu backend.
 pub const ENTRY: BackendEntry = BackendEntry { kind: BackendKind::Wgpu, probe, create };
@@ -108,7 +110,7 @@ impl RingOps for WgpuBackend {
 
 impl BootstrapOps for WgpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
-        let prepared = bootstrap::prepare(&self.gpu, &*self.pipelines(ek.params())?, ek)?;
+        let prepared = tfhe::prepare(&self.gpu, &*self.pipelines(ek.params())?, ek)?;
         Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), prepared))
     }
 
@@ -121,13 +123,13 @@ impl BootstrapOps for WgpuBackend {
         check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         lut.check_params(key.params())?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
-        bootstrap::blind_rotate_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs, lut)
+        tfhe::bootstrap::blind_rotate_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs, lut)
     }
 
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
         check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
-        bootstrap::key_switch_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
+        tfhe::keyswitch::key_switch_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
     }
 
     /// Blind rotation, extraction, key switch and `+ q/8` on the device: one
@@ -135,7 +137,7 @@ impl BootstrapOps for WgpuBackend {
     fn bootstrap_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
         check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = key.downcast::<WgpuPrepared>(&self.name())?;
-        bootstrap::bootstrap_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
+        tfhe::bootstrap::bootstrap_batch(&self.gpu, &*self.pipelines(key.params())?, prepared, inputs)
     }
 }
 

@@ -2,8 +2,8 @@
 
 use fhe_api::{ParamSet, Result};
 
-use crate::bootstrap::Pipelines;
 use crate::device::Gpu;
+use crate::ring::Pipelines;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {

@@ -1,17 +1,20 @@
 //! One parameter set on the device: its Montgomery constants, its tables in
-//! Montgomery form, and the WGSL source of its kernels (the set's numbers are
-//! compile-time constants of the shader, so each set compiles its own pipelines).
+//! Montgomery form, the WGSL source of its kernels (the set's numbers are compile-time
+//! constants of the shader, so each set compiles its own pipelines) and those pipelines
+//! ([`Pipelines`]: the NTT's here, the bit scheme's from `tfhe/`).
 
 use fhe_api::ring::math::{bit_reverse, inv_mod, negacyclic_root, ntt_slot_exponent, pow_mod};
 use fhe_api::ring::modulus::{csub, mul_shoup_lazy, shoup};
 use fhe_api::tfhe::params::Params;
-use fhe_api::ParamSet;
+use fhe_api::{Lut, ParamSet, Result};
+
+use crate::device::{layout_entries, Binding, Gpu};
+use crate::tfhe;
 
 const COMMON: &str = include_str!("shaders/common.wgsl");
 const MONT32: &str = include_str!("shaders/mont32.wgsl");
 const MONT64: &str = include_str!("shaders/mont64.wgsl");
 pub const NTT: &str = include_str!("shaders/ntt.wgsl");
-pub const BOOTSTRAP: &str = include_str!("shaders/bootstrap.wgsl");
 
 /// Invocations per workgroup (WebGPU's default limit is 256).
 pub const WG: u32 = 256;
@@ -129,6 +132,94 @@ pub fn shader(set: ParamSet, m: &Mont, body: &str) -> String {
     format!("{header}\n{arith}\n{COMMON}\n{body}")
 }
 
+/// A set's compiled kernels, layouts and constant tables.
+pub struct Pipelines {
+    pub set: ParamSet,
+    pub mont: Mont,
+    pub tables: wgpu::Buffer,
+    pub ntt_layout: wgpu::BindGroupLayout,
+    pub ntt_forward: wgpu::ComputePipeline,
+    pub ntt_inverse: wgpu::ComputePipeline,
+    /// The bit scheme's bindings (`shaders/tfhe/bindings.wgsl`), for both kernels below.
+    pub bs_layout: wgpu::BindGroupLayout,
+    pub blind_rotate: wgpu::ComputePipeline,
+    pub key_switch: wgpu::ComputePipeline,
+    /// The sign table (`Lut::sign`), resident so a gate uploads no table.
+    pub sign_lut: wgpu::Buffer,
+}
+
+fn pipeline(
+    gpu: &Gpu,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let pl = gpu.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(entry),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: Some(&pl),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+impl Pipelines {
+    pub fn new(gpu: &Gpu, set: ParamSet) -> Result<Pipelines> {
+        let p = set.params();
+        let mont = Mont::new(p.q_ring());
+        let tables = gpu.upload("tables", bytemuck::cast_slice(&tables(p, &mont)), wgpu::BufferUsages::empty())?;
+        let sign_lut = tfhe::bootstrap::upload_lut(gpu, &Lut::sign(set))?;
+        gpu.scoped(&format!("{set} shader compilation"), || {
+            let module = |label: &str, body: &str| {
+                gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(label),
+                    source: wgpu::ShaderSource::Wgsl(shader(set, &mont, body).into()),
+                })
+            };
+            let ntt_module = module("ntt", NTT);
+            let ntt_layout = gpu.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("ntt"),
+                entries: &layout_entries(&[Binding::Read, Binding::ReadWrite]),
+            });
+            // Two modules, one layout: the host binds the same group to both.
+            let bs_module = module("bootstrap", &tfhe::bootstrap::shader_body());
+            let ks_module = module("keyswitch", &tfhe::keyswitch::shader_body());
+            let bs_layout = gpu.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("bootstrap"),
+                entries: &layout_entries(&[
+                    Binding::Read,
+                    Binding::Read,
+                    Binding::Read,
+                    Binding::Read,
+                    Binding::ReadWrite,
+                    Binding::ReadWrite,
+                    Binding::ReadWrite,
+                    Binding::Uniform,
+                    Binding::Read,
+                ]),
+            });
+            Pipelines {
+                set,
+                ntt_forward: pipeline(gpu, &ntt_layout, &ntt_module, "forward"),
+                ntt_inverse: pipeline(gpu, &ntt_layout, &ntt_module, "inverse"),
+                blind_rotate: pipeline(gpu, &bs_layout, &bs_module, "blind_rotate"),
+                key_switch: pipeline(gpu, &bs_layout, &ks_module, "key_switch"),
+                ntt_layout,
+                bs_layout,
+                mont,
+                tables,
+                sign_lut,
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +234,29 @@ mod tests {
             assert!(m.r < m.q);
             for x in [0, 1, 2, m.q / 2, m.q - 1] {
                 assert_eq!(m.to_mont(x) as u128, ((x as u128) << m.log_r) % m.q as u128, "{set} x={x}");
+            }
+        }
+    }
+
+    /// Every set's shaders parse and validate with 64-bit integers, through the naga
+    /// that wgpu compiles them with: a check that needs no adapter, so it runs where
+    /// the byte tests skip.
+    #[test]
+    fn every_shader_validates_without_an_adapter() {
+        use wgpu::naga::valid::{Capabilities, ValidationFlags, Validator};
+        let bodies = [
+            ("bootstrap", tfhe::bootstrap::shader_body()),
+            ("keyswitch", tfhe::keyswitch::shader_body()),
+            ("ntt", NTT.into()),
+        ];
+        for set in ParamSet::ALL {
+            let mont = Mont::new(set.params().q_ring());
+            for (name, body) in &bodies {
+                let module = wgpu::naga::front::wgsl::parse_str(&shader(set, &mont, body))
+                    .unwrap_or_else(|e| panic!("{set} {name}: {e}"));
+                Validator::new(ValidationFlags::all(), Capabilities::SHADER_INT64)
+                    .validate(&module)
+                    .unwrap_or_else(|e| panic!("{set} {name}: {e:?}"));
             }
         }
     }

@@ -1,12 +1,14 @@
-// Blind rotation (GINX, ternary secret), sample extraction and key switching, one block
-// per ciphertext, the whole loop over the n LWE coefficients on the device. The steps
-// and their byte contract are fhe-cpu's bootstrap.rs and keyswitch.rs.
+// Blind rotation (GINX, ternary secret) and sample extraction, one block per ciphertext,
+// the whole loop over the n LWE coefficients on the device (LuxBlindRotateArgs). The
+// steps and their byte contract are fhe-cpu's tfhe/bootstrap. The set's shapes (LUX_N,
+// LUX_L, ...) are compile-time; its prime Q and NTT tables come from `args.ring`, a
+// one-entry table.
 
 // Signed gadget digits of one coefficient, as fhe-cpu's Ring::decompose: centered in
 // (-Q/2, Q/2], base 2^LUX_BG_LOG, least significant first, digits 0..L-2 in
 // [-Bg/2, Bg/2), the top digit the remaining carry; each written as a residue.
-LUX_DEVICE void lux_decompose(lux_w x, lux_w* out, int stride) {
-    const long long q = (long long)LUX_Q;
+LUX_DEVICE void lux_decompose(lux_w x, lux_w* out, int stride, u64 q_ring) {
+    const long long q = (long long)q_ring;
     const long long bg = 1ll << LUX_BG_LOG;
     long long v = (long long)x;
     if (v > q / 2) v -= q;
@@ -20,9 +22,15 @@ LUX_DEVICE void lux_decompose(lux_w x, lux_w* out, int stride) {
 }
 
 // psi^(k e) - 1 for the slot of odd exponent e: the evaluation form of X^k - 1.
-LUX_DEVICE lux_w lux_monomial_minus_one(const lux_w* psi_pow, u32 k, u32 e) {
+LUX_DEVICE lux_w lux_monomial_minus_one(const lux_w* psi_pow, u32 k, u32 e, lux_w q) {
     lux_w p = psi_pow[(k * e) & (2 * LUX_N - 1)];
-    return p == 0 ? (lux_w)(LUX_Q - 1) : p - 1;
+    return p == 0 ? q - 1 : p - 1;
+}
+
+// Mod switch q -> 2N (both powers of two), round half up.
+LUX_DEVICE u32 lux_ms_to_2n(u32 x) {
+    const u32 shift = LUX_LOGQ - (LUX_LOG_N + 1);
+    return ((x + (1u << (shift - 1))) >> shift) & (2 * LUX_N - 1);
 }
 
 // LuxBlindRotateArgs. Dynamic shared memory: 2N words, or (2 + 2L) N words with
@@ -35,10 +43,9 @@ LUX_KERNEL(lux_blind_rotate)(LuxBlindRotateArgs args) {
     if (blk >= args.count) return;
     const u32* ct = args.input + blk * (LUX_LWE_N + 1);
     const lux_w* bsk = args.bsk;
-    const lux_w* psi = args.psi;
-    const lux_w* psi_s = args.psi_shoup;
-    const lux_w* ipsi = args.ipsi;
-    const lux_w* ipsi_s = args.ipsi_shoup;
+    const LuxNttTable ring = args.ring[0];
+    const LuxModulus m = ring.modulus;
+    const lux_w q = (lux_w)m.q;
     const lux_w* psi_pow = args.psi_pow;
     const u32* slot_exp = args.slot_exp;
 #if LUX_DIGITS_IN_SMEM
@@ -66,7 +73,7 @@ LUX_KERNEL(lux_blind_rotate)(LuxBlindRotateArgs args) {
                 neg = !negate_all;
             }
             const lux_w tv = args.lut[i];
-            acc[LUX_N + j] = (neg && tv != 0) ? (lux_w)(LUX_Q - tv) : tv;
+            acc[LUX_N + j] = (neg && tv != 0) ? q - tv : tv;
         }
     }
     __syncthreads();
@@ -78,18 +85,18 @@ LUX_KERNEL(lux_blind_rotate)(LuxBlindRotateArgs args) {
         for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) {
             int half = t / LUX_N;
             int c = t % LUX_N;
-            lux_decompose(acc[t], digits + (half * LUX_L) * LUX_N + c, LUX_N);
+            lux_decompose(acc[t], digits + (half * LUX_L) * LUX_N + c, LUX_N, m.q);
         }
         __syncthreads();
         // 2L forward NTTs: all at once where the digits live in shared memory, else two
         // at a time through it.
 #if LUX_DIGITS_IN_SMEM
-        lux_ntt_forward_smem(digits, ROWS, psi, psi_s);
+        lux_ntt_forward_stages(digits, ROWS, LUX_LOG_N, 0, LUX_LOG_N, 0, LUX_LOG_N, ring);
 #else
         for (int r = 0; r < ROWS; r += 2) {
             for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) smem[t] = digits[r * LUX_N + t];
             __syncthreads();
-            lux_ntt_forward_smem(smem, 2, psi, psi_s);
+            lux_ntt_forward_stages(smem, 2, LUX_LOG_N, 0, LUX_LOG_N, 0, LUX_LOG_N, ring);
             for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) digits[r * LUX_N + t] = smem[t];
             __syncthreads();
         }
@@ -99,21 +106,22 @@ LUX_KERNEL(lux_blind_rotate)(LuxBlindRotateArgs args) {
         const lux_w* km = kp + (u64)ROWS * 2 * LUX_N;
         for (int j = threadIdx.x; j < LUX_N; j += blockDim.x) {
             const u32 e = slot_exp[j];
-            const lux_w mp = lux_monomial_minus_one(psi_pow, a, e);
-            const lux_w mm = lux_monomial_minus_one(psi_pow, 2 * LUX_N - a, e);
+            const lux_w mp = lux_monomial_minus_one(psi_pow, a, e, q);
+            const lux_w mm = lux_monomial_minus_one(psi_pow, 2 * LUX_N - a, e, q);
             for (int h = 0; h < 2; h++) {
                 lux_w sp = 0, sm = 0;
                 for (int r = 0; r < ROWS; r++) {
                     const lux_w d = digits[r * LUX_N + j];
-                    sp = lux_add(sp, lux_mul(d, kp[(2 * r + h) * LUX_N + j]));
-                    sm = lux_add(sm, lux_mul(d, km[(2 * r + h) * LUX_N + j]));
+                    sp = lux_add(sp, lux_mul(d, kp[(2 * r + h) * LUX_N + j], m), q);
+                    sm = lux_add(sm, lux_mul(d, km[(2 * r + h) * LUX_N + j], m), q);
                 }
-                smem[h * LUX_N + j] = lux_add(lux_mul(sp, mp), lux_mul(sm, mm));
+                smem[h * LUX_N + j] = lux_add(lux_mul(sp, mp, m), lux_mul(sm, mm, m), q);
             }
         }
         __syncthreads();
-        lux_ntt_inverse_smem(smem, 2, ipsi, ipsi_s);
-        for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) acc[t] = lux_add(acc[t], smem[t]);
+        lux_ntt_inverse_stages(smem, 2, LUX_LOG_N, 0, LUX_LOG_N, 0, LUX_LOG_N, ring);
+        lux_ntt_scale(smem, 2 * LUX_N, ring);
+        for (int t = threadIdx.x; t < 2 * LUX_N; t += blockDim.x) acc[t] = lux_add(acc[t], smem[t], q);
         __syncthreads();
     }
 
@@ -126,44 +134,8 @@ LUX_KERNEL(lux_blind_rotate)(LuxBlindRotateArgs args) {
             v = acc[LUX_N];
         } else {
             u64 x = acc[LUX_N - t];
-            v = x == 0 ? 0 : LUX_Q - x;
+            v = x == 0 ? 0 : m.q - x;
         }
         out[t] = v;
     }
 }
-
-// Mod switch Q -> q, then key switch from the ring secret (dimension N) to the LWE
-// secret (dimension n): unsigned base-2^LUX_KS_BASE_LOG digits, most significant first,
-// one key sample per non-zero digit value at index (j*levels + l)*(B-1) + (v-1); 16-bit
-// wrapping arithmetic, then mod q; `add` is added to b (q/8 for a sign bootstrap).
-// LuxKeySwitchArgs.
-LUX_KERNEL(lux_key_switch)(LuxKeySwitchArgs args) {
-    LUX_SHARED u32 sa[LUX_N + 1];
-    const u64 blk = blockIdx.x;
-    if (blk >= args.count) return;
-    const u64* in = args.input + blk * (u64)(LUX_N + 1);
-    const u16* ksk = args.ksk;
-    u32* out = args.output + blk * (u64)(LUX_LWE_N + 1);
-    const u32 add = args.add;
-    const u32 bm1 = (1u << LUX_KS_BASE_LOG) - 1;
-    for (int t = threadIdx.x; t <= LUX_N; t += blockDim.x) sa[t] = lux_ms_to_q(in[t]);
-    __syncthreads();
-    for (int t = threadIdx.x; t <= LUX_LWE_N; t += blockDim.x) {
-        u32 acc = t == LUX_LWE_N ? sa[LUX_N] + add : 0;
-        for (int j = 0; j < LUX_N; j++) {
-            const u32 a = sa[j];
-            for (int l = 0; l < LUX_KS_LEVELS; l++) {
-                const u32 v = (a >> (LUX_LOGQ - LUX_KS_BASE_LOG * (l + 1))) & bm1;
-                if (v != 0) {
-                    const u64 s = (u64)(j * LUX_KS_LEVELS + l) * bm1 + (v - 1);
-                    acc -= ksk[s * (LUX_LWE_N + 1) + t];
-                }
-            }
-        }
-        out[t] = acc & ((1u << LUX_LOGQ) - 1);
-    }
-}
-
-// Every kernel of this source and the argument struct it takes, for the emulator's
-// launcher and the compile checks (fhe_gpu::args::layouts lists the same, in this order).
-#define LUX_KERNEL_LIST(X) X(lux_ntt, LuxNttArgs) X(lux_blind_rotate, LuxBlindRotateArgs) X(lux_key_switch, LuxKeySwitchArgs)

@@ -1,0 +1,259 @@
+//! `RingOps` on the device: the negacyclic NTT of any ring `(N, q)` that
+//! [`NttTables`] accepts (`N` a power of two up to `2^17`, `q < 2^62` prime with
+//! `q = 1 mod 2N`), with the conventions of `fhe_api::ops::ring`, through the one
+//! limb-batched kernel of `kernels/ring_ntt.cu`. A ring's twiddles are uploaded once and
+//! kept ([`RingTables`]); a call over several limbs ([`GpuBackend::ring_forward_limbs`])
+//! gathers their table entries, so one launch sequence transforms every limb, each with
+//! its own prime. The bit scheme's `RingOps` calls are the one-limb case.
+
+use std::sync::Arc;
+
+use fhe_api::ops::{check_ring_input, RingOps};
+use fhe_api::ring::ntt::NttTables;
+use fhe_api::ring::{PolynomialSize, RingModulus};
+use fhe_api::{Error, Result};
+
+use super::{GpuBackend, Residues, GPU_NTT_VARIANT};
+use crate::args::{GpuModulus, GpuNttTable, RingNttArgs};
+use crate::driver::{Buffer, GpuDriver, LaunchShape};
+use crate::source::{shoup_for, word_bits_for, Program, DEFAULT_SHARED_BYTES};
+
+/// Shared memory of one chunk launch: within the 48 KiB every device grants without
+/// opting in, with room for a second block per multiprocessor on most. 4096 words of
+/// 64 bits, so at N = 2^16 four stages run in device memory and twelve in shared.
+const CHUNK_BYTES: usize = 32 * 1024;
+const _: () = assert!(CHUNK_BYTES <= DEFAULT_SHARED_BYTES);
+
+/// One ring's NTT on the device in one word width: the twiddles, and the table entry
+/// that points at them (copied into each call's table of limbs).
+pub struct RingTables<D: GpuDriver> {
+    pub(super) entry: GpuNttTable,
+    /// `psi`, the primitive 2N-th root the tables are powers of.
+    pub(super) psi_root: u64,
+    // Owned so the addresses in `entry` stay valid as long as these tables are cached.
+    _twiddles: [Residues<D>; 4],
+}
+
+/// `log2` of the words one chunk launch keeps in shared memory, for words of `bits`.
+fn chunk_log(log_n: u32, bits: u32) -> u32 {
+    let words = CHUNK_BYTES / (bits as usize / 8);
+    log_n.min(words.trailing_zeros())
+}
+
+/// The launches of one transform of `2^log_n` words with chunks of `2^log_chunk`:
+/// `(first_stage, last_stage, log_chunk)`, `log_chunk` 0 for a stage in device memory.
+/// Forward: the wide stages one by one, then the narrow ones in one chunk launch;
+/// inverse: the narrow ones first (Gentleman-Sande widens as it goes).
+fn launches(log_n: u32, log_chunk: u32, forward: bool) -> Vec<(u32, u32, u32)> {
+    let wide = log_n - log_chunk;
+    if forward {
+        (0..wide).map(|s| (s, s + 1, 0)).chain([(wide, log_n, log_chunk)]).collect()
+    } else {
+        [(0, log_chunk, log_chunk)].into_iter().chain((log_chunk..log_n).map(|s| (s, s + 1, 0))).collect()
+    }
+}
+
+/// The input contract over several limbs: `data` holds whole polynomials of
+/// `moduli.len()` limbs of `N` words (`[polynomial][limb][N]`), each word below its
+/// limb's prime. One limb is exactly `check_ring_input`.
+fn check_limbs(n: PolynomialSize, moduli: &[RingModulus], data: &[u64]) -> Result<()> {
+    match moduli {
+        [] => Err(Error::InvalidInput("an NTT over no limbs: name at least one prime".into())),
+        [q] => check_ring_input(n, *q, data),
+        _ => {
+            let width = n.0 * moduli.len();
+            if n.0 == 0 || !data.len().is_multiple_of(width) {
+                return Err(Error::InvalidInput(format!(
+                    "NTT batch of {} words is not a whole number of polynomials of {} limbs of N = {} words",
+                    data.len(),
+                    moduli.len(),
+                    n.0
+                )));
+            }
+            for (p, poly) in data.chunks(width).enumerate() {
+                for (l, (limb, q)) in poly.chunks(n.0).zip(moduli).enumerate() {
+                    check_ring_input(n, *q, limb).map_err(|e| {
+                        let detail = match e {
+                            Error::InvalidInput(m) => m,
+                            other => other.to_string(),
+                        };
+                        Error::InvalidInput(format!("polynomial {p}, limb {l} (q = {}): {detail}", q.0))
+                    })?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+impl<D: GpuDriver> GpuBackend<D> {
+    /// The tables of `(n, q)` in `bits`-bit words, built and uploaded on first use. A
+    /// ring the tables refuse is `Error::InvalidRing`, as on the CPU.
+    pub(super) fn ring_tables(&self, n: PolynomialSize, q: RingModulus, bits: u32) -> Result<Arc<RingTables<D>>> {
+        self.rings.get_or_try_init(&(n.0, q.0, bits), || {
+            let t = NttTables::new(n, q)?;
+            let q = q.0;
+            let companions = |w: &[u64]| w.iter().map(|&x| shoup_for(x, q, bits)).collect::<Vec<u64>>();
+            let up = |w: &[u64]| Residues::upload(&self.drv, w, bits);
+            let twiddles =
+                [up(&t.psi_rev)?, up(&companions(&t.psi_rev))?, up(&t.ipsi_rev)?, up(&companions(&t.ipsi_rev))?];
+            let entry = GpuNttTable {
+                modulus: GpuModulus::new(q),
+                n_inv: t.n_inv,
+                n_inv_shoup: shoup_for(t.n_inv, q, bits),
+                psi: twiddles[0].dev_ptr(),
+                psi_shoup: twiddles[1].dev_ptr(),
+                ipsi: twiddles[2].dev_ptr(),
+                ipsi_shoup: twiddles[3].dev_ptr(),
+            };
+            Ok(RingTables { entry, psi_root: t.psi, _twiddles: twiddles })
+        })
+    }
+
+    /// Forward NTTs of RNS polynomials: `data` is `[polynomial][limb][N]`, limb `l` over
+    /// the prime `moduli[l]`, all limbs of all polynomials in one launch sequence. Each
+    /// limb's words equal `RingOps::ring_forward` over its prime. A ragged batch, a word
+    /// at or above its prime, or a ring the tables refuse is an error naming it.
+    pub fn ring_forward_limbs(&self, n: PolynomialSize, moduli: &[RingModulus], data: &mut [u64]) -> Result<()> {
+        self.transform_limbs(n, moduli, data, true)
+    }
+
+    /// The exact inverse of [`GpuBackend::ring_forward_limbs`], `1/N` included.
+    pub fn ring_inverse_limbs(&self, n: PolynomialSize, moduli: &[RingModulus], data: &mut [u64]) -> Result<()> {
+        self.transform_limbs(n, moduli, data, false)
+    }
+
+    fn transform_limbs(
+        &self,
+        n: PolynomialSize,
+        moduli: &[RingModulus],
+        data: &mut [u64],
+        forward: bool,
+    ) -> Result<()> {
+        check_limbs(n, moduli, data)?;
+        // One word width for the launch: 64 bits as soon as one prime needs it.
+        let bits = moduli.iter().map(|q| word_bits_for(q.0)).max().unwrap_or(64);
+        let tables = moduli.iter().map(|&q| self.ring_tables(n, q, bits)).collect::<Result<Vec<_>>>()?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        let transforms = u32::try_from(data.len() / n.0)
+            .map_err(|_| Error::InvalidInput(format!("NTT batch of {} polynomials is too large", data.len() / n.0)))?;
+        let module = self.module(Program::RingNtt { word_bits: bits })?;
+        let entries: Vec<GpuNttTable> = tables.iter().map(|t| t.entry).collect();
+        let _guard = self.device_lock()?;
+        let table = Buffer::from_slice(&self.drv, &entries)?;
+        let buf = Residues::upload(&self.drv, data, bits)?;
+        let log_n = n.0.trailing_zeros();
+        for (first_stage, last_stage, log_chunk) in launches(log_n, chunk_log(log_n, bits), forward) {
+            let args = RingNttArgs {
+                data: buf.dev_ptr(),
+                tables: table.dev_ptr(),
+                transforms,
+                limbs: moduli.len() as u32,
+                log_n,
+                inverse: u32::from(!forward),
+                first_stage,
+                last_stage,
+                log_chunk,
+                reserved: 0,
+            };
+            let shape = self.ring_ntt_shape(transforms, log_n, log_chunk, bits);
+            // SAFETY: `buf` holds `transforms` polynomials of N words and `table` one entry
+            // per limb, whose twiddles (N words each) live in `tables`; launches run in
+            // issue order and all of it stays alive until `synchronize` below returns.
+            unsafe { self.drv.launch(&module, shape, &args)? };
+        }
+        self.drv.synchronize()?;
+        buf.read_into(data)
+    }
+
+    /// A stage in device memory: one butterfly per thread over a bounded grid; a chunk
+    /// launch: one chunk per block at a time, half a chunk of butterflies per barrier.
+    fn ring_ntt_shape(&self, transforms: u32, log_n: u32, log_chunk: u32, bits: u32) -> LaunchShape {
+        let max_grid = u64::from(self.drv.max_grid().max(1));
+        if log_chunk == 0 {
+            let butterflies = u64::from(transforms) << (log_n - 1);
+            let block = self.block_for(usize::try_from(butterflies).unwrap_or(usize::MAX));
+            let grid = butterflies.div_ceil(u64::from(block)).clamp(1, max_grid) as u32;
+            LaunchShape { grid, block, shared_bytes: 0 }
+        } else {
+            let chunks = u64::from(transforms) << (log_n - log_chunk);
+            let shared_bytes = (1u32 << log_chunk) * (bits / 8);
+            LaunchShape {
+                grid: chunks.clamp(1, max_grid) as u32,
+                block: self.block_for(1 << (log_chunk - 1)),
+                shared_bytes,
+            }
+        }
+    }
+}
+
+impl<D: GpuDriver> RingOps for GpuBackend<D> {
+    fn ring_forward(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        self.transform_limbs(n, &[q], data, true)
+    }
+
+    fn ring_inverse(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64]) -> Result<()> {
+        self.transform_limbs(n, &[q], data, false)
+    }
+
+    fn ntt_variant(&self) -> &str {
+        GPU_NTT_VARIANT
+    }
+}
+
+/// The launch plan is host logic: checked here, without a device.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every stage runs once, in order, each chunk launch only over stages whose
+    /// butterflies stay inside a chunk, and the inverse's last stage ends a launch.
+    #[test]
+    fn launches_cover_every_stage_once() {
+        for log_n in 1..=17 {
+            for bits in [32, 64] {
+                let c = chunk_log(log_n, bits);
+                assert!(c >= 1 && c <= log_n && (1usize << c) * bits as usize / 8 <= CHUNK_BYTES);
+                for forward in [true, false] {
+                    let plan = launches(log_n, c, forward);
+                    let mut next = 0;
+                    for &(first, last, chunk) in &plan {
+                        assert_eq!(first, next, "log_n {log_n}: a gap or overlap");
+                        assert!(last > first);
+                        if chunk == 0 {
+                            assert_eq!(last, first + 1, "one stage per device-memory launch");
+                        } else {
+                            // Forward stage s pairs words 2^(log_n-1-s) apart, inverse 2^s.
+                            for s in first..last {
+                                let half_log = if forward { log_n - 1 - s } else { s };
+                                assert!(half_log < chunk, "log_n {log_n}: stage {s} leaves its chunk");
+                            }
+                        }
+                        next = last;
+                    }
+                    assert_eq!(next, log_n);
+                }
+            }
+        }
+        assert_eq!(launches(16, 12, true), vec![(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0), (4, 16, 12)]);
+        assert_eq!(launches(10, 10, false), vec![(0, 10, 10)]);
+    }
+
+    #[test]
+    fn limb_checks_name_the_limb() {
+        let (n, qs) = (PolynomialSize(4), [RingModulus(17), RingModulus(97)]);
+        assert!(check_limbs(n, &qs, &[0; 16]).is_ok());
+        let e = check_limbs(n, &qs, &[0; 12]).unwrap_err().to_string();
+        assert!(e.contains("not a whole number of polynomials of 2 limbs"), "{e}");
+        let mut bad = [0u64; 16];
+        bad[13] = 97;
+        let e = check_limbs(n, &qs, &bad).unwrap_err().to_string();
+        assert!(e.contains("polynomial 1, limb 1 (q = 97)") && e.contains("input 1 "), "{e}");
+        bad[13] = 20; // below 97: fine in limb 1, though not below limb 0's 17
+        assert!(check_limbs(n, &qs, &bad).is_ok());
+        assert!(check_limbs(n, &[], &[]).is_err());
+        assert!(check_limbs(PolynomialSize(0), &qs, &[]).is_err());
+    }
+}
