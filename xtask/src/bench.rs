@@ -314,8 +314,8 @@ fn measure(a: RunArgs) -> Result<(), Fail> {
     }
 
     // The equivalence gate runs first: a backend that fails it reports no numbers.
-    let oracle = CpuBackend::oracle();
-    let gate = fhe_kat::dispatch(&oracle, target.as_ref(), &sets, a.gate_seeds)?;
+    let oracle = crate::kat::oracle();
+    let gate = fhe_kat::dispatch::<fhe_kat::tfhe::Tfhe>(&oracle, &target, &sets, a.gate_seeds)?;
     for m in gate.mismatches() {
         println!("{m}");
     }
