@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{Error, Result};
-use crate::ops::Operation;
+use crate::ops::tfhe::Operation;
 use crate::report::Report;
 use crate::schema::load_report;
 use crate::table::format_ns;

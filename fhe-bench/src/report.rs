@@ -212,6 +212,19 @@ pub fn sanitize(component: &str) -> String {
     component.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.+".contains(c) { c } else { '-' }).collect()
 }
 
+/// `<folder>/<timestamp>-<stem>.json` for a file about to be written, the timestamp UTC
+/// now (`20261202T165504Z`); a second file in the same second gets `-2`, `-3`, ...
+pub fn new_file_path(folder: &Path, stem: &str) -> PathBuf {
+    let stem = format!("{}-{stem}", file_timestamp(SystemTime::now()));
+    let mut path = folder.join(format!("{stem}.json"));
+    let mut n = 1;
+    while path.exists() {
+        n += 1;
+        path = folder.join(format!("{stem}-{n}.json"));
+    }
+    path
+}
+
 /// Writes `report` as `<dir>/<lane>/<timestamp>-<backend>-<params>.json` and returns the
 /// path. `dir` is the results root, normally `<workspace>/bench/results`; the timestamp
 /// is UTC (`20261202T165504Z`). The report is validated first (`crate::schema::validate`). The lane must be a
@@ -227,14 +240,8 @@ pub fn write_results(dir: &Path, lane: &str, report: &Report) -> Result<PathBuf>
     crate::schema::parse_report(&json)?;
     let folder = dir.join(lane);
     std::fs::create_dir_all(&folder).map_err(Error::io(&folder))?;
-    let stem =
-        format!("{}-{}-{}", file_timestamp(SystemTime::now()), sanitize(&report.backend), sanitize(&report.params));
-    let mut path = folder.join(format!("{stem}.json"));
-    let mut n = 1;
-    while path.exists() {
-        n += 1;
-        path = folder.join(format!("{stem}-{n}.json"));
-    }
+    let stem = format!("{}-{}", sanitize(&report.backend), sanitize(&report.params));
+    let path = new_file_path(&folder, &stem);
     std::fs::write(&path, json + "\n").map_err(Error::io(&path))?;
     tracing::info!(path = %path.display(), rows = report.rows.len(), "wrote bench results");
     Ok(path)

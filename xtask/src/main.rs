@@ -39,7 +39,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod bench;
-mod bench_int;
 mod device_check;
 mod equiv;
 mod kat;

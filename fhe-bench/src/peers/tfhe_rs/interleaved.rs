@@ -14,7 +14,8 @@
 //! sides in the same order), and our row's note gives the range and median of the
 //! per-round ratios of medians.
 
-use fhe_api::{gates, Backend, ParamSet};
+use fhe_api::{Backend, ParamSet};
+use fhe_schemes::tfhe::gates;
 use tfhe::boolean::prelude::BinaryBooleanGates;
 
 use super::{
@@ -22,7 +23,7 @@ use super::{
     TFHE_NOTE, TFHE_NTT_BACKEND,
 };
 use crate::error::{Error, Result};
-use crate::ops::{Fixture, Operation, SuiteConfig};
+use crate::ops::tfhe::{Fixture, Operation, SuiteConfig};
 pub use crate::report::INTERLEAVED;
 use crate::report::{per_round_ratios, Row};
 use crate::stats::{median_sorted, sample_with, Plan, Stats};
@@ -227,7 +228,7 @@ fn check_rounds(rounds: usize, calls: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::Iterations;
+    use crate::ops::tfhe::Iterations;
 
     #[test]
     fn interleaved_gates_pair_round_by_round() {

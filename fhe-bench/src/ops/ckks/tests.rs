@@ -6,8 +6,8 @@ use std::sync::Arc;
 use fhe_api::ckks::params::Preset;
 use fhe_cpu::CpuBackend;
 
-use super::openfhe::OpenFhe;
 use super::*;
+use crate::peers::openfhe::OpenFhe;
 use crate::{Environment, Report};
 
 const SMALL: Preset = Preset::Slots4096Scale40Depth2;

@@ -1,4 +1,4 @@
-//! The operations measured, their default iteration counts, and the suite runner that
+//! The bit scheme's operations, their default iteration counts, and the suite runner that
 //! measures them on one backend and parameter set.
 
 use std::fmt;
@@ -9,6 +9,7 @@ use fhe_api::{Backend, ExtractedLwe, KeySet, LweCiphertext, ParamSet, PreparedKe
 use fhe_schemes::tfhe::gates::{self, Gate};
 use serde::{Deserialize, Serialize};
 
+use super::Progress;
 use crate::error::{Error, Result};
 use crate::report::Row;
 use crate::stats::{measure_with, Plan};
@@ -247,43 +248,6 @@ impl SuiteConfig {
     /// Timed calls the whole suite makes (progress totals).
     pub fn total_calls(&self) -> usize {
         self.cases().iter().map(|&(op, _)| self.plan(op).iterations * self.runs).sum()
-    }
-}
-
-/// A progress report from a running suite.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Progress {
-    /// A case starts: its label and the number of timed calls it will make.
-    Start { label: String, calls: usize },
-    /// `done` of the case's calls are timed.
-    Tick { label: String, done: usize, calls: usize },
-    /// The case is done.
-    Finish { label: String },
-}
-
-/// A progress callback that ignores everything.
-pub fn no_progress() -> impl FnMut(&Progress) {
-    |_| {}
-}
-
-/// An indicatif bar on stderr over `total_calls` timed calls (use
-/// [`SuiteConfig::total_calls`]); the message names the running case. Hidden when
-/// stderr is not a terminal.
-pub fn stderr_progress(total_calls: usize) -> impl FnMut(&Progress) {
-    let bar = indicatif::ProgressBar::new(total_calls as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    move |p: &Progress| match p {
-        Progress::Start { label, .. } => bar.set_message(label.clone()),
-        Progress::Tick { .. } => bar.inc(1),
-        Progress::Finish { .. } => {
-            if bar.position() >= bar.length().unwrap_or(0) {
-                bar.finish_and_clear();
-            }
-        }
     }
 }
 

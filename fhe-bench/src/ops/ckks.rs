@@ -1,6 +1,6 @@
 //! CKKS measuring: seed 1's operations on one preset, with the precision of each
 //! operation's decrypted output in its row, and the alternated comparison with OpenFHE
-//! ([`openfhe`], a Python worker the bench starts).
+//! ([`crate::peers::openfhe`], a Python worker the bench starts).
 //!
 //! - [`CkksOp`]: the operations (`ckks_keygen`, `ckks_encrypt`, `ckks_decrypt`,
 //!   `ckks_mul_relin`, `ckks_rescale`, `ckks_rotate`, `ckks_hoisted4`), each timed as
@@ -21,8 +21,6 @@
 //! Every result object is dropped after the clock stops, as OpenFHE's worker releases
 //! its results after its clock stops.
 
-pub mod openfhe;
-
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -38,12 +36,12 @@ use fhe_schemes::ckks::Evaluator;
 use fhe_schemes::ckks::KeygenOptions;
 use fhe_schemes::ckks::{precision_bits, Context};
 
+use super::{maybe_one_thread, Progress};
 use crate::error::{Error, Result};
-use crate::ops::Progress;
 use crate::report::{per_round_ratios, EquivalenceGate, GateState, Row, INTERLEAVED};
 use crate::stats::{median_sorted, Plan, Stats};
 
-use self::openfhe::{OpenFhe, PeerPrecision};
+use crate::peers::openfhe::{self, OpenFhe, PeerPrecision};
 
 /// Rotation steps of the keys: one rotation uses 1, four hoisted rotations 1..4.
 pub const ROTATIONS: [i64; 4] = [1, 2, 3, 4];
@@ -309,18 +307,6 @@ impl CkksFixture {
             CkksOp::Hoisted4 => timed(|| ev.rotate_hoisted(&self.cx, &ROTATIONS)),
         }
     }
-}
-
-/// `f` inside a one-thread rayon pool when `one_thread`, else on the caller's thread.
-pub fn maybe_one_thread<R: Send>(one_thread: bool, f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
-    if !one_thread {
-        return f();
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| Error::InvalidInput(format!("one-thread pool: {e}")))?;
-    pool.install(f)
 }
 
 fn thread_note(one_thread: bool) -> &'static str {

@@ -19,8 +19,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use fhe_api::ckks::params::{Params, Preset};
 use serde_json::{json, Value};
 
-use super::{CkksOp, ROTATIONS};
 use crate::error::{Error, Result};
+use crate::ops::ckks::{CkksOp, ROTATIONS};
 
 /// The peer's `backend` in rows (with `/interleaved` in alternated rows).
 pub const PEER_BACKEND: &str = "peer:openfhe";
