@@ -94,6 +94,7 @@ pub(crate) fn parse_params(s: &str) -> Result<ParamSet, FheError> {
 }
 
 /// Why a command did not pass.
+#[derive(Debug)]
 pub(crate) enum Fail {
     /// Mismatches or wrong results (already printed), or a runtime error.
     Failed(String),

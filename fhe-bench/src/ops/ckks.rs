@@ -15,8 +15,6 @@
 //!   that goes first alternating (rows `<ours>/interleaved` and
 //!   `peer:openfhe/interleaved`, one run per round, so [`crate::ratios`] gives the
 //!   per-round ratio as for the other peers);
-//! - [`gate`]: the CKKS equivalence gate (keys, an encryption, a product and a rotation
-//!   byte-equal with the oracle's from the same seeds).
 //!
 //! Every result object is dropped after the clock stops, as OpenFHE's worker releases
 //! its results after its clock stops.
@@ -38,7 +36,7 @@ use fhe_schemes::ckks::{precision_bits, Context};
 
 use super::{maybe_one_thread, Progress};
 use crate::error::{Error, Result};
-use crate::report::{per_round_ratios, EquivalenceGate, GateState, Row, INTERLEAVED};
+use crate::report::{per_round_ratios, Row, INTERLEAVED};
 use crate::stats::{median_sorted, Plan, Stats};
 
 use crate::peers::openfhe::{self, OpenFhe, PeerPrecision};
@@ -473,55 +471,6 @@ impl PeerPrecision {
             CkksOp::Rotate | CkksOp::Hoisted4 => self.rotate,
         }
     }
-}
-
-/// The CKKS equivalence gate on `preset`: from the same seeds, `target`'s public,
-/// relinearization and Galois (rotation by one) keys, one encryption, one product and
-/// one rotation are byte-equal to `oracle`'s. A target that is the oracle is `not_run`.
-pub fn gate(oracle: Arc<dyn Backend>, target: Arc<dyn Backend>, preset: Preset) -> Result<EquivalenceGate> {
-    if oracle.name() == target.name() {
-        return Ok(EquivalenceGate::new(GateState::NotRun, Some(format!("{} is the oracle", target.name()))));
-    }
-    let opts = KeygenOptions { relin: true, rotations: vec![1], conjugation: false };
-    let run = |b: Arc<dyn Backend>| -> Result<_> {
-        let ctx = Context::from_preset(b, preset)?;
-        let keys = ctx.keygen_from_seed(&Seed::derive(SEED_ROOT, 900), &opts)?;
-        let ev = ctx.evaluator(&keys.eval)?;
-        let slots = ctx.params().slots();
-        let a = ctx.encrypt_seeded(&keys.pk, &ctx.encode(&values(slots, 901))?, &Seed::derive(SEED_ROOT, 901))?;
-        let b = ctx.encrypt_seeded(&keys.pk, &ctx.encode(&values(slots, 902))?, &Seed::derive(SEED_ROOT, 902))?;
-        let outs = vec![ev.download(&a)?, ev.download(&ev.mul(&a, &b)?)?, ev.download(&ev.rotate(&a, 1)?)?];
-        Ok((keys, outs))
-    };
-    let (ok, oo) = run(oracle.clone())?;
-    let (tk, to) = run(target.clone())?;
-    let mut differ = Vec::new();
-    if ok.pk != tk.pk {
-        differ.push("public key");
-    }
-    if ok.eval.relin != tk.eval.relin {
-        differ.push("relinearization key");
-    }
-    if ok.eval.galois != tk.eval.galois {
-        differ.push("Galois key");
-    }
-    for (what, (o, t)) in ["encrypt", "mul_relin", "rotate"].into_iter().zip(oo.iter().zip(&to)) {
-        if o != t {
-            differ.push(what);
-        }
-    }
-    let what = "keys (pk, relin, Galois 1), encrypt, mul_relin, rotate";
-    Ok(if differ.is_empty() {
-        EquivalenceGate::new(
-            GateState::Passed,
-            Some(format!("ckks {preset}: {what} byte-equal with {}", oracle.name())),
-        )
-    } else {
-        EquivalenceGate::new(
-            GateState::Failed,
-            Some(format!("ckks {preset}: {} differ from {}", differ.join(", "), oracle.name())),
-        )
-    })
 }
 
 /// The comparison as a table: per operation our median and p99, theirs, the ratio of

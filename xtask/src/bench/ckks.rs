@@ -1,5 +1,6 @@
-//! `bench --ckks <preset>...`: per preset, the CKKS equivalence gate, then our rows (or,
-//! with `--peers`, ours and OpenFHE's alternated), one file each.
+//! `bench --ckks <preset>...`: per preset, the CKKS equivalence gate (`equiv dispatch` of
+//! the preset, [`super::gate`]), then our rows (or, with `--peers`, ours and OpenFHE's
+//! alternated), one file each.
 
 use std::sync::Arc;
 
@@ -7,7 +8,7 @@ use fhe_api::Backend;
 use fhe_bench::ops::ckks::{self, CkksFixture, CkksOp, CkksPlan};
 use fhe_bench::peers::openfhe::OpenFhe;
 use fhe_bench::GateState;
-use fhe_cpu::CpuBackend;
+use fhe_kat::ckks::Ckks;
 
 use super::{workspace_root, RunArgs};
 use crate::{backend, Fail};
@@ -41,7 +42,6 @@ pub(super) fn measure(a: RunArgs) -> Result<(), Fail> {
     };
     let lane = a.lane.clone().unwrap_or_else(|| "ckks".to_string());
     let dir = a.results_dir.clone().unwrap_or_else(|| workspace_root().join("bench/results"));
-    let oracle: Arc<dyn Backend> = Arc::new(CpuBackend::oracle());
     for &preset in &a.ckks {
         let mut plan = CkksPlan::for_preset(preset);
         plan.operations = ops.clone();
@@ -55,8 +55,7 @@ pub(super) fn measure(a: RunArgs) -> Result<(), Fail> {
             plan.keygen_iterations = n;
         }
         // The equivalence gate runs first: a backend that fails it reports no numbers.
-        let gate = ckks::gate(oracle.clone(), target.clone(), preset).map_err(failed)?;
-        println!("equivalence gate: {:?}: {}", gate.status, gate.detail.as_deref().unwrap_or(""));
+        let gate = super::gate::run::<Ckks>(&target, &[preset], a.gate_seeds)?;
         let gate_failed = gate.status == GateState::Failed;
         let mut rows = Vec::new();
         let mut comparison = None;

@@ -17,6 +17,7 @@
 //! The bit scheme's rows are `tfhe.rs`'s.
 
 mod ckks;
+mod gate;
 mod int;
 mod tfhe;
 
@@ -77,7 +78,8 @@ struct RunArgs {
     /// Operations (repeatable; default all), e.g. `bootstrap`, `ntt_forward`, `gate_and`.
     #[arg(long = "op")]
     ops: Vec<String>,
-    /// Seeds per parameter set for the equivalence gate that runs first.
+    /// Seeds per parameter set (or CKKS preset) of the equivalence gate that runs first:
+    /// `equiv dispatch` of what is measured.
     #[arg(long, default_value_t = 2)]
     gate_seeds: u64,
     /// Also time TFHE-rs and tfhe-ntt in this run (needs `--features peers`).

@@ -2,7 +2,8 @@
 //! the suite's rows, the integer rows, and with `--peers` TFHE-rs's and tfhe-ntt's.
 
 use fhe_api::{Backend, ParamSet};
-use fhe_bench::{EquivalenceGate, GateState, Iterations, Operation, Plan, SuiteConfig};
+use fhe_bench::{GateState, Iterations, Operation, Plan, SuiteConfig};
+use fhe_kat::tfhe::Tfhe;
 
 use super::int::{self, IntCases};
 use super::{workspace_root, RunArgs};
@@ -49,17 +50,7 @@ pub(super) fn measure(a: RunArgs) -> Result<(), Fail> {
     }
 
     // The equivalence gate runs first: a backend that fails it reports no numbers.
-    let oracle = crate::kat::oracle();
-    let gate = fhe_kat::dispatch::<fhe_kat::tfhe::Tfhe>(&oracle, &target, &sets, a.gate_seeds)?;
-    for m in gate.mismatches() {
-        println!("{m}");
-    }
-    let gate = if gate.ok() {
-        println!("equivalence gate: {} seeds per set byte-equal with {}", a.gate_seeds, oracle.name());
-        EquivalenceGate::new(GateState::Passed, Some(format!("dispatch, {} seeds per set", a.gate_seeds)))
-    } else {
-        EquivalenceGate::new(GateState::Failed, Some("dispatch mismatches".into()))
-    };
+    let gate = super::gate::run::<Tfhe>(&target, &sets, a.gate_seeds)?;
     let failed = gate.status == GateState::Failed;
     let lane = a.lane.clone().unwrap_or_else(|| target.kind().name().to_string());
     // Integer rows: by default with a full run; `--op` narrows the run to what it names.
