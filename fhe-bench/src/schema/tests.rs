@@ -26,7 +26,7 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Every file the repository holds loads through the schema: result files as
 /// [`Report`]s, `recommend/` as [`Recommendation`]s. `openfhe/` holds the Python peer's
-/// baseline notes (`fhe-bench/peers/openfhe_ckks.py --baseline`), a free-form record no
+/// baseline notes (`fhe-bench/peers/openfhe/baseline.py`), a free-form record no
 /// Rust code reads; they are only checked to be what they claim.
 #[test]
 fn every_file_under_bench_results_loads() {

@@ -11,7 +11,7 @@
 //! encrypt, decrypt, mul+relin, rescale, rotate and 4 hoisted rotations, one thread, with
 //! the precision in bits in each row, after the CKKS equivalence gate; one file per
 //! preset under `bench/results/ckks/` (`ckks.rs`). With `--peers` it starts OpenFHE's
-//! Python worker (`fhe-bench/peers/openfhe_ckks.py`, the python of `scripts/openfhe-setup`;
+//! Python worker (`fhe-bench/peers/openfhe/worker.py`, the python of `scripts/openfhe-setup`;
 //! no cargo feature needed) and times ours and theirs alternately, round by round.
 //!
 //! The bit scheme's rows are `tfhe.rs`'s.
