@@ -283,6 +283,42 @@ pub(crate) fn per_round_ratios(ours: &[f64], theirs: &[f64]) -> Vec<f64> {
     r
 }
 
+/// Runs of samples, one per round (nanoseconds).
+pub(crate) type Rounds = Vec<Vec<f64>>;
+
+/// `rounds` rounds of `ours()` and `theirs()`, ours first in even rounds and theirs
+/// first in odd ones, so that a drift in the machine's speed reaches both sides within
+/// each round; `tick(round)` after each. Each side's samples, one run per round.
+pub(crate) fn alternate(
+    rounds: usize,
+    mut ours: impl FnMut() -> Result<Vec<f64>>,
+    mut theirs: impl FnMut() -> Result<Vec<f64>>,
+    tick: &mut dyn FnMut(usize),
+) -> Result<(Rounds, Rounds)> {
+    let (mut o, mut t) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            o.push(ours()?);
+            t.push(theirs()?);
+        } else {
+            t.push(theirs()?);
+            o.push(ours()?);
+        }
+        tick(round);
+    }
+    Ok((o, t))
+}
+
+/// The lowest, the highest and the median per-round ratio of two rows timed with
+/// [`alternate`] (for their notes); an error only where a round of theirs took 0 ns.
+pub(crate) fn round_spread(ours: &Row, theirs: &Row) -> Result<(f64, f64, f64)> {
+    let per_round = per_round_ratios(&ours.stats.run_medians_ns, &theirs.stats.run_medians_ns);
+    match (per_round.first(), per_round.last()) {
+        (Some(&lo), Some(&hi)) => Ok((lo, hi, crate::stats::median_sorted(&per_round))),
+        _ => Err(Error::InvalidSample(0.0)),
+    }
+}
+
 /// The median over rounds of `ours`' round median over `theirs'` (see [`Ratio::per_round`]).
 fn per_round_ratio(ours: &Row, theirs: &Row) -> Option<f64> {
     let paired = ours.backend.ends_with(INTERLEAVED) && theirs.backend.ends_with(INTERLEAVED);

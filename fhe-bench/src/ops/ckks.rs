@@ -36,8 +36,8 @@ use fhe_schemes::ckks::{precision_bits, Context};
 
 use super::{maybe_one_thread, Progress};
 use crate::error::{Error, Result};
-use crate::report::{per_round_ratios, Row, INTERLEAVED};
-use crate::stats::{median_sorted, Plan, Stats};
+use crate::report::{alternate, round_spread, Row, INTERLEAVED};
+use crate::stats::{Plan, Stats};
 
 use crate::peers::openfhe::{self, OpenFhe, PeerPrecision};
 
@@ -400,18 +400,12 @@ pub fn run_alternated(
         let (c, w) = if op == CkksOp::Keygen { (1, 0) } else { (calls, plan.warmup) };
         let label = format!("{} vs openfhe {preset} {op}", backend.name());
         progress(&Progress::Start { label: label.clone(), calls: rounds });
-        let (mut ours, mut theirs) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
-        for round in 0..rounds {
-            let mut ours_round = || maybe_one_thread(plan.one_thread, || fixture.sample(op, c, w));
-            if round % 2 == 0 {
-                ours.push(ours_round()?);
-                theirs.push(peer.sample(op, c, w)?);
-            } else {
-                theirs.push(peer.sample(op, c, w)?);
-                ours.push(ours_round()?);
-            }
-            progress(&Progress::Tick { label: label.clone(), done: round + 1, calls: rounds });
-        }
+        let (ours, theirs) = alternate(
+            rounds,
+            || maybe_one_thread(plan.one_thread, || fixture.sample(op, c, w)),
+            || peer.sample(op, c, w),
+            &mut |round| progress(&Progress::Tick { label: label.clone(), done: round + 1, calls: rounds }),
+        )?;
         progress(&Progress::Finish { label });
         let row_plan = Plan { iterations: c, warmup: w, runs: rounds };
         let ours_row = Row::new(
@@ -432,11 +426,7 @@ pub fn run_alternated(
             row_plan,
             Stats::from_runs(&theirs)?,
         );
-        let per_round = per_round_ratios(&ours_row.stats.run_medians_ns, &theirs_row.stats.run_medians_ns);
-        let (Some(&lo), Some(&hi)) = (per_round.first(), per_round.last()) else {
-            return Err(Error::InvalidSample(0.0));
-        };
-        let mid = median_sorted(&per_round);
+        let (lo, hi, mid) = round_spread(&ours_row, &theirs_row)?;
         tracing::info!(%op, %preset, lo, hi, mid, "alternated rounds");
         let ours_note = format!(
             "interleaved with {theirs_name}: {rounds} rounds of {c} calls per side after {w} discarded, first side \

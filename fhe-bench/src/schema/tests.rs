@@ -133,9 +133,8 @@ fn load_names_the_file() {
     assert!(e.to_string().starts_with(&path.display().to_string()), "{e}");
 }
 
-/// `bench/schema.json` (for other tools) names exactly the fields these structs write, so
-/// a file that follows it also loads here (`bench/recommend.schema.json`: xtask's
-/// recommend tests, which build a recommendation with the scoring rules).
+/// `bench/schema.json` and `bench/recommend.schema.json` (for other tools) name exactly
+/// the fields these structs write, so a file that follows them also loads here.
 #[test]
 fn json_schemas_name_the_fields_of_the_structs() {
     let keys = |v: &Value| -> Vec<String> {
@@ -157,4 +156,15 @@ fn json_schemas_name_the_fields_of_the_structs() {
     assert_eq!(keys(&doc["environment"]), props(&schema["$defs"]["environment"]));
     assert_eq!(keys(&doc["equivalence_gate"]), props(&schema["$defs"]["equivalence_gate"]));
     assert_eq!(keys(&doc["rows"][1]), props(&schema["$defs"]["row"]));
+
+    // A recommendation the repository holds, written back: every field is always written.
+    let dir = results_dir().join(crate::chart::RECOMMEND_DIR);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let rec = load_recommendation(&files[0]).unwrap();
+    let schema: Value = serde_json::from_str(include_str!("../../../bench/recommend.schema.json")).unwrap();
+    let doc = serde_json::to_value(rec).unwrap();
+    assert_eq!(keys(&doc), props(&schema));
+    assert_eq!(keys(&doc["candidates"][0]), props(&schema["$defs"]["candidate"]));
+    assert_eq!(keys(&doc["candidates"][0]["ops"][0]), props(&schema["$defs"]["operation"]));
 }
