@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{Error, Result};
-use crate::ops::Operation;
+use crate::ops::tfhe::Operation;
 use crate::report::Report;
 use crate::schema::load_report;
 use crate::table::format_ns;
@@ -25,7 +25,7 @@ pub fn render_chart(result_files: &[PathBuf], out_path: &Path) -> Result<()> {
 pub const RECOMMEND_DIR: &str = "recommend";
 
 /// The folder under `bench/results/` that holds the OpenFHE peer's baseline files
-/// (`fhe-bench/peers/openfhe_ckks.py --baseline`), which are not bench result files.
+/// (`fhe-bench/peers/openfhe/baseline.py`), which are not bench result files.
 pub const OPENFHE_DIR: &str = "openfhe";
 
 /// Every `*.json` file under `dir` (recursively, skipping the [`RECOMMEND_DIR`] and

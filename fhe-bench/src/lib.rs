@@ -9,29 +9,26 @@
 //! [`EquivalenceGate`]); a report whose gate failed carries no rows.
 //!
 //! - [`stats`]: [`Stats`], [`measure`];
-//! - [`ops`]: the [`Operation`]s, [`SuiteConfig`] and [`run_suite`] over any backend;
+//! - [`ops`]: what is measured: [`ops::tfhe`] (the bit scheme's [`Operation`]s,
+//!   [`SuiteConfig`] and [`run_suite`] over any backend) and [`ops::ckks`] (CKKS rows with
+//!   the precision in bits in each, and the alternated comparison with OpenFHE);
 //! - [`env`](mod@env): the [`Environment`] identity;
 //! - [`report`]: [`Row`], [`Report`], [`write_results`], [`ratios`];
 //! - [`schema`]: the file formats read back, typed (`deny_unknown_fields`), with the
 //!   rules across fields: [`load_report`], [`parse_report`], [`validate`], and the same
-//!   for recommendation files;
+//!   for the recommendation files `cargo xtask recommend ntt` writes
+//!   ([`schema::recommend`]; the screening itself lives in xtask);
 //! - [`table`]: [`format_table`]; [`chart`]: [`render_chart`];
-//! - `peers` (cargo feature `peers`): TFHE-rs gates and tfhe-ntt in the same process;
-//! - [`ckks`]: CKKS rows (precision in bits in each) and the alternated comparison with
-//!   OpenFHE's Python worker (`peers/openfhe_ckks.py`, no cargo feature needed);
-//! - [`recommend`]: `recommend ntt`, screening NTT variants (seed 1): suites, scoring,
-//!   confidence, the recommendation file.
+//! - [`peers`]: OpenFHE's Python worker (`peers/openfhe/`, no cargo feature needed) and,
+//!   with the cargo feature `peers`, TFHE-rs gates and tfhe-ntt in the same process.
 //!
 //! The result format is documented in `bench/SCHEMA.md` and `bench/schema.json`.
 
 pub mod chart;
-pub mod ckks;
 pub mod env;
 pub mod error;
 pub mod ops;
-#[cfg(feature = "peers")]
 pub mod peers;
-pub mod recommend;
 pub mod report;
 pub mod schema;
 pub mod stats;
@@ -40,10 +37,10 @@ pub mod table;
 pub use chart::{render_chart, render_chart_reports, result_files};
 pub use env::{CpuFeatures, Environment};
 pub use error::{Error, Result};
-pub use ops::{
-    measure_case, no_progress, ntt_input, run_report, run_suite, stderr_progress, Fixture, Iterations, Operation,
-    Progress, SuiteConfig,
+pub use ops::tfhe::{
+    measure_case, ntt_input, run_report, run_suite, Fixture, Iterations, Operation, SuiteConfig, KEY_SWITCH_INPUTS,
 };
+pub use ops::{maybe_one_thread, no_progress, stderr_progress, Progress};
 pub use report::{
     ratios, write_results, CircuitShape, EquivalenceGate, GateState, Ratio, Report, Row, INTERLEAVED, SCHEMA_VERSION,
 };

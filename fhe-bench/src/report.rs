@@ -212,6 +212,19 @@ pub fn sanitize(component: &str) -> String {
     component.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.+".contains(c) { c } else { '-' }).collect()
 }
 
+/// `<folder>/<timestamp>-<stem>.json` for a file about to be written, the timestamp UTC
+/// now (`20261202T165504Z`); a second file in the same second gets `-2`, `-3`, ...
+pub fn new_file_path(folder: &Path, stem: &str) -> PathBuf {
+    let stem = format!("{}-{stem}", file_timestamp(SystemTime::now()));
+    let mut path = folder.join(format!("{stem}.json"));
+    let mut n = 1;
+    while path.exists() {
+        n += 1;
+        path = folder.join(format!("{stem}-{n}.json"));
+    }
+    path
+}
+
 /// Writes `report` as `<dir>/<lane>/<timestamp>-<backend>-<params>.json` and returns the
 /// path. `dir` is the results root, normally `<workspace>/bench/results`; the timestamp
 /// is UTC (`20261202T165504Z`). The report is validated first (`crate::schema::validate`). The lane must be a
@@ -227,14 +240,8 @@ pub fn write_results(dir: &Path, lane: &str, report: &Report) -> Result<PathBuf>
     crate::schema::parse_report(&json)?;
     let folder = dir.join(lane);
     std::fs::create_dir_all(&folder).map_err(Error::io(&folder))?;
-    let stem =
-        format!("{}-{}-{}", file_timestamp(SystemTime::now()), sanitize(&report.backend), sanitize(&report.params));
-    let mut path = folder.join(format!("{stem}.json"));
-    let mut n = 1;
-    while path.exists() {
-        n += 1;
-        path = folder.join(format!("{stem}-{n}.json"));
-    }
+    let stem = format!("{}-{}", sanitize(&report.backend), sanitize(&report.params));
+    let path = new_file_path(&folder, &stem);
     std::fs::write(&path, json + "\n").map_err(Error::io(&path))?;
     tracing::info!(path = %path.display(), rows = report.rows.len(), "wrote bench results");
     Ok(path)
@@ -274,6 +281,42 @@ pub(crate) fn per_round_ratios(ours: &[f64], theirs: &[f64]) -> Vec<f64> {
     let mut r: Vec<f64> = ours.iter().zip(theirs).map(|(o, t)| o / t).collect();
     r.sort_by(f64::total_cmp);
     r
+}
+
+/// Runs of samples, one per round (nanoseconds).
+pub(crate) type Rounds = Vec<Vec<f64>>;
+
+/// `rounds` rounds of `ours()` and `theirs()`, ours first in even rounds and theirs
+/// first in odd ones, so that a drift in the machine's speed reaches both sides within
+/// each round; `tick(round)` after each. Each side's samples, one run per round.
+pub(crate) fn alternate(
+    rounds: usize,
+    mut ours: impl FnMut() -> Result<Vec<f64>>,
+    mut theirs: impl FnMut() -> Result<Vec<f64>>,
+    tick: &mut dyn FnMut(usize),
+) -> Result<(Rounds, Rounds)> {
+    let (mut o, mut t) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            o.push(ours()?);
+            t.push(theirs()?);
+        } else {
+            t.push(theirs()?);
+            o.push(ours()?);
+        }
+        tick(round);
+    }
+    Ok((o, t))
+}
+
+/// The lowest, the highest and the median per-round ratio of two rows timed with
+/// [`alternate`] (for their notes); an error only where a round of theirs took 0 ns.
+pub(crate) fn round_spread(ours: &Row, theirs: &Row) -> Result<(f64, f64, f64)> {
+    let per_round = per_round_ratios(&ours.stats.run_medians_ns, &theirs.stats.run_medians_ns);
+    match (per_round.first(), per_round.last()) {
+        (Some(&lo), Some(&hi)) => Ok((lo, hi, crate::stats::median_sorted(&per_round))),
+        _ => Err(Error::InvalidSample(0.0)),
+    }
 }
 
 /// The median over rounds of `ours`' round median over `theirs'` (see [`Ratio::per_round`]).

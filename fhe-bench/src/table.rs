@@ -23,7 +23,9 @@ pub fn format_ns(ns: f64) -> String {
     format!("{value:.digits$} {unit}")
 }
 
-pub(crate) fn render(header: &[&str], right: &[bool], lines: &[Vec<String>]) -> String {
+/// A text table: `header`, then `lines`, columns padded to their widest cell (`right`:
+/// right-aligned), two spaces apart.
+pub fn render(header: &[&str], right: &[bool], lines: &[Vec<String>]) -> String {
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for l in lines {
         for (w, cell) in width.iter_mut().zip(l) {

@@ -149,8 +149,9 @@ pub fn compare_bytes(case: &Case, surface: &str, expected: &[u8], found: &[u8]) 
     check.found.pop()
 }
 
-/// Collects the mismatches of one case.
-pub(crate) struct Checker {
+/// Collects the mismatches of one case: what [`crate::Scheme`]'s comparison rules write
+/// into.
+pub struct Checker {
     pub case: Case,
     pub found: Vec<Mismatch>,
 }

@@ -1,154 +1,43 @@
-//! The corpus as data: one JSON file per parameter set (`corpus/<SET>.json`), reviewed
-//! in git. Hex is lowercase; every ciphertext is its full serialized form.
+//! The corpus as data, for either scheme: one JSON file per parameter set
+//! ([`Scheme::file_name`]: `corpus/<SET>.json`, `corpus/ckks-<preset>.json`), reviewed in
+//! git, loaded, written, generated on the oracle and compared entry by entry here, once.
 
-use std::path::{Path, PathBuf};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
-use fhe_api::{Backend, ParamSet};
-use serde::{Deserialize, Serialize};
+use fhe_api::Backend;
 
-use crate::surfaces::{compute, sha256, CaseInput};
-use crate::{Error, Result, KAT_ROOT};
+use crate::scheme::{CaseSeeds, Schedule, Scheme};
+use crate::{Error, Result};
 
-/// The format tag of a corpus file.
-pub const FORMAT: &str = "lux-fhe-kat-v1";
-
-/// One ciphertext surface of an entry.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KatCt {
-    /// `encrypt[0]`, `bootstrap[2]`, `gate:and`, `mux`, `not`, ...
-    pub surface: String,
-    /// The plaintext bit it encrypts.
-    pub bit: bool,
-    /// The serialized ciphertext, hex.
-    pub ct: String,
+/// The files of one scheme's corpus, in [`Scheme::ALL_PARAMS`] order.
+pub struct Corpus<S: Scheme> {
+    pub files: Vec<S::File>,
 }
 
-/// One known answer: everything one master seed determines.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KatEntry {
-    /// `<SET>/<index>`.
-    pub name: String,
-    pub params: ParamSet,
-    /// `k` in `Seed::derive("lux-fhe-kat-v1/<SET>", k)`.
-    pub index: u64,
-    /// The master seed (keygen), hex; equal to its derivation.
-    pub seed: String,
-    /// The three encryption seeds, hex.
-    pub encrypt_seeds: Vec<String>,
-    /// The three encrypted bits.
-    pub bits: Vec<bool>,
-    /// SHA-256 of the serialized secret, public and evaluation keys, hex.
-    pub sk_sha256: String,
-    pub pk_sha256: String,
-    pub ek_sha256: String,
-    /// Every ciphertext surface, in computation order.
-    pub outputs: Vec<KatCt>,
-}
-
-/// The entries of one parameter set.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KatFile {
-    pub format: String,
-    pub params: ParamSet,
-    /// The master-seed root of this file's entries.
-    pub seed_root: String,
-    /// The backend that generated it (always the oracle for the reviewed corpus).
-    pub generator: String,
-    pub entries: Vec<KatEntry>,
-}
-
-/// The whole corpus.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct Corpus {
-    pub files: Vec<KatFile>,
-}
-
-/// The KAT master-seed root of one parameter set.
-pub fn kat_root(params: ParamSet) -> String {
-    format!("{KAT_ROOT}/{params}")
-}
-
-fn file_path(dir: &Path, params: ParamSet) -> PathBuf {
-    dir.join(format!("{params}.json"))
-}
-
-impl KatEntry {
-    /// The seeds and plaintexts this entry records (its replay input).
-    pub(crate) fn input(&self) -> Result<CaseInput> {
-        let seed = |s: &str| -> Result<fhe_api::Seed> {
-            let bytes = hex::decode(s).map_err(|e| Error::Corpus(format!("{}: bad seed hex: {e}", self.name)))?;
-            let arr: [u8; 32] =
-                bytes.try_into().map_err(|_| Error::Corpus(format!("{}: a seed is not 32 bytes", self.name)))?;
-            Ok(fhe_api::Seed(arr))
-        };
-        if self.encrypt_seeds.len() != 3 || self.bits.len() != 3 {
-            return Err(Error::Corpus(format!("{}: needs 3 encryption seeds and 3 bits", self.name)));
-        }
-        Ok(CaseInput {
-            params: self.params,
-            master: seed(&self.seed)?,
-            encrypt_seeds: [
-                seed(&self.encrypt_seeds[0])?,
-                seed(&self.encrypt_seeds[1])?,
-                seed(&self.encrypt_seeds[2])?,
-            ],
-            bits: [self.bits[0], self.bits[1], self.bits[2]],
-        })
+impl<S: Scheme> Clone for Corpus<S> {
+    fn clone(&self) -> Self {
+        Corpus { files: self.files.clone() }
     }
 }
 
-/// Computes entry `index` of `params` on `backend`.
-pub fn generate_entry(backend: &dyn Backend, params: ParamSet, index: u64) -> Result<KatEntry> {
-    let input = CaseInput::derive(&kat_root(params), params, index);
-    let c = compute(backend, &input)?;
-    for ct in &c.cts {
-        if ct.decrypted.as_ref() != Ok(&ct.expected_bit) {
-            return Err(Error::Corpus(format!(
-                "{params}/{index}: {} on {} decrypts to {:?}, expected {}: refusing to record a wrong answer",
-                ct.name,
-                backend.name(),
-                ct.decrypted,
-                ct.expected_bit
-            )));
-        }
+impl<S: Scheme> PartialEq for Corpus<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.files == other.files
     }
-    let digest = |name: &str| hex::encode(sha256(&c.keys.iter().find(|(n, _)| *n == name).expect("key surface").1));
-    Ok(KatEntry {
-        name: format!("{params}/{index}"),
-        params,
-        index,
-        seed: hex::encode(input.master.0),
-        encrypt_seeds: input.encrypt_seeds.iter().map(|s| hex::encode(s.0)).collect(),
-        bits: input.bits.to_vec(),
-        sk_sha256: digest("sk"),
-        pk_sha256: digest("pk"),
-        ek_sha256: digest("ek"),
-        outputs: c
-            .cts
-            .into_iter()
-            .map(|ct| KatCt { surface: ct.name, bit: ct.expected_bit, ct: hex::encode(ct.bytes) })
-            .collect(),
-    })
 }
 
-/// Computes the corpus: `per_set` entries for every set of `sets`, on `backend`.
-pub fn generate(backend: &dyn Backend, sets: &[ParamSet], per_set: u64) -> Result<Corpus> {
-    let mut files = Vec::new();
-    for &params in sets {
-        let mut entries = Vec::new();
-        for index in 0..per_set {
-            tracing::info!(%params, index, backend = %backend.name(), "generating KAT entry");
-            entries.push(generate_entry(backend, params, index)?);
-        }
-        files.push(KatFile {
-            format: FORMAT.into(),
-            params,
-            seed_root: kat_root(params),
-            generator: backend.name(),
-            entries,
-        });
+impl<S: Scheme> fmt::Debug for Corpus<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Corpus").field("files", &self.files).finish()
     }
-    Ok(Corpus { files })
+}
+
+impl<S: Scheme> Default for Corpus<S> {
+    fn default() -> Self {
+        Corpus { files: Vec::new() }
+    }
 }
 
 /// A difference between two corpora, by entry.
@@ -160,8 +49,8 @@ pub enum EntryChange {
     Changed(String, Vec<String>),
 }
 
-impl std::fmt::Display for EntryChange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for EntryChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EntryChange::Added(n) => write!(f, "added {n}"),
             EntryChange::Removed(n) => write!(f, "removed {n}"),
@@ -170,50 +59,43 @@ impl std::fmt::Display for EntryChange {
     }
 }
 
-fn entry_diff(old: &KatEntry, new: &KatEntry) -> Vec<String> {
-    let mut what: Vec<String> = [
-        ("seed", old.seed != new.seed),
-        ("encrypt_seeds", old.encrypt_seeds != new.encrypt_seeds),
-        ("bits", old.bits != new.bits),
-        ("sk", old.sk_sha256 != new.sk_sha256),
-        ("pk", old.pk_sha256 != new.pk_sha256),
-        ("ek", old.ek_sha256 != new.ek_sha256),
-    ]
-    .into_iter()
-    .filter(|(_, differs)| *differs)
-    .map(|(name, _)| name.to_string())
-    .collect();
-    for i in 0..old.outputs.len().max(new.outputs.len()) {
-        match (old.outputs.get(i), new.outputs.get(i)) {
-            (Some(a), Some(b)) if a == b => {}
-            (Some(a), _) => what.push(a.surface.clone()),
-            (None, Some(b)) => what.push(b.surface.clone()),
-            (None, None) => {}
-        }
-    }
-    what
-}
-
-impl Corpus {
-    /// Loads `dir/<SET>.json` for every set of `ParamSet::ALL` that has a file; an
-    /// empty corpus when none has.
-    pub fn load(dir: &Path) -> Result<Corpus> {
+impl<S: Scheme> Corpus<S> {
+    /// Computes `per_set` entries for every set of `sets` on `oracle`: entry `k` of set
+    /// `p` is the case `CaseSeeds::derive(S::kat_root(p), k)`.
+    pub fn generate(oracle: &Arc<dyn Backend>, sets: &[S::Params], per_set: u64) -> Result<Corpus<S>> {
         let mut files = Vec::new();
-        for params in ParamSet::ALL {
-            let path = file_path(dir, params);
+        for &p in sets {
+            let mut entries = Vec::new();
+            for index in 0..per_set {
+                tracing::info!(params = %p, index, backend = %oracle.name(), "generating KAT entry");
+                let seeds = CaseSeeds::derive(&S::kat_root(p), index);
+                let c = S::compute(oracle, p, &seeds, Schedule::Kat)?;
+                entries.push(S::record(p, &seeds, c, &oracle.name())?);
+            }
+            files.push(S::new_file(p, oracle.name(), entries));
+        }
+        Ok(Corpus { files })
+    }
+
+    /// Loads `dir/<file_name(p)>` for every set `p` that has a file; an empty corpus
+    /// when none has.
+    pub fn load(dir: &Path) -> Result<Corpus<S>> {
+        let mut files = Vec::new();
+        for &p in S::ALL_PARAMS {
+            let path = dir.join(S::file_name(p));
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(source) => return Err(Error::Io { path, source }),
             };
-            let file: KatFile =
+            let file: S::File =
                 serde_json::from_str(&text).map_err(|source| Error::Json { path: path.clone(), source })?;
-            if file.format != FORMAT || file.params != params {
+            let (format, params) = S::file_header(&file);
+            if format != S::FORMAT || params != p.to_string() {
                 return Err(Error::Corpus(format!(
-                    "{}: format `{}` for {}, expected `{FORMAT}` for {params}",
+                    "{}: format `{format}` for {params}, expected `{}` for {p}",
                     path.display(),
-                    file.format,
-                    file.params
+                    S::FORMAT
                 )));
             }
             files.push(file);
@@ -222,14 +104,12 @@ impl Corpus {
     }
 
     /// The reviewed corpus in the source tree; an error when it is empty.
-    pub fn load_default() -> Result<Corpus> {
+    pub fn load_default() -> Result<Corpus<S>> {
         let dir = crate::corpus_dir();
         let c = Corpus::load(&dir)?;
         if c.is_empty() {
-            return Err(Error::Corpus(format!(
-                "no corpus files in {} (run `cargo xtask kat generate`)",
-                dir.display()
-            )));
+            let (noun, generate) = (S::LABELS.noun, S::LABELS.generate);
+            return Err(Error::Corpus(format!("no {noun}corpus files in {} (run `{generate}`)", dir.display())));
         }
         Ok(c)
     }
@@ -238,7 +118,8 @@ impl Corpus {
     pub fn write(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.into(), source })?;
         for f in &self.files {
-            let path = file_path(dir, f.params);
+            let p: S::Params = S::file_header(f).1.parse().map_err(|e| Error::Corpus(format!("{e}")))?;
+            let path = dir.join(S::file_name(p));
             let mut text =
                 serde_json::to_string_pretty(f).map_err(|source| Error::Json { path: path.clone(), source })?;
             text.push('\n');
@@ -247,8 +128,8 @@ impl Corpus {
         Ok(())
     }
 
-    pub fn entries(&self) -> impl Iterator<Item = &KatEntry> {
-        self.files.iter().flat_map(|f| f.entries.iter())
+    pub fn entries(&self) -> impl Iterator<Item = &S::Entry> {
+        self.files.iter().flat_map(|f| S::entries(f).iter())
     }
 
     pub fn len(&self) -> usize {
@@ -260,29 +141,39 @@ impl Corpus {
     }
 
     /// The corpus restricted to the entries `keep` accepts (tests replay a subset).
-    pub fn filter(&self, keep: impl Fn(&KatEntry) -> bool) -> Corpus {
+    pub fn filter(&self, keep: impl Fn(&S::Entry) -> bool) -> Corpus<S> {
         let files = self
             .files
             .iter()
-            .map(|f| KatFile { entries: f.entries.iter().filter(|e| keep(e)).cloned().collect(), ..f.clone() })
-            .filter(|f| !f.entries.is_empty())
+            .map(|f| {
+                let mut f = f.clone();
+                S::entries_mut(&mut f).retain(|e| keep(e));
+                f
+            })
+            .filter(|f| !S::entries(f).is_empty())
             .collect();
         Corpus { files }
     }
 
     /// What changed from `self` (on disk) to `new` (freshly generated), entry by entry.
-    pub fn diff(&self, new: &Corpus) -> Vec<EntryChange> {
+    pub fn diff(&self, new: &Corpus<S>) -> Vec<EntryChange> {
+        let find = |c: &'_ Corpus<S>, name: &str| c.entries().find(|o| S::entry_name(o) == name).cloned();
         let mut changes = Vec::new();
         for e in new.entries() {
-            match self.entries().find(|o| o.name == e.name) {
-                None => changes.push(EntryChange::Added(e.name.clone())),
-                Some(o) if o != e => changes.push(EntryChange::Changed(e.name.clone(), entry_diff(o, e))),
-                Some(_) => {}
+            let name = S::entry_name(e);
+            match find(self, name) {
+                None => changes.push(EntryChange::Added(name.to_string())),
+                Some(o) => {
+                    let what = S::entry_diff(&o, e);
+                    if !what.is_empty() {
+                        changes.push(EntryChange::Changed(name.to_string(), what));
+                    }
+                }
             }
         }
         for o in self.entries() {
-            if !new.entries().any(|e| e.name == o.name) {
-                changes.push(EntryChange::Removed(o.name.clone()));
+            if find(new, S::entry_name(o)).is_none() {
+                changes.push(EntryChange::Removed(S::entry_name(o).to_string()));
             }
         }
         changes
@@ -291,7 +182,11 @@ impl Corpus {
 
 #[cfg(test)]
 mod tests {
+    use fhe_api::ParamSet;
+
     use super::*;
+    use crate::tfhe::corpus::{KatCt, KatEntry, KatFile, FORMAT};
+    use crate::tfhe::Tfhe;
 
     fn entry(name: &str, ct: &str) -> KatEntry {
         KatEntry {
@@ -308,12 +203,12 @@ mod tests {
         }
     }
 
-    fn corpus(entries: Vec<KatEntry>) -> Corpus {
+    fn corpus(entries: Vec<KatEntry>) -> Corpus<Tfhe> {
         Corpus {
             files: vec![KatFile {
                 format: FORMAT.into(),
                 params: ParamSet::PN10QP27,
-                seed_root: kat_root(ParamSet::PN10QP27),
+                seed_root: Tfhe::kat_root(ParamSet::PN10QP27),
                 generator: "test".into(),
                 entries,
             }],
@@ -345,6 +240,6 @@ mod tests {
         c.write(&dir).unwrap();
         assert_eq!(Corpus::load(&dir).unwrap(), c);
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(Corpus::load(&dir).unwrap().is_empty());
+        assert!(Corpus::<Tfhe>::load(&dir).unwrap().is_empty());
     }
 }

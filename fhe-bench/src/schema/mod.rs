@@ -1,6 +1,6 @@
 //! The file formats, written once. The serde structs are the schema: [`Report`] (with
 //! [`crate::Row`], [`crate::Environment`], [`crate::Stats`]) for bench result files and
-//! [`Recommendation`] for `recommend ntt` files, each `deny_unknown_fields`, so that a
+//! [`Recommendation`] ([`recommend`]) for `recommend ntt` files, each `deny_unknown_fields`, so that a
 //! stray or misspelt field fails to load instead of being dropped. What a type cannot
 //! say (ranges, ratios that must agree with the medians they come from, which fields a
 //! row of each kind carries) is checked by one function per format, [`validate`] and
@@ -14,17 +14,20 @@
 use std::fmt::Display;
 use std::path::Path;
 
+pub mod recommend;
+
 use crate::env::Environment;
 use crate::error::{Error, Result};
-use crate::recommend::{constructor_lines, geomean, Recommendation, RECOMMEND_SCHEMA_VERSION};
 use crate::report::{GateState, Report, Row, SCHEMA_VERSION};
+
+pub use recommend::{
+    constructor_lines, geomean, load_recommendation, parse_recommendation, validate_recommendation, CandidateResult,
+    Confidence, Constructor, OpResult, Recommendation, Scoring, Suite, SuiteOp, RECOMMENDATION_KIND, RECOMMEND_SCHEMA,
+    RECOMMEND_SCHEMA_VERSION,
+};
 
 /// The name bench result files' problems are reported under.
 pub const REPORT_SCHEMA: &str = "bench/schema.json";
-/// The name recommendation files' problems are reported under.
-pub const RECOMMEND_SCHEMA: &str = "bench/recommend.schema.json";
-/// The `kind` of every recommendation file.
-pub const RECOMMENDATION_KIND: &str = "ntt_recommendation";
 
 /// Relative tolerance of the ratio checks: the files are written with `float_roundtrip`,
 /// so a recomputed ratio differs at most in the last bits of a different evaluation
@@ -42,19 +45,6 @@ pub fn parse_report(json: &str) -> Result<Report> {
 pub fn load_report(path: &Path) -> Result<Report> {
     let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
     parse_report(&text).map_err(|e| Error::in_file(path, e))
-}
-
-/// Decodes a recommendation file's text, then [`validate_recommendation`]s it.
-pub fn parse_recommendation(json: &str) -> Result<Recommendation> {
-    let rec: Recommendation = decode(RECOMMEND_SCHEMA, json)?;
-    validate_recommendation(&rec)?;
-    Ok(rec)
-}
-
-/// Reads one recommendation file ([`parse_recommendation`]); errors name the file.
-pub fn load_recommendation(path: &Path) -> Result<Recommendation> {
-    let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
-    parse_recommendation(&text).map_err(|e| Error::in_file(path, e))
 }
 
 fn decode<T: serde::de::DeserializeOwned>(schema: &'static str, json: &str) -> Result<T> {
@@ -244,135 +234,6 @@ fn check_row_kind(p: &mut Problems, at: &str, r: &Row) {
             p.push(format_args!("{at}.precision_bits"), format_args!("expected a finite number or null, found {bits}"));
         }
     }
-}
-
-/// The rules of a recommendation file that its types cannot say: version and kind,
-/// the suite's operations, every candidate requested once and in order, a disqualified
-/// candidate without timings, each operation's ratio its median over the baseline's,
-/// each score the geometric mean of its ratios, the relative latencies, the winner and
-/// its lead, and the constructor lines of the winner.
-pub fn validate_recommendation(rec: &Recommendation) -> Result<()> {
-    let mut p = Problems(Vec::new());
-    if rec.schema_version != RECOMMEND_SCHEMA_VERSION {
-        p.push(
-            "$.schema_version",
-            format_args!("{} is not the supported {RECOMMEND_SCHEMA_VERSION}", rec.schema_version),
-        );
-    }
-    if rec.kind != RECOMMENDATION_KIND {
-        p.push("$.kind", format_args!("expected `{RECOMMENDATION_KIND}`, found `{}`", rec.kind));
-    }
-    for (field, s) in [
-        ("params", &rec.params),
-        ("default", &rec.default),
-        ("default_source", &rec.default_source),
-        ("oracle", &rec.oracle),
-        ("check", &rec.check),
-    ] {
-        p.non_empty("$", field, s);
-    }
-    check_environment(&mut p, &rec.environment);
-    p.positive("$", "reps", rec.reps);
-    p.positive("$", "iterations", rec.iterations);
-    let want_ops: Vec<&str> = rec.suite.operations().iter().map(|o| o.name()).collect();
-    if rec.operations != want_ops {
-        p.push("$.operations", format_args!("{:?} are not the {} suite's {want_ops:?}", rec.operations, rec.suite));
-    }
-    let s = &rec.scoring;
-    let backends: Vec<&str> = s.candidates.iter().map(|c| c.backend.as_str()).collect();
-    if rec.requested.len() < 2 || rec.requested != backends {
-        p.push("$.candidates", format_args!("{backends:?} are not the requested {:?} (at least two)", rec.requested));
-    }
-    if rec.order_per_rep.len() != rec.reps {
-        p.push("$.order_per_rep", format_args!("{} orders for {} repetitions", rec.order_per_rep.len(), rec.reps));
-    }
-    let qualified = |name: &str| s.candidates.iter().any(|c| c.backend == name && c.disqualified.is_none());
-    for (r, order) in rec.order_per_rep.iter().enumerate() {
-        if let Some(b) = order.iter().find(|b| !qualified(b)) {
-            p.push(format_args!("$.order_per_rep[{r}]"), format_args!("`{b}` is not a qualified candidate"));
-        }
-    }
-    let Some(base) = s.candidates.iter().find(|c| c.backend == s.baseline && c.disqualified.is_none()) else {
-        p.push("$.baseline", format_args!("`{}` is not a qualified candidate", s.baseline));
-        return p.finish(RECOMMEND_SCHEMA);
-    };
-    if s.baseline_is_default != (s.baseline == rec.default) {
-        p.push(
-            "$.baseline_is_default",
-            format_args!("{} for baseline `{}`, default `{}`", s.baseline_is_default, s.baseline, rec.default),
-        );
-    }
-    let best = s.candidates.iter().filter_map(|c| c.score).min_by(f64::total_cmp);
-    for (i, c) in s.candidates.iter().enumerate() {
-        let at = format!("$.candidates[{i}]");
-        if c.disqualified.is_some() {
-            if !c.ops.is_empty()
-                || c.score.is_some()
-                || c.relative_latency.is_some()
-                || c.median_cv.is_some()
-                || !c.rep_scores.is_empty()
-            {
-                p.push(&at, "a disqualified candidate has no timings, score, latency or cv");
-            }
-            continue;
-        }
-        let names: Vec<&str> = c.ops.iter().map(|o| o.operation.as_str()).collect();
-        if names != want_ops || c.ops.len() != base.ops.len() {
-            p.push(format_args!("{at}.ops"), format_args!("{names:?} are not the operations {want_ops:?}"));
-            continue;
-        }
-        for (j, (o, b)) in c.ops.iter().zip(&base.ops).enumerate() {
-            let oat = format!("{at}.ops[{j}]");
-            for (field, x) in [("median_ns", o.median_ns), ("p99_ns", o.p99_ns), ("cv", o.cv)] {
-                p.non_negative(&oat, field, x);
-            }
-            if o.samples != rec.reps * rec.iterations || o.rep_medians_ns.len() != rec.reps {
-                p.push(
-                    &oat,
-                    format_args!(
-                        "{} samples and {} rep_medians_ns for {} reps x {} iterations",
-                        o.samples,
-                        o.rep_medians_ns.len(),
-                        rec.reps,
-                        rec.iterations
-                    ),
-                );
-            }
-            p.agrees(&oat, "ratio", o.ratio, o.median_ns / b.median_ns, "median_ns over the baseline's");
-        }
-        if c.rep_scores.len() != rec.reps {
-            p.push(
-                format_args!("{at}.rep_scores"),
-                format_args!("{} scores for {} reps", c.rep_scores.len(), rec.reps),
-            );
-        }
-        let ratios: Vec<f64> = c.ops.iter().map(|o| o.ratio).collect();
-        match (c.score, geomean(&ratios), best, c.relative_latency) {
-            (Some(score), Some(g), Some(best), Some(rl)) => {
-                p.agrees(&at, "score", score, g, "the geometric mean of the ratios");
-                p.agrees(&at, "relative_latency", 1.0 + rl, score / best, "score / best score - 1, plus 1");
-            }
-            _ => p.push(&at, "a qualified candidate has a score and a relative_latency from positive ratios"),
-        }
-        if c.median_cv.is_none() {
-            p.push(format_args!("{at}.median_cv"), "missing on a qualified candidate");
-        }
-    }
-    let score_of = |name: &str| s.candidates.iter().find(|c| c.backend == name).and_then(|c| c.score);
-    if score_of(&s.fastest).is_none() || score_of(&s.fastest) != best {
-        p.push("$.fastest", format_args!("`{}` does not have the lowest score", s.fastest));
-    }
-    let kept = s.near_tie && s.baseline_is_default && s.winner == s.baseline;
-    if !(s.winner == s.fastest && !s.near_tie || kept) {
-        p.push("$.winner", format_args!("`{}` is neither the fastest nor the default kept on a near tie", s.winner));
-    }
-    if s.min_lead != s.lead_per_rep.iter().copied().min_by(f64::total_cmp) {
-        p.push("$.min_lead", "is not the smallest of lead_per_rep (null when empty)");
-    }
-    if rec.constructor != constructor_lines(&s.winner) {
-        p.push("$.constructor", format_args!("not the constructor lines of the winner `{}`", s.winner));
-    }
-    p.finish(RECOMMEND_SCHEMA)
 }
 
 #[cfg(test)]

@@ -3,16 +3,12 @@
 //! [`crate::ckks`] docs and in every file's `digest_rule` field); decoded slots as
 //! floats.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
 use fhe_api::ckks::params::Preset;
-use fhe_api::Backend;
 use serde::{Deserialize, Serialize};
 
-use super::surfaces::{compute, CkksInput, Schedule, MIN_BITS};
-use super::{kat_root, DECODED_SLOTS, DECODED_TOLERANCE};
-use crate::surfaces::sha256;
+use super::surfaces::{CkksComputed, MIN_BITS};
+use super::{Ckks, DECODED_SLOTS, DECODED_TOLERANCE};
+use crate::scheme::{sha256, CaseSeeds, Scheme};
 use crate::{Error, Result};
 
 /// The format tag of a CKKS corpus file.
@@ -111,58 +107,29 @@ pub struct CkksFile {
     pub entries: Vec<CkksEntry>,
 }
 
-/// The whole CKKS corpus.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct CkksCorpus {
-    pub files: Vec<CkksFile>,
-}
-
-fn file_path(dir: &Path, preset: Preset) -> PathBuf {
-    dir.join(format!("ckks-{preset}.json"))
-}
-
-pub(crate) fn parse_seed(name: &str, s: &str) -> Result<fhe_api::Seed> {
-    let bytes = hex::decode(s).map_err(|e| Error::Corpus(format!("{name}: bad seed hex: {e}")))?;
-    let arr: [u8; 32] = bytes.try_into().map_err(|_| Error::Corpus(format!("{name}: a seed is not 32 bytes")))?;
-    Ok(fhe_api::Seed(arr))
-}
-
 impl CkksEntry {
     pub fn preset(&self) -> Result<Preset> {
         self.preset.parse().map_err(|e| Error::Corpus(format!("{}: {e}", self.name)))
     }
 
     /// The seeds this entry records (its replay input).
-    pub(crate) fn input(&self) -> Result<CkksInput> {
-        if self.encrypt_seeds.len() != 3 {
-            return Err(Error::Corpus(format!("{}: needs 3 encryption seeds", self.name)));
-        }
-        let seed = |s: &str| parse_seed(&self.name, s);
-        Ok(CkksInput {
-            preset: self.preset()?,
-            master: seed(&self.seed)?,
-            encrypt_seeds: [
-                seed(&self.encrypt_seeds[0])?,
-                seed(&self.encrypt_seeds[1])?,
-                seed(&self.encrypt_seeds[2])?,
-            ],
-        })
+    pub(crate) fn input(&self) -> Result<CaseSeeds> {
+        CaseSeeds::from_hex(&self.name, self.index, &self.seed, &self.encrypt_seeds)
     }
 }
 
-/// Computes entry `index` of `preset` on `oracle`; refuses to record an output that
-/// decrypts to fewer than `MIN_BITS` bits of the plaintext result.
-pub fn generate_entry(oracle: Arc<dyn Backend>, preset: Preset, index: u64) -> Result<CkksEntry> {
-    let name = oracle.name();
-    let input = CkksInput::derive(&kat_root(preset), preset, index);
-    let c = compute(oracle, &input, Schedule::Kat)?;
+/// The entry that records `c`, computed on `generator` for `seeds` of `preset`; refuses
+/// to record an output that decrypts to fewer than `MIN_BITS` bits of the plaintext
+/// result.
+pub(crate) fn record(preset: Preset, seeds: &CaseSeeds, c: CkksComputed, generator: &str) -> Result<CkksEntry> {
+    let index = seeds.index;
     let mut outputs = Vec::new();
     for ct in &c.cts {
         let bits = ct.precision();
         if bits < MIN_BITS {
             return Err(Error::Corpus(format!(
-                "ckks/{preset}/{index}: {} on {name} decrypts to {bits:.1} bits < {MIN_BITS}: refusing to record a \
-                 wrong answer",
+                "ckks/{preset}/{index}: {} on {generator} decrypts to {bits:.1} bits < {MIN_BITS}: refusing to \
+                 record a wrong answer",
                 ct.name
             )));
         }
@@ -182,8 +149,8 @@ pub fn generate_entry(oracle: Arc<dyn Backend>, preset: Preset, index: u64) -> R
         name: format!("ckks/{preset}/{index}"),
         preset: preset.name().into(),
         index,
-        seed: hex::encode(input.master.0),
-        encrypt_seeds: input.encrypt_seeds.iter().map(|s| hex::encode(s.0)).collect(),
+        seed: hex::encode(seeds.master.0),
+        encrypt_seeds: seeds.encrypt_hex(),
         digests: c
             .words
             .iter()
@@ -193,32 +160,23 @@ pub fn generate_entry(oracle: Arc<dyn Backend>, preset: Preset, index: u64) -> R
     })
 }
 
-/// Computes the CKKS corpus: `per_preset` entries for every preset of `presets`.
-pub fn generate(oracle: Arc<dyn Backend>, presets: &[Preset], per_preset: u64) -> Result<CkksCorpus> {
-    let mut files = Vec::new();
-    for &preset in presets {
-        let mut entries = Vec::new();
-        for index in 0..per_preset {
-            tracing::info!(%preset, index, backend = %oracle.name(), "generating CKKS KAT entry");
-            entries.push(generate_entry(oracle.clone(), preset, index)?);
-        }
-        files.push(CkksFile {
-            format: FORMAT.into(),
-            preset: preset.name().into(),
-            seed_root: kat_root(preset),
-            generator: oracle.name(),
-            digest_rule: DIGEST_RULE.into(),
-            values_rule: VALUES_RULE.into(),
-            decoded_tolerance: DECODED_TOLERANCE,
-            regenerate: REGENERATE.into(),
-            entries,
-        });
+/// A file of `preset`'s entries, with the rules that read them.
+pub(crate) fn new_file(preset: Preset, generator: String, entries: Vec<CkksEntry>) -> CkksFile {
+    CkksFile {
+        format: FORMAT.into(),
+        preset: preset.name().into(),
+        seed_root: Ckks::kat_root(preset),
+        generator,
+        digest_rule: DIGEST_RULE.into(),
+        values_rule: VALUES_RULE.into(),
+        decoded_tolerance: DECODED_TOLERANCE,
+        regenerate: REGENERATE.into(),
+        entries,
     }
-    Ok(CkksCorpus { files })
 }
 
 /// The fields and surfaces that differ between two versions of an entry.
-fn entry_diff(old: &CkksEntry, new: &CkksEntry) -> Vec<String> {
+pub(crate) fn entry_diff(old: &CkksEntry, new: &CkksEntry) -> Vec<String> {
     let mut what: Vec<String> =
         [("seed", old.seed != new.seed), ("encrypt_seeds", old.encrypt_seeds != new.encrypt_seeds)]
             .into_iter()
@@ -239,91 +197,4 @@ fn entry_diff(old: &CkksEntry, new: &CkksEntry) -> Vec<String> {
         }
     }
     what
-}
-
-impl CkksCorpus {
-    /// Loads `dir/ckks-<preset>.json` for every preset that has a file.
-    pub fn load(dir: &Path) -> Result<CkksCorpus> {
-        let mut files = Vec::new();
-        for preset in Preset::ALL {
-            let path = file_path(dir, preset);
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(source) => return Err(Error::Io { path, source }),
-            };
-            let file: CkksFile =
-                serde_json::from_str(&text).map_err(|source| Error::Json { path: path.clone(), source })?;
-            if file.format != FORMAT || file.preset != preset.name() {
-                return Err(Error::Corpus(format!(
-                    "{}: format `{}` for {}, expected `{FORMAT}` for {preset}",
-                    path.display(),
-                    file.format,
-                    file.preset
-                )));
-            }
-            files.push(file);
-        }
-        Ok(CkksCorpus { files })
-    }
-
-    /// Writes one file per preset (pretty JSON, trailing newline).
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.into(), source })?;
-        for f in &self.files {
-            let preset: Preset = f.preset.parse().map_err(|e| Error::Corpus(format!("{e}")))?;
-            let path = file_path(dir, preset);
-            let mut text =
-                serde_json::to_string_pretty(f).map_err(|source| Error::Json { path: path.clone(), source })?;
-            text.push('\n');
-            std::fs::write(&path, text).map_err(|source| Error::Io { path, source })?;
-        }
-        Ok(())
-    }
-
-    pub fn entries(&self) -> impl Iterator<Item = &CkksEntry> {
-        self.files.iter().flat_map(|f| f.entries.iter())
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries().count()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The corpus restricted to the entries `keep` accepts.
-    pub fn filter(&self, keep: impl Fn(&CkksEntry) -> bool) -> CkksCorpus {
-        let files = self
-            .files
-            .iter()
-            .map(|f| CkksFile { entries: f.entries.iter().filter(|e| keep(e)).cloned().collect(), ..f.clone() })
-            .filter(|f| !f.entries.is_empty())
-            .collect();
-        CkksCorpus { files }
-    }
-
-    /// What changed from `self` (on disk) to `new`, entry by entry.
-    pub fn diff(&self, new: &CkksCorpus) -> Vec<crate::corpus::EntryChange> {
-        use crate::corpus::EntryChange;
-        let mut changes = Vec::new();
-        for e in new.entries() {
-            match self.entries().find(|o| o.name == e.name) {
-                None => changes.push(EntryChange::Added(e.name.clone())),
-                Some(o) => {
-                    let what = entry_diff(o, e);
-                    if !what.is_empty() {
-                        changes.push(EntryChange::Changed(e.name.clone(), what));
-                    }
-                }
-            }
-        }
-        for o in self.entries() {
-            if !new.entries().any(|e| e.name == o.name) {
-                changes.push(EntryChange::Removed(o.name.clone()));
-            }
-        }
-        changes
-    }
 }

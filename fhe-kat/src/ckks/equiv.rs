@@ -1,12 +1,14 @@
-//! The CKKS half of the equivalence gate: KAT replay, `dispatch` (the round trip and
-//! mul/rotate, oracle against target) and `sweep` (replay, then mul+rotate on the
-//! oracle's keys and ciphertexts, and on uniformly random ciphertexts).
+//! The CKKS comparison rules: the words of keys, ciphertexts and decrypted plaintexts
+//! byte-equal (a corpus entry stores their SHA-256), level and scale exactly, decoded
+//! slots within a tolerance, every output decrypting to its plaintext result with
+//! [`MIN_BITS`]; and the CKKS sweep case (mul, rescale and rotate(1) of the oracle's
+//! encryptions and of uniformly random ciphertexts, with the oracle's keys prepared on
+//! both backends).
 //!
 //! A target that declares no CKKS capability (`Backend::ckks()` is `None`) is reported
 //! as skipped, with the reason, and counts no case as passed.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use fhe_api::ckks::entities::HostCiphertext;
 use fhe_api::ckks::params::Preset;
@@ -17,13 +19,12 @@ use fhe_schemes::ckks::Evaluator;
 use fhe_schemes::ckks::KeygenOptions;
 use fhe_schemes::ckks::{precision_bits, Context};
 
-use super::corpus::{slot_close, CkksCorpus, CkksEntry};
-use super::surfaces::{compute, ct_bytes, values, CkksComputed, CkksInput, CtOut, Schedule, MIN_BITS};
-use super::{dispatch_root, sweep_root, DECODED_SLOTS, DECODED_TOLERANCE};
-use crate::compare::{Case, Checker, Mismatch, Source};
-use crate::equiv::MAX_REPORTED;
-use crate::surfaces::sha256;
-use crate::{Error, Result};
+use super::corpus::{slot_close, CkksEntry};
+use super::surfaces::{ct_bytes, values, CkksComputed, CtOut, MIN_BITS};
+use super::{DECODED_SLOTS, DECODED_TOLERANCE};
+use crate::compare::Checker;
+use crate::scheme::{sha256, unhex, CaseSeeds};
+use crate::Result;
 
 /// Why `backend` cannot run CKKS, or `None` when it declares the capability.
 pub fn skip_reason(backend: &dyn Backend) -> Option<String> {
@@ -31,99 +32,6 @@ pub fn skip_reason(backend: &dyn Backend) -> Option<String> {
         .ckks()
         .is_none()
         .then(|| format!("{} declares no CKKS capability (Backend::ckks() is None)", backend.name()))
-}
-
-/// The outcome of a CKKS KAT replay.
-#[derive(Clone, Debug)]
-pub struct CkksReplayReport {
-    pub backend: String,
-    pub entries: usize,
-    /// Entries whose every surface matched (0 when skipped).
-    pub passed: usize,
-    /// Why nothing ran, for a backend without CKKS.
-    pub skipped: Option<String>,
-    pub mismatches: Vec<Mismatch>,
-    pub elapsed: Duration,
-}
-
-impl CkksReplayReport {
-    /// Every entry ran and matched.
-    pub fn ok(&self) -> bool {
-        self.skipped.is_none() && self.passed == self.entries
-    }
-    /// Something ran and differed (a skipped replay has not failed, nor passed).
-    pub fn failed(&self) -> bool {
-        self.skipped.is_none() && self.passed != self.entries
-    }
-}
-
-/// The outcome of one preset of `dispatch` or of the sweep.
-#[derive(Clone, Debug)]
-pub struct CkksSetReport {
-    pub preset: Preset,
-    pub seeds: u64,
-    /// Seeds whose every surface matched (0 when skipped).
-    pub passed: u64,
-    pub skipped: Option<String>,
-    pub mismatches: Vec<Mismatch>,
-    pub elapsed: Duration,
-}
-
-impl CkksSetReport {
-    pub fn ok(&self) -> bool {
-        self.skipped.is_none() && self.passed == self.seeds
-    }
-    pub fn failed(&self) -> bool {
-        self.skipped.is_none() && self.passed != self.seeds
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct CkksDispatchReport {
-    pub oracle: String,
-    pub target: String,
-    pub sets: Vec<CkksSetReport>,
-}
-
-impl CkksDispatchReport {
-    pub fn ok(&self) -> bool {
-        self.sets.iter().all(CkksSetReport::ok)
-    }
-    pub fn failed(&self) -> bool {
-        self.sets.iter().any(CkksSetReport::failed)
-    }
-    pub fn mismatches(&self) -> impl Iterator<Item = &Mismatch> {
-        self.sets.iter().flat_map(|s| s.mismatches.iter())
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct CkksSweepReport {
-    pub oracle: String,
-    pub target: String,
-    pub kat: CkksReplayReport,
-    pub sets: Vec<CkksSetReport>,
-}
-
-impl CkksSweepReport {
-    pub fn ok(&self) -> bool {
-        self.kat.ok() && self.sets.iter().all(CkksSetReport::ok)
-    }
-    pub fn failed(&self) -> bool {
-        self.kat.failed() || self.sets.iter().any(CkksSetReport::failed)
-    }
-    pub fn mismatches(&self) -> impl Iterator<Item = &Mismatch> {
-        self.kat.mismatches.iter().chain(self.sets.iter().flat_map(|s| s.mismatches.iter()))
-    }
-}
-
-fn keep(into: &mut Vec<Mismatch>, found: Vec<Mismatch>) {
-    let room = MAX_REPORTED.saturating_sub(into.len());
-    into.extend(found.into_iter().take(room));
-}
-
-fn unhex(entry: &CkksEntry, what: &str, s: &str) -> Result<Vec<u8>> {
-    hex::decode(s).map_err(|e| Error::Corpus(format!("{}: bad {what} hex: {e}", entry.name)))
 }
 
 /// The decrypted values of `ct` match plaintext arithmetic to [`MIN_BITS`].
@@ -134,14 +42,15 @@ fn check_precision(check: &mut Checker, backend: &str, ct: &CtOut) {
     }
 }
 
-/// Checks one KAT entry against what `backend` computes now.
-fn replay_entry(backend: Arc<dyn Backend>, entry: &CkksEntry, tolerance: f64) -> Result<Vec<Mismatch>> {
-    let input = entry.input()?;
-    let name = backend.name();
-    let case =
-        Case { source: Source::Kat, params: input.preset.into(), index: entry.index, entry: Some(entry.name.clone()) };
-    let mut check = Checker::new(case);
-    let c = compute(backend, &input, Schedule::Kat)?;
+/// Checks a replay on `backend` (`c`) against the stored entry: digests, level and
+/// scale, decoded slots within the file's `tolerance`, and the precision.
+pub(crate) fn check_entry(
+    check: &mut Checker,
+    name: &str,
+    entry: &CkksEntry,
+    tolerance: f64,
+    c: &CkksComputed,
+) -> Result<()> {
     if c.words.len() != entry.digests.len() || c.cts.len() != entry.outputs.len() {
         check.structure(
             "outputs",
@@ -165,7 +74,7 @@ fn replay_entry(backend: Arc<dyn Backend>, entry: &CkksEntry, tolerance: f64) ->
         }
         check.bytes(
             &format!("{} (sha256)", stored.name),
-            &unhex(entry, "digest", &stored.sha256)?,
+            &unhex(&entry.name, "digest", &stored.sha256)?,
             &sha256(&found.bytes),
         );
     }
@@ -180,15 +89,23 @@ fn replay_entry(backend: Arc<dyn Backend>, entry: &CkksEntry, tolerance: f64) ->
             check.structure(surface, what);
             continue;
         }
-        check.bytes(&format!("{surface} (sha256)"), &unhex(entry, "digest", &stored.sha256)?, &sha256(&found.bytes));
+        check.bytes(
+            &format!("{surface} (sha256)"),
+            &unhex(&entry.name, "digest", &stored.sha256)?,
+            &sha256(&found.bytes),
+        );
         let dec = sha256(&found.decrypted);
-        check.bytes(&format!("{surface} decrypt (sha256)"), &unhex(entry, "digest", &stored.decrypt_sha256)?, &dec);
+        check.bytes(
+            &format!("{surface} decrypt (sha256)"),
+            &unhex(&entry.name, "digest", &stored.decrypt_sha256)?,
+            &dec,
+        );
         for (i, (s, f)) in stored.slots.iter().zip(&found.decoded).enumerate() {
             let f = [f.re, f.im];
             if !slot_close(*s, f, tolerance) {
                 check.values(
                     surface,
-                    &name,
+                    name,
                     format!("slot {i} decodes to {f:?}, corpus has {s:?} (tolerance {tolerance:e})"),
                 );
             }
@@ -199,44 +116,13 @@ fn replay_entry(backend: Arc<dyn Backend>, entry: &CkksEntry, tolerance: f64) ->
                 format!("corpus has {} decoded slots, expected {DECODED_SLOTS}", stored.slots.len()),
             );
         }
-        check_precision(&mut check, &name, found);
+        check_precision(check, name, found);
     }
-    Ok(check.found)
-}
-
-/// Replays every entry of `corpus` on `backend`: recomputes keys, encryptions and every
-/// operation from the recorded seeds and compares the digests of their words, and the
-/// decoded slots within the file's tolerance. Skipped (with the reason) when `backend`
-/// has no CKKS.
-pub fn replay(backend: Arc<dyn Backend>, corpus: &CkksCorpus) -> Result<CkksReplayReport> {
-    let start = Instant::now();
-    let mut report = CkksReplayReport {
-        backend: backend.name(),
-        entries: corpus.len(),
-        passed: 0,
-        skipped: skip_reason(&*backend),
-        mismatches: Vec::new(),
-        elapsed: Duration::ZERO,
-    };
-    if report.skipped.is_some() {
-        return Ok(report);
-    }
-    for file in &corpus.files {
-        for entry in &file.entries {
-            tracing::info!(entry = %entry.name, backend = %backend.name(), "replaying CKKS KAT entry");
-            let found = replay_entry(backend.clone(), entry, file.decoded_tolerance)?;
-            if found.is_empty() {
-                report.passed += 1;
-            }
-            keep(&mut report.mismatches, found);
-        }
-    }
-    report.elapsed = start.elapsed();
-    Ok(report)
+    Ok(())
 }
 
 /// Byte-equal words, and decoded slots within [`DECODED_TOLERANCE`] of the oracle's.
-fn compare_computed(check: &mut Checker, o: &CkksComputed, t: &CkksComputed, target: &str) {
+pub(crate) fn compare(check: &mut Checker, target: &str, o: &CkksComputed, t: &CkksComputed) {
     if o.words.len() != t.words.len() || o.cts.len() != t.cts.len() {
         check.structure("outputs", "the backends computed different surface lists".into());
     }
@@ -263,75 +149,11 @@ fn compare_computed(check: &mut Checker, o: &CkksComputed, t: &CkksComputed, tar
     }
 }
 
-fn set_report(preset: Preset, seeds: u64, skipped: Option<String>) -> CkksSetReport {
-    CkksSetReport { preset, seeds, passed: 0, skipped, mismatches: Vec::new(), elapsed: Duration::ZERO }
-}
-
-fn require_oracle(oracle: &dyn Backend) -> Result<()> {
-    match skip_reason(oracle) {
-        Some(why) => Err(Error::Corpus(format!("the oracle cannot run CKKS: {why}"))),
-        None => Ok(()),
-    }
-}
-
-/// Runs `case` for seeds `0..seeds` of every preset; presets are skipped (with the
-/// reason) when `target` has no CKKS.
-fn run_sets(
-    target: &dyn Backend,
-    presets: &[Preset],
-    seeds: u64,
-    source: Source,
-    mut case: impl FnMut(Preset, u64, &mut Checker) -> Result<()>,
-) -> Result<Vec<CkksSetReport>> {
-    let skipped = skip_reason(target);
-    let mut out = Vec::new();
-    for &preset in presets {
-        let mut set = set_report(preset, seeds, skipped.clone());
-        if skipped.is_none() {
-            let start = Instant::now();
-            for k in 0..seeds {
-                tracing::info!(%preset, seed = k, target = %target.name(), source = source.name(), "ckks");
-                let mut check = Checker::new(Case { source, params: preset.into(), index: k, entry: None });
-                case(preset, k, &mut check)?;
-                if check.found.is_empty() {
-                    set.passed += 1;
-                }
-                keep(&mut set.mismatches, check.found);
-            }
-            set.elapsed = start.elapsed();
-        }
-        out.push(set);
-    }
-    Ok(out)
-}
-
-/// `equiv dispatch` for CKKS: for every preset and seeds `0..seeds` of
-/// `lux-fhe-dispatch-equiv-v1/ckks`, keygen (relin, rotation 1), public- and
-/// secret-key encryption, decryption, mul, rescale and rotate(1) on `oracle` and on
-/// `target`: words byte-equal, decoded values within 2^-50 of the oracle's.
-pub fn dispatch(
-    oracle: Arc<dyn Backend>,
-    target: Arc<dyn Backend>,
-    presets: &[Preset],
-    seeds: u64,
-) -> Result<CkksDispatchReport> {
-    require_oracle(&*oracle)?;
-    let root = dispatch_root();
-    let sets = run_sets(&*target, presets, seeds, Source::Dispatch, |preset, k, check| {
-        let input = CkksInput::derive(&root, preset, k);
-        let o = compute(oracle.clone(), &input, Schedule::Dispatch)?;
-        let t = compute(target.clone(), &input, Schedule::Dispatch)?;
-        compare_computed(check, &o, &t, &target.name());
-        Ok(())
-    })?;
-    Ok(CkksDispatchReport { oracle: oracle.name(), target: target.name(), sets })
-}
-
 /// Two uniformly random ciphertexts at the top level and default scale (stream
 /// `ckks-sweep-random` of the master seed: `c0` then `c1`, limb by limb, `uniform_mod`).
-fn random_ct(ctx: &Context, input: &CkksInput, j: u64) -> Result<HostCiphertext> {
+fn random_ct(ctx: &Context, seeds: &CaseSeeds, j: u64) -> Result<HostCiphertext> {
     let p = ctx.params();
-    let mut r = stream(&input.master.0, "ckks-sweep-random", j);
+    let mut r = stream(&seeds.master.0, "ckks-sweep-random", j);
     let level = p.max_level();
     let mut poly = || -> Vec<u64> {
         p.q()[..=level].iter().flat_map(|q| (0..p.n()).map(|_| r.uniform_mod(q.0)).collect::<Vec<_>>()).collect()
@@ -350,24 +172,25 @@ fn mul_rotate(ev: &Evaluator, a: &HostCiphertext, b: &HostCiphertext) -> Result<
 }
 
 /// One sweep seed: the oracle's keys and encryptions, evaluated on both backends.
-fn sweep_case(
+pub(crate) fn sweep_case(
     oracle: &Arc<dyn Backend>,
     target: &Arc<dyn Backend>,
-    input: &CkksInput,
+    preset: Preset,
+    seeds: &CaseSeeds,
     check: &mut Checker,
 ) -> Result<()> {
-    let octx = Context::from_preset(oracle.clone(), input.preset)?;
-    let tctx = Context::from_preset(target.clone(), input.preset)?;
+    let octx = Context::from_preset(oracle.clone(), preset)?;
+    let tctx = Context::from_preset(target.clone(), preset)?;
     let options = KeygenOptions { relin: true, rotations: vec![1], conjugation: false };
-    let keys = octx.keygen_from_seed(&input.master, &options)?;
+    let keys = octx.keygen_from_seed(&seeds.master, &options)?;
     let (oev, tev) = (octx.evaluator(&keys.eval)?, tctx.evaluator(&keys.eval)?);
     let slots = octx.params().slots();
-    let (x, y) = (values(&input.master, 0, slots), values(&input.master, 1, slots));
+    let (x, y) = (values(&seeds.master, 0, slots), values(&seeds.master, 1, slots));
     let enc = |v: &[Complex], seed| -> Result<HostCiphertext> {
         Ok(oev.download(&octx.encrypt_seeded(&keys.pk, &octx.encode(v)?, seed)?)?)
     };
-    let (cx, cy) = (enc(&x, &input.encrypt_seeds[0])?, enc(&y, &input.encrypt_seeds[1])?);
-    let (r0, r1) = (random_ct(&octx, input, 0)?, random_ct(&octx, input, 1)?);
+    let (cx, cy) = (enc(&x, &seeds.encrypt[0])?, enc(&y, &seeds.encrypt[1])?);
+    let (r0, r1) = (random_ct(&octx, seeds, 0)?, random_ct(&octx, seeds, 1)?);
     let names = ["mul", "rescale", "rotate(1)"];
     for (prefix, a, b) in [("", &cx, &cy), ("random:", &r0, &r1)] {
         let (o, t) = (mul_rotate(&oev, a, b)?, mul_rotate(&tev, a, b)?);
@@ -397,24 +220,4 @@ fn sweep_case(
         }
     }
     Ok(())
-}
-
-/// `equiv sweep` for CKKS: replays `corpus` on `target`, then for every preset and seeds
-/// `0..seeds` of `lux-fhe-backend-equiv-sweep-v1/ckks`, mul, rescale and rotate(1) of
-/// the oracle's encryptions and of two uniformly random ciphertexts, with the oracle's
-/// keys prepared on both backends, byte-equal.
-pub fn sweep(
-    oracle: Arc<dyn Backend>,
-    target: Arc<dyn Backend>,
-    corpus: &CkksCorpus,
-    presets: &[Preset],
-    seeds: u64,
-) -> Result<CkksSweepReport> {
-    require_oracle(&*oracle)?;
-    let kat = replay(target.clone(), corpus)?;
-    let root = sweep_root();
-    let sets = run_sets(&*target, presets, seeds, Source::Sweep, |preset, k, check| {
-        sweep_case(&oracle, &target, &CkksInput::derive(&root, preset, k), check)
-    })?;
-    Ok(CkksSweepReport { oracle: oracle.name(), target: target.name(), kat, sets })
 }

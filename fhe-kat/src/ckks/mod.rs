@@ -1,4 +1,5 @@
-//! RNS-CKKS in the known-answer corpus and the equivalence gate.
+//! RNS-CKKS in the known-answer corpus and the equivalence gate: [`Ckks`], its
+//! [`Scheme`] implementation.
 //!
 //! # Seeds
 //!
@@ -43,8 +44,8 @@
 //! values); every output must also decrypt to its plaintext result with at least
 //! [`MIN_BITS`] bits. One changed word changes a digest, and the replay names the surface.
 //!
-//! The files are `corpus/ckks-<preset>.json` ([`KAT_PRESETS`], [`KAT_ENTRIES_PER_PRESET`]
-//! entries each), regenerated on the CPU oracle by one command:
+//! The files are `corpus/ckks-<preset>.json` ([`KAT_PRESETS`], four entries
+//! each), regenerated on the CPU oracle by one command:
 //! `cargo xtask kat generate --scheme ckks --force`.
 //!
 //! # Dispatch and sweep
@@ -61,26 +62,27 @@
 //! skipped with the reason, and passes no case.
 
 pub mod corpus;
-pub mod equiv;
+mod equiv;
 pub(crate) mod surfaces;
 
 #[cfg(test)]
 mod tests;
 
-use fhe_api::ckks::params::Preset;
+use std::sync::Arc;
 
-pub use corpus::{CkksCorpus, CkksEntry, CkksFile};
-pub use equiv::{
-    dispatch, replay, skip_reason, sweep, CkksDispatchReport, CkksReplayReport, CkksSetReport, CkksSweepReport,
-};
+use fhe_api::ckks::params::Preset;
+use fhe_api::Backend;
+
+pub use corpus::{CkksEntry, CkksFile};
+pub use equiv::skip_reason;
 pub use surfaces::MIN_BITS;
 
-use crate::{DISPATCH_ROOT, KAT_ROOT, SWEEP_ROOT};
+use crate::compare::Checker;
+use crate::scheme::{CaseSeeds, Labels, Schedule, Scheme};
+use crate::{Result, DISPATCH_ROOT, KAT_ROOT, SWEEP_ROOT};
 
 /// The presets of the CKKS corpus.
 pub const KAT_PRESETS: [Preset; 2] = [Preset::Slots4096Scale40Depth2, Preset::Slots8192Scale40Depth6];
-/// Entries per preset in the corpus the generator writes.
-pub const KAT_ENTRIES_PER_PRESET: u64 = 4;
 /// The presets `equiv dispatch` and `equiv sweep` run by default (the small one: a seed
 /// costs a fraction of a second).
 pub const EQUIV_PRESETS: [Preset; 1] = [Preset::Slots4096Scale40Depth2];
@@ -89,30 +91,97 @@ pub const DECODED_SLOTS: usize = 4;
 /// Decoded values agree within this, relative to `max(1, |oracle|)` (2^-50).
 pub const DECODED_TOLERANCE: f64 = 1.0 / (1u64 << 50) as f64;
 
-/// The KAT master-seed root of one preset.
-pub fn kat_root(preset: Preset) -> String {
-    format!("{KAT_ROOT}/ckks/{preset}")
-}
+/// RNS-CKKS.
+#[derive(Clone, Copy, Debug)]
+pub struct Ckks;
 
-/// The CKKS dispatch root.
-pub fn dispatch_root() -> String {
-    format!("{DISPATCH_ROOT}/ckks")
-}
+impl Scheme for Ckks {
+    type Params = Preset;
+    type File = CkksFile;
+    type Entry = CkksEntry;
+    type Computed = surfaces::CkksComputed;
 
-/// The CKKS sweep root.
-pub fn sweep_root() -> String {
-    format!("{SWEEP_ROOT}/ckks")
-}
+    const LABELS: Labels = Labels {
+        noun: "CKKS ",
+        prefix: "ckks ",
+        kat: "KAT CKKS",
+        sets: "presets",
+        sweep: "mul+rotate sweep",
+        generate: "cargo xtask kat generate --scheme ckks",
+        counts_skipped: true,
+    };
+    const FORMAT: &'static str = corpus::FORMAT;
+    const ALL_PARAMS: &'static [Preset] = &Preset::ALL;
+    const KAT_PARAMS: &'static [Preset] = &KAT_PRESETS;
+    const KAT_ENTRIES: u64 = 4;
+    const EQUIV_PARAMS: &'static [Preset] = &EQUIV_PRESETS;
 
-/// The reviewed CKKS corpus in the source tree; an error when it is empty.
-pub fn load_default() -> crate::Result<CkksCorpus> {
-    let dir = crate::corpus_dir();
-    let c = CkksCorpus::load(&dir)?;
-    if c.is_empty() {
-        return Err(crate::Error::Corpus(format!(
-            "no CKKS corpus files in {} (run `cargo xtask kat generate --scheme ckks`)",
-            dir.display()
-        )));
+    /// `lux-fhe-kat-v1/ckks/<preset>`.
+    fn kat_root(p: Preset) -> String {
+        format!("{KAT_ROOT}/ckks/{p}")
     }
-    Ok(c)
+    /// `lux-fhe-dispatch-equiv-v1/ckks`.
+    fn dispatch_root() -> String {
+        format!("{DISPATCH_ROOT}/ckks")
+    }
+    /// `lux-fhe-backend-equiv-sweep-v1/ckks`.
+    fn sweep_root() -> String {
+        format!("{SWEEP_ROOT}/ckks")
+    }
+
+    fn file_name(p: Preset) -> String {
+        format!("ckks-{p}.json")
+    }
+    fn file_header(f: &CkksFile) -> (&str, &str) {
+        (&f.format, &f.preset)
+    }
+    fn new_file(p: Preset, generator: String, entries: Vec<CkksEntry>) -> CkksFile {
+        corpus::new_file(p, generator, entries)
+    }
+    fn entries(f: &CkksFile) -> &[CkksEntry] {
+        &f.entries
+    }
+    fn entries_mut(f: &mut CkksFile) -> &mut Vec<CkksEntry> {
+        &mut f.entries
+    }
+    fn entry_name(e: &CkksEntry) -> &str {
+        &e.name
+    }
+    fn entry_input(e: &CkksEntry) -> Result<(Preset, CaseSeeds)> {
+        Ok((e.preset()?, e.input()?))
+    }
+    fn entry_diff(old: &CkksEntry, new: &CkksEntry) -> Vec<String> {
+        corpus::entry_diff(old, new)
+    }
+
+    fn skip_reason(backend: &dyn Backend) -> Option<String> {
+        equiv::skip_reason(backend)
+    }
+    fn compute(backend: &Arc<dyn Backend>, p: Preset, seeds: &CaseSeeds, schedule: Schedule) -> Result<Self::Computed> {
+        surfaces::compute(backend, p, seeds, schedule)
+    }
+    fn record(p: Preset, seeds: &CaseSeeds, c: Self::Computed, generator: &str) -> Result<CkksEntry> {
+        corpus::record(p, seeds, c, generator)
+    }
+    fn check_entry(
+        check: &mut Checker,
+        backend: &str,
+        f: &CkksFile,
+        e: &CkksEntry,
+        found: &Self::Computed,
+    ) -> Result<()> {
+        equiv::check_entry(check, backend, e, f.decoded_tolerance, found)
+    }
+    fn compare(check: &mut Checker, _: &str, target: &str, o: &Self::Computed, t: &Self::Computed) {
+        equiv::compare(check, target, o, t)
+    }
+    fn sweep_case(
+        oracle: &Arc<dyn Backend>,
+        target: &Arc<dyn Backend>,
+        p: Preset,
+        seeds: &CaseSeeds,
+        check: &mut Checker,
+    ) -> Result<()> {
+        equiv::sweep_case(oracle, target, p, seeds, check)
+    }
 }

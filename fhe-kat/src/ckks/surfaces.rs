@@ -13,6 +13,7 @@ use fhe_schemes::ckks::Complex;
 use fhe_schemes::ckks::KeygenOptions;
 use fhe_schemes::ckks::{precision_bits, Context};
 
+use crate::scheme::{CaseSeeds, Schedule};
 use crate::Result;
 
 /// The rotations of the hoisted surface (and the Galois keys the KAT schedule makes).
@@ -22,26 +23,6 @@ pub const MUL_CONST: f64 = -1.25;
 /// A decrypted output must match plaintext arithmetic to this many bits (the CPU
 /// measures 21-23 bits at the small preset; the conformance suite asks 15).
 pub const MIN_BITS: f64 = 15.0;
-
-/// The seeds of one CKKS case.
-pub(crate) struct CkksInput {
-    pub preset: Preset,
-    pub master: Seed,
-    pub encrypt_seeds: [Seed; 3],
-}
-
-impl CkksInput {
-    /// Case `k` of a seed root (`Seed::derive(root, k)`, encryption seeds
-    /// `Seed::derive(root + "/encrypt", 3k + j)`).
-    pub fn derive(root: &str, preset: Preset, k: u64) -> CkksInput {
-        let enc_root = format!("{root}/encrypt");
-        CkksInput {
-            preset,
-            master: Seed::derive(root, k),
-            encrypt_seeds: [0, 1, 2].map(|j| Seed::derive(&enc_root, 3 * k + j)),
-        }
-    }
-}
 
 /// Message `j` of a case: slot `i` is `(u_{2i}, u_{2i+1})` with
 /// `u = (next_u64 >> 11) * 2^-53 - 1/2` from stream `(master, "ckks-values", j)`: exact
@@ -57,26 +38,17 @@ pub(crate) fn le_bytes(words: &[u64]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-/// Which surfaces a case computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Schedule {
-    /// The KAT entry: every key and every operation.
-    Kat,
-    /// `equiv dispatch`: the round trip and mul/rotate (relin and rotation-1 keys only).
-    Dispatch,
-}
-
-impl Schedule {
-    fn keygen_options(self) -> KeygenOptions {
-        match self {
-            Schedule::Kat => KeygenOptions { relin: true, rotations: HOISTED.to_vec(), conjugation: true },
-            Schedule::Dispatch => KeygenOptions { relin: true, rotations: vec![1], conjugation: false },
-        }
+/// The keys a case makes: every key the KAT schedule digests, or the relinearization
+/// and rotation-1 keys of `equiv dispatch`.
+fn keygen_options(schedule: Schedule) -> KeygenOptions {
+    match schedule {
+        Schedule::Kat => KeygenOptions { relin: true, rotations: HOISTED.to_vec(), conjugation: true },
+        Schedule::Dispatch => KeygenOptions { relin: true, rotations: vec![1], conjugation: false },
     }
 }
 
 /// Serialized words of a key or plaintext (`sk`: one byte per ternary coefficient).
-pub(crate) struct Words {
+pub struct Words {
     pub name: String,
     pub words: usize,
     pub bytes: Vec<u8>,
@@ -84,7 +56,7 @@ pub(crate) struct Words {
 
 /// One ciphertext surface: its downloaded words, and what decrypting it on the same
 /// backend gives.
-pub(crate) struct CtOut {
+pub struct CtOut {
     pub name: String,
     pub level: usize,
     pub scale: f64,
@@ -105,7 +77,7 @@ impl CtOut {
 }
 
 /// Every surface of one case on one backend.
-pub(crate) struct CkksComputed {
+pub struct CkksComputed {
     /// Keys and encoded messages, in schedule order.
     pub words: Vec<Words>,
     pub cts: Vec<CtOut>,
@@ -171,13 +143,19 @@ pub(crate) fn ct_bytes(ct: &HostCiphertext) -> Vec<u8> {
     b
 }
 
-/// Computes every surface of `input` on `backend` (which must declare CKKS).
-pub(crate) fn compute(backend: Arc<dyn Backend>, input: &CkksInput, schedule: Schedule) -> Result<CkksComputed> {
-    let ctx = Context::from_preset(backend, input.preset)?;
-    let keys = ctx.keygen_from_seed(&input.master, &schedule.keygen_options())?;
+/// Computes every surface of case `seeds` of `preset` on `backend` (which must declare
+/// CKKS).
+pub(crate) fn compute(
+    backend: &Arc<dyn Backend>,
+    preset: Preset,
+    seeds: &CaseSeeds,
+    schedule: Schedule,
+) -> Result<CkksComputed> {
+    let ctx = Context::from_preset(backend.clone(), preset)?;
+    let keys = ctx.keygen_from_seed(&seeds.master, &keygen_options(schedule))?;
     let ev = ctx.evaluator(&keys.eval)?;
     let slots = ctx.params().slots();
-    let (x, y) = (values(&input.master, 0, slots), values(&input.master, 1, slots));
+    let (x, y) = (values(&seeds.master, 0, slots), values(&seeds.master, 1, slots));
     let (px, py) = (ctx.encode(&x)?, ctx.encode(&y)?);
 
     let sk = keys.sk.coefficients().iter().map(|&c| c as u8).collect();
@@ -185,11 +163,11 @@ pub(crate) fn compute(backend: Arc<dyn Backend>, input: &CkksInput, schedule: Sc
         Words { name: "sk".into(), words: keys.sk.coefficients().len(), bytes: sk },
         Words { name: "pk.b".into(), words: keys.pk.b().len(), bytes: le_bytes(keys.pk.b()) },
     ];
-    words.extend(eval_key_words(input.preset, &keys.eval));
+    words.extend(eval_key_words(preset, &keys.eval));
     words.push(Words { name: "encode[x]".into(), words: px.coeffs().len(), bytes: le_bytes(px.coeffs()) });
     words.push(Words { name: "encode[y]".into(), words: py.coeffs().len(), bytes: le_bytes(py.coeffs()) });
 
-    let [ex, ey, es] = &input.encrypt_seeds;
+    let [ex, ey, es] = &seeds.encrypt;
     let cx = ctx.encrypt_seeded(&keys.pk, &px, ex)?;
     let cy = ctx.encrypt_seeded(&keys.pk, &py, ey)?;
     let sx = ctx.encrypt_sk_seeded(&keys.sk, &px, es)?;

@@ -13,11 +13,17 @@ use fhe_api::testing::{Delegate, Tamper};
 use fhe_api::{Backend, Seed};
 use fhe_cpu::CpuBackend;
 
-use super::corpus::{CkksCorpus, CkksKatCt};
-use super::{dispatch, load_default, replay, sweep, KAT_ENTRIES_PER_PRESET, KAT_PRESETS};
+use super::corpus::CkksKatCt;
+use super::{Ckks, KAT_PRESETS};
 use crate::compare::{CaseSet, MismatchKind, Source};
-use crate::corpus::EntryChange;
-use crate::Mismatch;
+use crate::corpus::{Corpus, EntryChange};
+use crate::{dispatch, replay, sweep, Mismatch, Scheme};
+
+type CkksCorpus = Corpus<Ckks>;
+
+fn load_default() -> CkksCorpus {
+    CkksCorpus::load_default().unwrap()
+}
 
 const SMALL: Preset = Preset::Slots4096Scale40Depth2;
 /// The word of `c1` the flawed product flips (bit 0).
@@ -67,7 +73,7 @@ fn surfaces(ms: &[Mismatch]) -> Vec<&str> {
 }
 
 fn one_entry() -> CkksCorpus {
-    let c = load_default().unwrap().filter(|e| e.name == "ckks/slots4096-scale40-depth2/0");
+    let c = load_default().filter(|e| e.name == "ckks/slots4096-scale40-depth2/0");
     assert_eq!(c.len(), 1);
     c
 }
@@ -82,9 +88,9 @@ fn product_surface(s: &str) -> bool {
 
 #[test]
 fn seed_roots_are_the_documented_strings() {
-    assert_eq!(super::dispatch_root(), "lux-fhe-dispatch-equiv-v1/ckks");
-    assert_eq!(super::sweep_root(), "lux-fhe-backend-equiv-sweep-v1/ckks");
-    assert_eq!(super::kat_root(SMALL), "lux-fhe-kat-v1/ckks/slots4096-scale40-depth2");
+    assert_eq!(Ckks::dispatch_root(), "lux-fhe-dispatch-equiv-v1/ckks");
+    assert_eq!(Ckks::sweep_root(), "lux-fhe-backend-equiv-sweep-v1/ckks");
+    assert_eq!(Ckks::kat_root(SMALL), "lux-fhe-kat-v1/ckks/slots4096-scale40-depth2");
     let e = &one_entry().files[0].entries[0];
     assert_eq!(e.seed, hex::encode(Seed::derive("lux-fhe-kat-v1/ckks/slots4096-scale40-depth2", 0).0));
     assert_eq!(
@@ -95,19 +101,19 @@ fn seed_roots_are_the_documented_strings() {
 
 #[test]
 fn the_whole_ckks_corpus_replays_on_the_oracle() {
-    let corpus = load_default().unwrap();
+    let corpus = load_default();
     for p in KAT_PRESETS {
         let n = corpus.entries().filter(|e| e.preset == p.name()).count() as u64;
-        assert_eq!(n, KAT_ENTRIES_PER_PRESET, "{p}");
+        assert_eq!(n, Ckks::KAT_ENTRIES, "{p}");
     }
-    let r = replay(oracle(), &corpus).unwrap();
+    let r = replay(&oracle(), &corpus).unwrap();
     assert!(r.ok(), "{:?}", r.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>());
     assert_eq!((r.passed, r.skipped.as_deref()), (corpus.len(), None));
 }
 
 #[test]
 fn replay_catches_a_flipped_product_word() {
-    let r = replay(flawed(Flaw::MulWord), &one_entry()).unwrap();
+    let r = replay(&flawed(Flaw::MulWord), &one_entry()).unwrap();
     assert!(r.failed() && !r.ok());
     assert_eq!((r.entries, r.passed), (1, 0));
     let found = surfaces(&r.mismatches);
@@ -130,7 +136,7 @@ fn replay_catches_a_corrupted_digest_and_a_moved_slot() {
     outputs[i].sha256 = hex::encode(digest);
     let j = find(outputs, "conjugate");
     outputs[j].slots[2][1] += 1e-12;
-    let r = replay(oracle(), &corpus).unwrap();
+    let r = replay(&oracle(), &corpus).unwrap();
     assert_eq!((r.entries, r.passed), (1, 0));
     // In output order: `conjugate` comes before the hoisted rotations.
     assert_eq!(surfaces(&r.mismatches), ["conjugate", "rotate_hoisted[3] (sha256)"], "{:?}", r.mismatches);
@@ -143,7 +149,7 @@ fn dispatch_passes_on_every_cpu_variant() {
     let variants = fhe_cpu::ntt::variants().iter().filter(|v| (v.supported)());
     for v in variants {
         let target: Arc<dyn Backend> = Arc::new(CpuBackend::new(Some(v.name)).unwrap());
-        let r = dispatch(oracle(), target, &[SMALL], 1).unwrap();
+        let r = dispatch::<Ckks>(&oracle(), &target, &[SMALL], 1).unwrap();
         assert!(r.ok(), "{}: {:?}", v.name, r.mismatches().map(|m| m.to_string()).collect::<Vec<_>>());
         assert_eq!((r.sets[0].passed, r.sets[0].seeds), (1, 1));
     }
@@ -151,7 +157,7 @@ fn dispatch_passes_on_every_cpu_variant() {
 
 #[test]
 fn dispatch_catches_a_flipped_product_word() {
-    let r = dispatch(oracle(), flawed(Flaw::MulWord), &[SMALL], 2).unwrap();
+    let r = dispatch::<Ckks>(&oracle(), &flawed(Flaw::MulWord), &[SMALL], 2).unwrap();
     assert!(r.failed());
     assert_eq!(r.sets[0].passed, 0);
     let found: Vec<_> = r.mismatches().map(|m| m.surface.as_str()).collect();
@@ -166,7 +172,7 @@ fn dispatch_catches_a_flipped_product_word() {
 
 #[test]
 fn sweep_catches_a_flipped_product_word_in_both_halves() {
-    let r = sweep(oracle(), flawed(Flaw::MulWord), &one_entry(), &[SMALL], 1).unwrap();
+    let r = sweep(&oracle(), &flawed(Flaw::MulWord), &one_entry(), &[SMALL], 1).unwrap();
     assert!(r.failed() && r.kat.failed());
     assert!(r.kat.mismatches.iter().any(|m| m.surface == "mul (sha256)"));
     let found = surfaces(&r.sets[0].mismatches);
@@ -180,7 +186,7 @@ fn sweep_catches_a_flipped_product_word_in_both_halves() {
 
 #[test]
 fn sweep_passes_on_the_oracle() {
-    let r = sweep(oracle(), oracle(), &one_entry(), &[SMALL], 2).unwrap();
+    let r = sweep(&oracle(), &oracle(), &one_entry(), &[SMALL], 2).unwrap();
     assert!(r.ok(), "{:?}", r.mismatches().map(|m| m.to_string()).collect::<Vec<_>>());
     assert_eq!((r.kat.passed, r.sets[0].passed), (1, 2));
 }
@@ -188,17 +194,17 @@ fn sweep_passes_on_the_oracle() {
 #[test]
 fn a_backend_without_ckks_is_skipped_never_passed() {
     let corpus = one_entry();
-    let r = replay(flawed(Flaw::NoCkks), &corpus).unwrap();
+    let r = replay(&flawed(Flaw::NoCkks), &corpus).unwrap();
     let why = r.skipped.as_deref().expect("skipped");
     assert!(why.contains("test:flawed-NoCkks") && why.contains("no CKKS capability"), "{why}");
     assert_eq!((r.entries, r.passed), (1, 0));
     assert!(!r.ok() && !r.failed() && r.mismatches.is_empty());
-    let d = dispatch(oracle(), flawed(Flaw::NoCkks), &[SMALL], 3).unwrap();
+    let d = dispatch::<Ckks>(&oracle(), &flawed(Flaw::NoCkks), &[SMALL], 3).unwrap();
     assert!(d.sets[0].skipped.is_some() && d.sets[0].passed == 0 && !d.ok() && !d.failed());
-    let s = sweep(oracle(), flawed(Flaw::NoCkks), &corpus, &[SMALL], 3).unwrap();
+    let s = sweep(&oracle(), &flawed(Flaw::NoCkks), &corpus, &[SMALL], 3).unwrap();
     assert!(s.kat.skipped.is_some() && s.sets[0].skipped.is_some() && !s.ok() && !s.failed());
     // An oracle without CKKS is an error, not a skip.
-    assert!(dispatch(flawed(Flaw::NoCkks), oracle(), &[SMALL], 1).is_err());
+    assert!(dispatch::<Ckks>(&flawed(Flaw::NoCkks), &oracle(), &[SMALL], 1).is_err());
 }
 
 #[test]

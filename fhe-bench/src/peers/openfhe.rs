@@ -1,5 +1,5 @@
-//! OpenFHE as a CKKS peer: the Python worker `fhe-bench/peers/openfhe_ckks.py` (its
-//! docstring is the JSON-lines protocol), started with the interpreter of the venv that
+//! OpenFHE as a CKKS peer: the Python worker `fhe-bench/peers/openfhe/worker.py` (the
+//! JSON-lines protocol is `protocol.py`'s docstring), started with the interpreter of the venv that
 //! `scripts/openfhe-setup` makes (`target/openfhe-venv/bin/python`: CPython 3.10 and the
 //! PyPI wheel `openfhe==1.6.1.0.22.4`, a portable build without AVX) and
 //! `OMP_NUM_THREADS=1`.
@@ -19,15 +19,15 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use fhe_api::ckks::params::{Params, Preset};
 use serde_json::{json, Value};
 
-use super::{CkksOp, ROTATIONS};
 use crate::error::{Error, Result};
+use crate::ops::ckks::{CkksOp, ROTATIONS};
 
 /// The peer's `backend` in rows (with `/interleaved` in alternated rows).
 pub const PEER_BACKEND: &str = "peer:openfhe";
 /// The peer's `ntt_variant`: OpenFHE's own NTT, in the wheel's portable build.
 pub const PEER_VARIANT: &str = "openfhe-1.6.1-portable";
 /// The worker script.
-pub const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/openfhe_ckks.py");
+pub const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/openfhe/worker.py");
 /// Where `scripts/openfhe-setup` puts the venv's python, relative to the workspace root.
 pub const VENV_PYTHON: &str = "target/openfhe-venv/bin/python";
 /// What the rows say about the peer's build.

@@ -1,68 +1,71 @@
-//! The surfaces of one case, computed on one backend (see the crate docs for the list).
+//! The bit-scheme surfaces of one case, computed on one backend (the list is in the
+//! [`crate::tfhe`] docs).
 
 use fhe_api::format::Encode;
-use fhe_api::{Backend, LweCiphertext, ParamSet, Seed};
+use fhe_api::rng::stream;
+use fhe_api::{Backend, LweCiphertext, ParamSet};
 use fhe_schemes::tfhe::gates::{gate_batch, mux_batch, not, refresh_batch};
 use fhe_schemes::tfhe::Gate;
 
+use crate::scheme::{CaseSeeds, Schedule};
 use crate::Result;
 
-/// The seeds and plaintexts of one case.
-pub(crate) struct CaseInput {
-    pub params: ParamSet,
-    pub master: Seed,
-    pub encrypt_seeds: [Seed; 3],
-    pub bits: [bool; 3],
-}
-
-impl CaseInput {
-    /// Case `k` of a seed root (crate docs, "Seeds").
-    pub fn derive(root: &str, params: ParamSet, k: u64) -> CaseInput {
-        let enc_root = format!("{root}/encrypt");
-        CaseInput {
-            params,
-            master: Seed::derive(root, k),
-            encrypt_seeds: [0, 1, 2].map(|j| Seed::derive(&enc_root, 3 * k + j)),
-            bits: [0, 1, 2].map(|j| (k >> j) & 1 == 1),
-        }
-    }
+/// The bits case `k` encrypts: `b_j = (k >> j) & 1`, so cases 0..4 cover every input
+/// pair of the two-input gates.
+pub(crate) fn bits(k: u64) -> [bool; 3] {
+    [0, 1, 2].map(|j| (k >> j) & 1 == 1)
 }
 
 /// One ciphertext surface: its serialized bytes, the plaintext it must hold, and what
 /// the backend's `decrypt_bit` made of it.
-pub(crate) struct CtSurface {
+pub struct CtSurface {
     pub name: String,
     pub expected_bit: bool,
     pub bytes: Vec<u8>,
     pub decrypted: Result<bool, String>,
 }
 
+/// The NTT surfaces of a dispatch case: one polynomial uniform mod `Q` (stream
+/// `equiv-ntt` of the master seed), its forward transform and the inverse of that.
+pub struct NttSurfaces {
+    pub input: Vec<u64>,
+    pub forward: Vec<u64>,
+    pub inverse: Vec<u64>,
+}
+
 /// Every surface of one case on one backend.
-pub(crate) struct Computed {
+pub struct Computed {
     /// `sk`, `pk`, `ek`, serialized.
     pub keys: [(&'static str, Vec<u8>); 3],
     pub cts: Vec<CtSurface>,
+    /// [`Schedule::Dispatch`] only.
+    pub ntt: Option<NttSurfaces>,
 }
 
-/// Computes every surface of `input` on `backend`.
-pub(crate) fn compute(backend: &dyn Backend, input: &CaseInput) -> Result<Computed> {
-    let keys = fhe_schemes::tfhe::keygen_from_seed(backend, input.params, &input.master)?;
-    let [b0, b1, b2] = input.bits;
+/// Computes every surface of case `seeds` of `params` on `backend`.
+pub(crate) fn compute(
+    backend: &dyn Backend,
+    params: ParamSet,
+    seeds: &CaseSeeds,
+    schedule: Schedule,
+) -> Result<Computed> {
+    let keys = fhe_schemes::tfhe::keygen_from_seed(backend, params, &seeds.master)?;
+    let b = bits(seeds.index);
+    let [b0, b1, b2] = b;
     let mut outs: Vec<(String, bool, LweCiphertext)> = Vec::new();
 
-    let enc: Vec<LweCiphertext> = input
-        .bits
+    let enc: Vec<LweCiphertext> = b
         .iter()
-        .zip(&input.encrypt_seeds)
+        .zip(&seeds.encrypt)
         .map(|(&bit, seed)| fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, bit, seed))
         .collect::<fhe_api::Result<_>>()?;
     for (j, ct) in enc.iter().enumerate() {
-        outs.push((format!("encrypt[{j}]"), input.bits[j], ct.clone()));
+        outs.push((format!("encrypt[{j}]"), b[j], ct.clone()));
     }
 
     let key = backend.prepare(&keys.ek)?;
     for (j, ct) in refresh_batch(backend, &key, &enc)?.into_iter().enumerate() {
-        outs.push((format!("bootstrap[{j}]"), input.bits[j], ct));
+        outs.push((format!("bootstrap[{j}]"), b[j], ct));
     }
     // The six gates and the MUX are independent: run them side by side (each call is
     // a one-element batch, which a backend cannot spread over its cores by itself).
@@ -90,11 +93,20 @@ pub(crate) fn compute(backend: &dyn Backend, input: &CaseInput) -> Result<Comput
             decrypted: fhe_schemes::tfhe::decrypt_bit(&keys.sk, &ct).map_err(|e| e.to_string()),
         })
         .collect();
-    Ok(Computed { keys: [("sk", keys.sk.encode()), ("pk", keys.pk.encode()), ("ek", keys.ek.encode())], cts })
+    let ntt = match schedule {
+        Schedule::Kat => None,
+        Schedule::Dispatch => Some(ntt(backend, params, seeds)?),
+    };
+    Ok(Computed { keys: [("sk", keys.sk.encode()), ("pk", keys.pk.encode()), ("ek", keys.ek.encode())], cts, ntt })
 }
 
-/// SHA-256 of `bytes`.
-pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes).into()
+fn ntt(backend: &dyn Backend, params: ParamSet, seeds: &CaseSeeds) -> Result<NttSurfaces> {
+    let p = params.params();
+    let mut r = stream(&seeds.master.0, "equiv-ntt", 0);
+    let input: Vec<u64> = (0..p.big_n()).map(|_| r.uniform_mod(p.q_ring())).collect();
+    let mut forward = input.clone();
+    backend.ntt_forward(params, &mut forward)?;
+    let mut inverse = forward.clone();
+    backend.ntt_inverse(params, &mut inverse)?;
+    Ok(NttSurfaces { input, forward, inverse })
 }

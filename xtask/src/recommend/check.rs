@@ -17,10 +17,10 @@ use fhe_schemes::ckks::Evaluator;
 use fhe_schemes::ckks::{precision_bits, Context};
 use fhe_schemes::tfhe::gates::{self, Gate};
 
+use fhe_bench::ops::ckks::{self as bench_ckks, MIN_PRECISION_BITS, ROTATIONS};
+use fhe_bench::{ntt_input, Error, Result, KEY_SWITCH_INPUTS};
+
 use super::run::RecommendConfig;
-use crate::ckks::{self as bench_ckks, MIN_PRECISION_BITS, ROTATIONS};
-use crate::error::{Error, Result};
-use crate::ops::{ntt_input, KEY_SWITCH_INPUTS};
 
 /// Why a candidate may not be recommended: a result that differs from the oracle's,
 /// or an error of the candidate.

@@ -2,14 +2,17 @@
 //! caught by `dispatch`, by `sweep` and by the KAT replay; a corrupted corpus entry must
 //! be caught by replay.
 
+use std::sync::Arc;
+
 use fhe_api::ring::{PolynomialSize, RingModulus};
 use fhe_api::testing::{Delegate, Tamper};
-use fhe_api::{LweCiphertext, ParamSet, Seed};
+use fhe_api::{Backend, LweCiphertext, ParamSet, Seed};
 use fhe_cpu::CpuBackend;
 
+use super::{soak, Tfhe};
 use crate::compare::{MismatchKind, Source};
 use crate::corpus::Corpus;
-use crate::{dispatch, replay, soak, sweep, Mismatch};
+use crate::{dispatch, replay, sweep, Mismatch};
 
 /// How [`Perturbed`] breaks the oracle.
 #[derive(Clone, Copy, Debug)]
@@ -25,10 +28,13 @@ enum Flaw {
 #[derive(Debug)]
 struct Perturbed(Flaw);
 
-impl Perturbed {
-    fn new(flaw: Flaw) -> Delegate<CpuBackend, Perturbed> {
-        Delegate::new(CpuBackend::oracle(), Perturbed(flaw))
-    }
+/// The oracle with `flaw`.
+fn perturbed(flaw: Flaw) -> Arc<dyn Backend> {
+    Arc::new(Delegate::new(CpuBackend::oracle(), Perturbed(flaw)))
+}
+
+fn oracle() -> Arc<dyn Backend> {
+    Arc::new(CpuBackend::oracle())
 }
 
 impl Tamper for Perturbed {
@@ -89,15 +95,15 @@ fn seed_derivation_is_the_documented_hash() {
 
 #[test]
 fn dispatch_passes_on_a_second_oracle_instance() {
-    let other = CpuBackend::new(Some("reference")).unwrap();
-    let r = dispatch(&CpuBackend::oracle(), &other, &[SET], 1).unwrap();
+    let other: Arc<dyn Backend> = Arc::new(CpuBackend::new(Some("reference")).unwrap());
+    let r = dispatch::<Tfhe>(&oracle(), &other, &[SET], 1).unwrap();
     assert!(r.ok(), "{:?}", r.mismatches().map(|m| m.to_string()).collect::<Vec<_>>());
     assert_eq!((r.sets[0].passed, r.sets[0].seeds), (1, 1));
 }
 
 #[test]
 fn dispatch_catches_a_flipped_bootstrap_word() {
-    let r = dispatch(&CpuBackend::oracle(), &Perturbed::new(Flaw::BootstrapB), &[SET], 1).unwrap();
+    let r = dispatch::<Tfhe>(&oracle(), &perturbed(Flaw::BootstrapB), &[SET], 1).unwrap();
     assert!(!r.ok());
     assert_eq!(r.sets[0].passed, 0);
     let m = find(r.mismatches(), "bootstrap[0]").expect("bootstrap[0] caught");
@@ -111,22 +117,22 @@ fn dispatch_catches_a_flipped_bootstrap_word() {
 
 #[test]
 fn dispatch_catches_a_wrong_ntt_word_in_the_ek() {
-    let r = dispatch(&CpuBackend::oracle(), &Perturbed::new(Flaw::NttWord), &[SET], 1).unwrap();
+    let r = dispatch::<Tfhe>(&oracle(), &perturbed(Flaw::NttWord), &[SET], 1).unwrap();
     assert!(!r.ok());
     let m = find(r.mismatches(), "ek").expect("ek caught");
     assert!(m.offset().is_some(), "{m}");
     assert!(find(r.mismatches(), "sk").is_none() && find(r.mismatches(), "pk").is_none());
 }
 
-fn one_entry() -> Corpus {
-    let c = Corpus::load_default().unwrap().filter(|e| e.name == "PN10QP27/0");
+fn one_entry() -> Corpus<Tfhe> {
+    let c = Corpus::<Tfhe>::load_default().unwrap().filter(|e| e.name == "PN10QP27/0");
     assert_eq!(c.len(), 1);
     c
 }
 
 #[test]
 fn sweep_catches_a_flipped_bootstrap_word_in_both_halves() {
-    let r = sweep(&CpuBackend::oracle(), &Perturbed::new(Flaw::BootstrapB), &one_entry(), &[SET], 1).unwrap();
+    let r = sweep(&oracle(), &perturbed(Flaw::BootstrapB), &one_entry(), &[SET], 1).unwrap();
     assert!(!r.ok());
     assert!(!r.kat.ok());
     let kat = find(&r.kat.mismatches, "bootstrap[0]").expect("KAT half caught it");
@@ -141,31 +147,31 @@ fn sweep_catches_a_flipped_bootstrap_word_in_both_halves() {
 
 #[test]
 fn sweep_catches_a_wrong_ntt_word_through_the_corpus() {
-    let r = sweep(&CpuBackend::oracle(), &Perturbed::new(Flaw::NttWord), &one_entry(), &[SET], 0).unwrap();
+    let r = sweep(&oracle(), &perturbed(Flaw::NttWord), &one_entry(), &[SET], 0).unwrap();
     assert!(!r.ok());
     assert!(find(&r.kat.mismatches, "ek (sha256)").is_some(), "{:?}", r.kat.mismatches);
 }
 
 #[test]
 fn the_whole_corpus_replays_on_the_oracle() {
-    let corpus = Corpus::load_default().unwrap();
+    let corpus = Corpus::<Tfhe>::load_default().unwrap();
     for set in ParamSet::ALL {
         assert!(corpus.entries().filter(|e| e.params == set).count() >= 4, "{set}: fewer than 4 entries");
     }
-    let r = replay(&CpuBackend::oracle(), &corpus).unwrap();
+    let r = replay(&oracle(), &corpus).unwrap();
     assert!(r.ok(), "{:?}", r.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>());
     assert_eq!(r.passed, corpus.len());
 }
 
 #[test]
 fn replay_catches_a_corrupted_entry() {
-    let mut corpus = Corpus::load_default().unwrap().filter(|e| e.name == "PN10QP27/1");
+    let mut corpus = Corpus::<Tfhe>::load_default().unwrap().filter(|e| e.name == "PN10QP27/1");
     let out = corpus.files[0].entries[0].outputs.iter_mut().find(|o| o.surface == "gate:xor").unwrap();
     let mut bytes = hex::decode(&out.ct).unwrap();
     let offset = bytes.len() - 10;
     bytes[offset] ^= 1;
     out.ct = hex::encode(bytes);
-    let r = replay(&CpuBackend::oracle(), &corpus).unwrap();
+    let r = replay(&oracle(), &corpus).unwrap();
     assert_eq!((r.entries, r.passed), (1, 0));
     let m = r
         .mismatches

@@ -1,6 +1,13 @@
 //! The scoring rules on synthetic timings: geometric mean, near tie, confidence levels,
 //! rotation, disqualification, and bad input.
 
+use fhe_bench::schema::{
+    constructor_lines, parse_recommendation, Recommendation, Suite, RECOMMENDATION_KIND, RECOMMEND_SCHEMA,
+    RECOMMEND_SCHEMA_VERSION,
+};
+use fhe_bench::Environment;
+use serde_json::Value;
+
 use super::*;
 
 const OPS: [&str; 3] = ["ntt_forward", "ntt_inverse", "ntt_round_trip"];
@@ -238,4 +245,73 @@ fn suite_names_parse() {
         Suite::Primitive.operations().iter().map(|o| o.name()).collect::<Vec<_>>(),
         vec!["key_switch", "bootstrap", "gate_and"]
     );
+}
+
+fn timings(name: &str, median: f64, reps: usize) -> CandidateTimings {
+    let ops = Suite::Kernel.operations();
+    CandidateTimings {
+        backend: name.into(),
+        disqualified: None,
+        ops: ops
+            .iter()
+            .map(|o| OpTimings {
+                operation: o.name().into(),
+                reps: vec![vec![median * 0.99, median, median * 1.01]; reps],
+            })
+            .collect(),
+    }
+}
+
+/// A consistent recommendation from synthetic timings: 2 reps of 3 calls, a
+/// disqualified third candidate.
+fn recommendation() -> Recommendation {
+    let mut wrong = timings("cpu:wrong", 1.0, 2);
+    wrong.disqualified = Some("differs".into());
+    wrong.ops.clear();
+    let scoring = score(&[timings("cpu:a", 100.0, 2), timings("cpu:b", 80.0, 2), wrong], "cpu:a").unwrap();
+    Recommendation {
+        schema_version: RECOMMEND_SCHEMA_VERSION,
+        kind: RECOMMENDATION_KIND.into(),
+        suite: Suite::Kernel,
+        params: "PN10QP27".into(),
+        default: "cpu:a".into(),
+        default_source: "built-in".into(),
+        requested: vec!["cpu:a".into(), "cpu:b".into(), "cpu:wrong".into()],
+        operations: Suite::Kernel.operations().iter().map(|o| o.name().into()).collect(),
+        reps: 2,
+        iterations: 3,
+        warmup: 0,
+        order_per_rep: vec![vec!["cpu:a".into(), "cpu:b".into()], vec!["cpu:b".into(), "cpu:a".into()]],
+        oracle: "cpu:reference".into(),
+        check: "ntt_forward, word for word".into(),
+        environment: Environment::capture(None),
+        constructor: constructor_lines(&scoring.winner),
+        scoring,
+    }
+}
+
+#[test]
+fn recommendation_round_trips_and_its_rules_are_checked() {
+    let rec = recommendation();
+    assert_eq!(rec.scoring.winner, "cpu:b");
+    let good = serde_json::to_value(&rec).unwrap();
+    assert_eq!(parse_recommendation(&good.to_string()).unwrap(), rec);
+    type Mutation = fn(&mut Value);
+    let cases: [(Mutation, &str); 9] = [
+        (|d| d["candidates"][1]["ops"][0]["ratio"] = 0.5.into(), "$.candidates[1].ops[0].ratio"),
+        (|d| d["candidates"][1]["score"] = 0.5.into(), "$.candidates[1].score"),
+        (|d| d["winner"] = "cpu:a".into(), "$.winner"),
+        (|d| d["constructor"]["env"] = "LUX_FHE_BACKEND=cpu".into(), "$.constructor"),
+        (|d| d["kind"] = "bench".into(), "$.kind"),
+        (|d| d["candidates"][2]["score"] = 1.0.into(), "$.candidates[2]: a disqualified candidate"),
+        (|d| d["order_per_rep"][0][0] = "cpu:wrong".into(), "$.order_per_rep[0]"),
+        (|d| d["candidates"][0]["ops"][0]["extra"] = 1.into(), "unknown field `extra`"),
+        (|d| drop(d.as_object_mut().unwrap().remove("min_lead")), "missing field `min_lead`"),
+    ];
+    for (mutate, want) in cases {
+        let mut doc = good.clone();
+        mutate(&mut doc);
+        let msg = parse_recommendation(&doc.to_string()).unwrap_err().to_string();
+        assert!(msg.contains(RECOMMEND_SCHEMA) && msg.contains(want), "{want}: {msg}");
+    }
 }

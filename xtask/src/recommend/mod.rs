@@ -1,7 +1,45 @@
+//! `recommend ntt`: screening a backend's NTT variants (seed 1, DESIGN.md "NTT variants
+//! and their screening").
+//!
+//! Three suites (`fhe_bench::schema::Suite`): `kernel` times prepared NTT method calls (forward, inverse,
+//! round trip) with engine and input construction outside the timed region;
+//! `primitive` times whole operations (key switch, bootstrap, one AND gate) whose
+//! results are first checked against the CPU oracle; `ckks-primitive` times seed 1's
+//! complete-CKKS operations (encrypt, decrypt, multiply + relinearize, one rotation,
+//! four hoisted rotations) on a CKKS preset, with keys made and every output compared
+//! with the oracle's word for word, and decrypted, before timing. A candidate whose
+//! result differs is disqualified: reported, never timed, never recommended.
+//!
+//! The scoring rules ([`score`](mod@score), kept apart from the measuring in [`run`] so
+//! that they can be tested on synthetic timings; the file they fill is
+//! `fhe_bench::schema::recommend`, whose rules every file under `bench/results/` is
+//! checked against):
+//!
+//! - per candidate and operation, the median of every sample of every repetition;
+//! - `ratio = candidate median / baseline median` per operation, where the baseline is
+//!   the current default variant (or, when `--backend` leaves it out, the first
+//!   qualified candidate);
+//! - `score` = the equal-weight geometric mean of those ratios (the baseline scores 1,
+//!   lower is faster); `relative_latency = score / best score - 1`;
+//! - near tie: when the fastest candidate is not the baseline but the baseline's
+//!   relative latency is at most [`score::NEAR_TIE`] (3%), the current default is kept (only
+//!   the default: a baseline that is just the first `--backend` name is not);
+//! - each repetition is scored on its own the same way; the winner's lead in a
+//!   repetition is `min over the other qualified candidates (their score / winner's) - 1`;
+//!   confidence is `high` when the lead is at least [`score::HIGH_LEAD`] (5%) in every
+//!   repetition, `medium` at [`score::MEDIUM_LEAD`] (3%), otherwise `low`;
+//! - `median_cv`: the median over operations of each operation's coefficient of
+//!   variation (sample standard deviation over mean of its pooled samples);
+//! - repetition `r` measures the candidates in the order [`score::rotation`]`(k, r)`: every
+//!   repetition starts with a different candidate, which spreads order effects
+//!   (caches, frequency, neighbours on a shared machine) over all of them.
+//!
+//! # The command
+//!
 //! `cargo xtask recommend ntt --suite kernel|primitive --params P [--backend NAME]...
 //! [--reps R] [--iters N] [--warmup W] [--out FILE]`, or `--suite ckks-primitive
 //! --preset <ckks preset>` (seed 1's complete-CKKS operations): screens a backend's NTT variants
-//! (seed 1; the rules are `fhe_bench::recommend`'s) and writes the JSON report to
+//! (seed 1; the rules above) and writes the JSON report to
 //! `bench/results/recommend/` or `--out`.
 //!
 //! With no `--backend`, every CPU variant this CPU supports (`cpu:<variant>`, the
@@ -9,13 +47,17 @@
 //! kind (exit 2 otherwise). The current default is `LUX_FHE_NTT` when it is set, else
 //! the backend's built-in default.
 
+mod check;
+mod run;
+mod score;
+
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use fhe_api::ckks::params::Preset;
 use fhe_api::registry::{env_text, normalise_variant, EnvVars};
 use fhe_api::ParamSet;
-use fhe_bench::recommend::{self, RecommendConfig, Suite};
+use fhe_bench::schema::Suite;
 use fhe_cpu::CpuBackend;
 
 use crate::bench::workspace_root;
@@ -115,8 +157,8 @@ fn ntt(a: NttArgs) -> Result<(), Fail> {
     let default = backend(kind.name())?.name();
 
     let mut config = match (a.suite.is_ckks(), a.params, a.preset) {
-        (true, None, Some(preset)) => RecommendConfig::ckks(preset),
-        (false, Some(params), None) => RecommendConfig::new(a.suite, params),
+        (true, None, Some(preset)) => run::RecommendConfig::ckks(preset),
+        (false, Some(params), None) => run::RecommendConfig::new(a.suite, params),
         (true, _, _) => {
             return Err(Fail::Usage("--suite ckks-primitive takes --preset (a CKKS preset), not --params".into()))
         }
@@ -129,19 +171,12 @@ fn ntt(a: NttArgs) -> Result<(), Fail> {
     }
     let total = config.reps * candidates.len() * a.suite.operations().len() * config.iterations;
     let oracle = CpuBackend::oracle();
-    let rec = recommend::run_recommend(
-        &candidates,
-        &default,
-        source,
-        &oracle,
-        &config,
-        &mut fhe_bench::stderr_progress(total),
-    )
-    .map_err(|e| Fail::Failed(e.to_string()))?;
+    let rec =
+        run::run_recommend(&candidates, &default, source, &oracle, &config, &mut fhe_bench::stderr_progress(total))
+            .map_err(|e| Fail::Failed(e.to_string()))?;
     let dir = workspace_root().join("bench/results").join(fhe_bench::chart::RECOMMEND_DIR);
-    let path =
-        recommend::write_recommendation(&dir, &rec, a.out.as_deref()).map_err(|e| Fail::Failed(e.to_string()))?;
-    print!("{}", recommend::format_recommendation(&rec));
+    let path = run::write_recommendation(&dir, &rec, a.out.as_deref()).map_err(|e| Fail::Failed(e.to_string()))?;
+    print!("{}", run::format_recommendation(&rec));
     println!("recommendation written to {}", path.display());
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The operations measured, their default iteration counts, and the suite runner that
+//! The bit scheme's operations, their default iteration counts, and the suite runner that
 //! measures them on one backend and parameter set.
 
 use std::fmt;
@@ -9,6 +9,7 @@ use fhe_api::{Backend, ExtractedLwe, KeySet, LweCiphertext, ParamSet, PreparedKe
 use fhe_schemes::tfhe::gates::{self, Gate};
 use serde::{Deserialize, Serialize};
 
+use super::Progress;
 use crate::error::{Error, Result};
 use crate::report::Row;
 use crate::stats::{measure_with, Plan};
@@ -250,43 +251,6 @@ impl SuiteConfig {
     }
 }
 
-/// A progress report from a running suite.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Progress {
-    /// A case starts: its label and the number of timed calls it will make.
-    Start { label: String, calls: usize },
-    /// `done` of the case's calls are timed.
-    Tick { label: String, done: usize, calls: usize },
-    /// The case is done.
-    Finish { label: String },
-}
-
-/// A progress callback that ignores everything.
-pub fn no_progress() -> impl FnMut(&Progress) {
-    |_| {}
-}
-
-/// An indicatif bar on stderr over `total_calls` timed calls (use
-/// [`SuiteConfig::total_calls`]); the message names the running case. Hidden when
-/// stderr is not a terminal.
-pub fn stderr_progress(total_calls: usize) -> impl FnMut(&Progress) {
-    let bar = indicatif::ProgressBar::new(total_calls as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    move |p: &Progress| match p {
-        Progress::Start { label, .. } => bar.set_message(label.clone()),
-        Progress::Tick { .. } => bar.inc(1),
-        Progress::Finish { .. } => {
-            if bar.position() >= bar.length().unwrap_or(0) {
-                bar.finish_and_clear();
-            }
-        }
-    }
-}
-
 /// Keys and inputs for one backend and parameter set, made once before timing.
 pub struct Fixture {
     pub params: ParamSet,
@@ -343,6 +307,23 @@ pub fn ntt_input(params: ParamSet, polys: usize) -> Vec<u64> {
 /// notes moved from the code").
 pub const KEY_SWITCH_INPUTS: usize = 64;
 
+/// Times `call` by `plan`; its output is kept from the optimizer and dropped inside the
+/// timed call, as before.
+fn timed<T>(
+    mut call: impl FnMut() -> fhe_api::Result<T>,
+    plan: Plan,
+    tick: &mut dyn FnMut(usize, usize),
+) -> Result<crate::Stats> {
+    measure_with(
+        || {
+            std::hint::black_box(call()?);
+            Ok(())
+        },
+        plan,
+        tick,
+    )
+}
+
 /// Measures one `(operation, batch size)` on `backend`, returning its row.
 pub fn measure_case(
     backend: &dyn Backend,
@@ -381,108 +362,50 @@ pub fn measure_case(
             let key = fixture.prepared(backend)?;
             let rotated: Vec<ExtractedLwe> = backend.blind_rotate_batch(key, &cts)?;
             let mut next = 0;
-            measure_with(
-                || {
-                    let input = std::slice::from_ref(&rotated[next % rotated.len()]);
-                    next += 1;
-                    std::hint::black_box(backend.key_switch_batch(key, input)?);
-                    Ok(())
-                },
-                plan,
-                tick,
-            )?
+            let mut input = || {
+                next += 1;
+                std::slice::from_ref(&rotated[(next - 1) % rotated.len()])
+            };
+            timed(|| backend.key_switch_batch(key, input()), plan, tick)?
         }
         Operation::Bootstrap | Operation::BootstrapBatch => {
             let n = if op == Operation::Bootstrap { 1 } else { batch_size };
             let cts = fixture.ciphertexts(n, 0)?;
             let key = fixture.prepared(backend)?;
-            measure_with(
-                || {
-                    std::hint::black_box(backend.bootstrap_batch(key, &cts)?);
-                    Ok(())
-                },
-                plan,
-                tick,
-            )?
+            timed(|| backend.bootstrap_batch(key, &cts), plan, tick)?
         }
         Operation::GateMux => {
             let cts = fixture.ciphertexts(3, 0)?;
             let key = fixture.prepared(backend)?;
-            let (s, t, f) = (&cts[0..1], &cts[1..2], &cts[2..3]);
-            measure_with(
-                || {
-                    std::hint::black_box(gates::mux_batch(backend, key, s, t, f)?);
-                    Ok(())
-                },
-                plan,
-                tick,
-            )?
+            timed(|| gates::mux_batch(backend, key, &cts[0..1], &cts[1..2], &cts[2..3]), plan, tick)?
         }
         Operation::GateNot => {
             let cts = fixture.ciphertexts(1, 0)?;
-            measure_with(
-                || {
-                    std::hint::black_box(gates::not(std::hint::black_box(&cts[0])));
-                    Ok(())
-                },
-                plan,
-                tick,
-            )?
+            timed(|| Ok(gates::not(std::hint::black_box(&cts[0]))), plan, tick)?
         }
         Operation::Keygen => {
             let mut i = 1000u64;
             let root = fixture.seed_root.clone();
-            measure_with(
-                || {
-                    i += 1;
-                    std::hint::black_box(fhe_schemes::tfhe::keygen_from_seed(
-                        &*backend,
-                        params,
-                        &Seed::derive(&root, i),
-                    )?);
-                    Ok(())
-                },
-                plan,
-                tick,
-            )?
+            let mut seed = || {
+                i += 1;
+                Seed::derive(&root, i)
+            };
+            timed(|| fhe_schemes::tfhe::keygen_from_seed(backend, params, &seed()), plan, tick)?
         }
         Operation::Encrypt => {
             let seed = Seed::derive(&fixture.seed_root, 2000);
             let pk = &fixture.keys.pk;
-            measure_with(
-                || {
-                    std::hint::black_box(fhe_schemes::tfhe::encrypt_bit_seeded(pk, true, &seed)?);
-                    Ok(())
-                },
-                plan,
-                tick,
-            )?
+            timed(|| fhe_schemes::tfhe::encrypt_bit_seeded(pk, true, &seed), plan, tick)?
         }
         Operation::Decrypt => {
             let cts = fixture.ciphertexts(1, 0)?;
-            let sk = &fixture.keys.sk;
-            measure_with(
-                || {
-                    std::hint::black_box(fhe_schemes::tfhe::decrypt_bit(sk, &cts[0])?);
-                    Ok(())
-                },
-                plan,
-                tick,
-            )?
+            timed(|| fhe_schemes::tfhe::decrypt_bit(&fixture.keys.sk, &cts[0]), plan, tick)?
         }
         gate_op => {
             let gate = gate_op.gate().expect("every other operation is a two-input gate");
             let cts = fixture.ciphertexts(2, 0)?;
             let key = fixture.prepared(backend)?;
-            let (a, b) = (&cts[0..1], &cts[1..2]);
-            measure_with(
-                || {
-                    std::hint::black_box(gates::gate_batch(backend, key, gate, a, b)?);
-                    Ok(())
-                },
-                plan,
-                tick,
-            )?
+            timed(|| gates::gate_batch(backend, key, gate, &cts[0..1], &cts[1..2]), plan, tick)?
         }
     };
     Ok(Row::new(op.name(), params.name(), &backend.name(), backend.ntt_variant(), batch_size, plan, stats))

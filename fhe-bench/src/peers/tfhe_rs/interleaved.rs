@@ -14,7 +14,8 @@
 //! sides in the same order), and our row's note gives the range and median of the
 //! per-round ratios of medians.
 
-use fhe_api::{gates, Backend, ParamSet};
+use fhe_api::{Backend, ParamSet};
+use fhe_schemes::tfhe::gates;
 use tfhe::boolean::prelude::BinaryBooleanGates;
 
 use super::{
@@ -22,10 +23,10 @@ use super::{
     TFHE_NOTE, TFHE_NTT_BACKEND,
 };
 use crate::error::{Error, Result};
-use crate::ops::{Fixture, Operation, SuiteConfig};
+use crate::ops::tfhe::{Fixture, Operation, SuiteConfig};
 pub use crate::report::INTERLEAVED;
-use crate::report::{per_round_ratios, Row};
-use crate::stats::{median_sorted, sample_with, Plan, Stats};
+use crate::report::{alternate, round_spread, Row};
+use crate::stats::{sample_with, Plan, Stats};
 
 /// How one kind of interleaved case is timed and named.
 struct Pairing<'s> {
@@ -66,16 +67,7 @@ impl Pairing<'_> {
             let mut runs = sample_with(f, plan, &mut |_, _| {})?;
             Ok(runs.pop().expect("one run"))
         };
-        let (mut ours_runs, mut theirs_runs) = (Vec::with_capacity(self.rounds), Vec::with_capacity(self.rounds));
-        for round in 0..self.rounds {
-            if round % 2 == 0 {
-                ours_runs.push(time(ours)?);
-                theirs_runs.push(time(theirs)?);
-            } else {
-                theirs_runs.push(time(theirs)?);
-                ours_runs.push(time(ours)?);
-            }
-        }
+        let (ours_runs, theirs_runs) = alternate(self.rounds, || time(ours), || time(theirs), &mut |_| {})?;
         let (rounds, calls) = (self.rounds, self.calls);
         let row_plan = Plan { iterations: calls, warmup: 1, runs: rounds };
         let ((ours_name, ours_variant), (theirs_name, theirs_variant, theirs_note)) = (self.ours, self.theirs);
@@ -85,17 +77,12 @@ impl Pairing<'_> {
         let (ours_row, theirs_row) =
             (row(ours_name, ours_variant, &ours_runs)?, row(theirs_name, theirs_variant, &theirs_runs)?);
         // One run per round on each side, so the rows' run medians pair round by round.
-        let per_round = per_round_ratios(&ours_row.stats.run_medians_ns, &theirs_row.stats.run_medians_ns);
-        let (Some(&lo), Some(&hi)) = (per_round.first(), per_round.last()) else {
-            // Same round counts on both sides: only a round of theirs timed at 0 ns is left unpaired.
-            return Err(Error::InvalidSample(0.0));
-        };
+        let (lo, hi, mid) = round_spread(&ours_row, &theirs_row)?;
         tracing::info!(op = %operation, params = %set, batch, rounds, calls, lo, hi, "interleaved rounds");
         let note = format!(
             "interleaved with {theirs_name}: {rounds} rounds of {calls} calls per side, first side alternating; \
-             {}; per-round ratio of medians {lo:.3}..{hi:.3} (median {:.3})",
-            self.threads,
-            median_sorted(&per_round)
+             {}; per-round ratio of medians {lo:.3}..{hi:.3} (median {mid:.3})",
+            self.threads
         );
         Ok((ours_row.with_note(note), theirs_row.with_note(format!("{theirs_note}; interleaved with {ours_name}"))))
     }
@@ -227,7 +214,7 @@ fn check_rounds(rounds: usize, calls: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::Iterations;
+    use crate::ops::tfhe::Iterations;
 
     #[test]
     fn interleaved_gates_pair_round_by_round() {

@@ -1,6 +1,6 @@
 //! CKKS measuring: seed 1's operations on one preset, with the precision of each
 //! operation's decrypted output in its row, and the alternated comparison with OpenFHE
-//! ([`openfhe`], a Python worker the bench starts).
+//! ([`crate::peers::openfhe`], a Python worker the bench starts).
 //!
 //! - [`CkksOp`]: the operations (`ckks_keygen`, `ckks_encrypt`, `ckks_decrypt`,
 //!   `ckks_mul_relin`, `ckks_rescale`, `ckks_rotate`, `ckks_hoisted4`), each timed as
@@ -15,13 +15,9 @@
 //!   that goes first alternating (rows `<ours>/interleaved` and
 //!   `peer:openfhe/interleaved`, one run per round, so [`crate::ratios`] gives the
 //!   per-round ratio as for the other peers);
-//! - [`gate`]: the CKKS equivalence gate (keys, an encryption, a product and a rotation
-//!   byte-equal with the oracle's from the same seeds).
 //!
 //! Every result object is dropped after the clock stops, as OpenFHE's worker releases
 //! its results after its clock stops.
-
-pub mod openfhe;
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,12 +34,12 @@ use fhe_schemes::ckks::Evaluator;
 use fhe_schemes::ckks::KeygenOptions;
 use fhe_schemes::ckks::{precision_bits, Context};
 
+use super::{maybe_one_thread, Progress};
 use crate::error::{Error, Result};
-use crate::ops::Progress;
-use crate::report::{per_round_ratios, EquivalenceGate, GateState, Row, INTERLEAVED};
-use crate::stats::{median_sorted, Plan, Stats};
+use crate::report::{alternate, round_spread, Row, INTERLEAVED};
+use crate::stats::{Plan, Stats};
 
-use self::openfhe::{OpenFhe, PeerPrecision};
+use crate::peers::openfhe::{self, OpenFhe, PeerPrecision};
 
 /// Rotation steps of the keys: one rotation uses 1, four hoisted rotations 1..4.
 pub const ROTATIONS: [i64; 4] = [1, 2, 3, 4];
@@ -311,18 +307,6 @@ impl CkksFixture {
     }
 }
 
-/// `f` inside a one-thread rayon pool when `one_thread`, else on the caller's thread.
-pub fn maybe_one_thread<R: Send>(one_thread: bool, f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
-    if !one_thread {
-        return f();
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| Error::InvalidInput(format!("one-thread pool: {e}")))?;
-    pool.install(f)
-}
-
 fn thread_note(one_thread: bool) -> &'static str {
     if one_thread {
         "one thread (a one-thread rayon pool)"
@@ -416,18 +400,12 @@ pub fn run_alternated(
         let (c, w) = if op == CkksOp::Keygen { (1, 0) } else { (calls, plan.warmup) };
         let label = format!("{} vs openfhe {preset} {op}", backend.name());
         progress(&Progress::Start { label: label.clone(), calls: rounds });
-        let (mut ours, mut theirs) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
-        for round in 0..rounds {
-            let mut ours_round = || maybe_one_thread(plan.one_thread, || fixture.sample(op, c, w));
-            if round % 2 == 0 {
-                ours.push(ours_round()?);
-                theirs.push(peer.sample(op, c, w)?);
-            } else {
-                theirs.push(peer.sample(op, c, w)?);
-                ours.push(ours_round()?);
-            }
-            progress(&Progress::Tick { label: label.clone(), done: round + 1, calls: rounds });
-        }
+        let (ours, theirs) = alternate(
+            rounds,
+            || maybe_one_thread(plan.one_thread, || fixture.sample(op, c, w)),
+            || peer.sample(op, c, w),
+            &mut |round| progress(&Progress::Tick { label: label.clone(), done: round + 1, calls: rounds }),
+        )?;
         progress(&Progress::Finish { label });
         let row_plan = Plan { iterations: c, warmup: w, runs: rounds };
         let ours_row = Row::new(
@@ -448,11 +426,7 @@ pub fn run_alternated(
             row_plan,
             Stats::from_runs(&theirs)?,
         );
-        let per_round = per_round_ratios(&ours_row.stats.run_medians_ns, &theirs_row.stats.run_medians_ns);
-        let (Some(&lo), Some(&hi)) = (per_round.first(), per_round.last()) else {
-            return Err(Error::InvalidSample(0.0));
-        };
-        let mid = median_sorted(&per_round);
+        let (lo, hi, mid) = round_spread(&ours_row, &theirs_row)?;
         tracing::info!(%op, %preset, lo, hi, mid, "alternated rounds");
         let ours_note = format!(
             "interleaved with {theirs_name}: {rounds} rounds of {c} calls per side after {w} discarded, first side \
@@ -487,55 +461,6 @@ impl PeerPrecision {
             CkksOp::Rotate | CkksOp::Hoisted4 => self.rotate,
         }
     }
-}
-
-/// The CKKS equivalence gate on `preset`: from the same seeds, `target`'s public,
-/// relinearization and Galois (rotation by one) keys, one encryption, one product and
-/// one rotation are byte-equal to `oracle`'s. A target that is the oracle is `not_run`.
-pub fn gate(oracle: Arc<dyn Backend>, target: Arc<dyn Backend>, preset: Preset) -> Result<EquivalenceGate> {
-    if oracle.name() == target.name() {
-        return Ok(EquivalenceGate::new(GateState::NotRun, Some(format!("{} is the oracle", target.name()))));
-    }
-    let opts = KeygenOptions { relin: true, rotations: vec![1], conjugation: false };
-    let run = |b: Arc<dyn Backend>| -> Result<_> {
-        let ctx = Context::from_preset(b, preset)?;
-        let keys = ctx.keygen_from_seed(&Seed::derive(SEED_ROOT, 900), &opts)?;
-        let ev = ctx.evaluator(&keys.eval)?;
-        let slots = ctx.params().slots();
-        let a = ctx.encrypt_seeded(&keys.pk, &ctx.encode(&values(slots, 901))?, &Seed::derive(SEED_ROOT, 901))?;
-        let b = ctx.encrypt_seeded(&keys.pk, &ctx.encode(&values(slots, 902))?, &Seed::derive(SEED_ROOT, 902))?;
-        let outs = vec![ev.download(&a)?, ev.download(&ev.mul(&a, &b)?)?, ev.download(&ev.rotate(&a, 1)?)?];
-        Ok((keys, outs))
-    };
-    let (ok, oo) = run(oracle.clone())?;
-    let (tk, to) = run(target.clone())?;
-    let mut differ = Vec::new();
-    if ok.pk != tk.pk {
-        differ.push("public key");
-    }
-    if ok.eval.relin != tk.eval.relin {
-        differ.push("relinearization key");
-    }
-    if ok.eval.galois != tk.eval.galois {
-        differ.push("Galois key");
-    }
-    for (what, (o, t)) in ["encrypt", "mul_relin", "rotate"].into_iter().zip(oo.iter().zip(&to)) {
-        if o != t {
-            differ.push(what);
-        }
-    }
-    let what = "keys (pk, relin, Galois 1), encrypt, mul_relin, rotate";
-    Ok(if differ.is_empty() {
-        EquivalenceGate::new(
-            GateState::Passed,
-            Some(format!("ckks {preset}: {what} byte-equal with {}", oracle.name())),
-        )
-    } else {
-        EquivalenceGate::new(
-            GateState::Failed,
-            Some(format!("ckks {preset}: {} differ from {}", differ.join(", "), oracle.name())),
-        )
-    })
 }
 
 /// The comparison as a table: per operation our median and p99, theirs, the ratio of

@@ -3,28 +3,35 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use fhe_api::ckks::params::Preset;
 use fhe_api::{Backend, ParamSet};
 use fhe_schemes::tfhe::gates::{self, Gate};
-use serde::{Deserialize, Serialize};
+
+use fhe_bench::ops::ckks::ROTATIONS;
+use fhe_bench::report::{new_file_path, sanitize};
+use fhe_bench::schema::{
+    constructor_lines, parse_recommendation, Recommendation, Suite, SuiteOp, RECOMMENDATION_KIND,
+    RECOMMEND_SCHEMA_VERSION,
+};
+use fhe_bench::stats::sample_with;
+use fhe_bench::table::{format_ns, render};
+use fhe_bench::{Environment, Error, Plan, Progress, Result};
 
 use super::check::{
     check_ckks, check_kernel, check_primitive, ckks_inputs, primitive_inputs, CkksInputs, CkksSetup, PrimitiveInputs,
     Setup,
 };
-use super::{rotation, score, CandidateTimings, OpTimings, Scoring, Suite, SuiteOp};
-use crate::ckks::ROTATIONS;
-use crate::env::{file_timestamp, Environment};
-use crate::error::{Error, Result};
-use crate::ops::Progress;
-use crate::report::sanitize;
-use crate::stats::{sample_with, Plan};
-use crate::table::{format_ns, render};
+use super::score::{rotation, score, CandidateTimings, OpTimings};
 
-/// Version of the recommendation file format (`bench/recommend.schema.json`).
-pub const RECOMMEND_SCHEMA_VERSION: u32 = 1;
+/// Timed calls per repetition when none is given: the NTT count of the bench for the
+/// cheap kernel calls, seed 1's ten for whole operations.
+pub fn default_iterations(suite: Suite) -> usize {
+    match suite {
+        Suite::Kernel => 200,
+        Suite::Primitive | Suite::CkksPrimitive => 10,
+    }
+}
 
 /// What a recommendation run measures and how often.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,7 +59,7 @@ impl RecommendConfig {
             params,
             preset: None,
             reps: 3,
-            iterations: suite.default_iterations(),
+            iterations: default_iterations(suite),
             warmup: 3,
             seed_root: "lux-fhe-recommend-v1".to_string(),
         }
@@ -74,67 +81,6 @@ impl RecommendConfig {
     fn plan(&self) -> Plan {
         Plan { iterations: self.iterations, warmup: self.warmup, runs: 1 }
     }
-}
-
-/// How to select a backend and NTT variant: in Rust, through the facade, and in the
-/// environment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Constructor {
-    /// e.g. `CpuBackend::new(Some("avx512"))`.
-    pub rust: String,
-    /// e.g. `Engine::with_backend("cpu:avx512")`.
-    pub engine: String,
-    /// e.g. `LUX_FHE_BACKEND=cpu LUX_FHE_NTT=avx512`.
-    pub env: String,
-}
-
-/// The [`Constructor`] lines of a `Backend::name()` such as `cpu:avx512`.
-pub fn constructor_lines(backend: &str) -> Constructor {
-    let (kind, variant) = backend.split_once(':').unwrap_or((backend, ""));
-    let engine = format!("Engine::with_backend({backend:?})");
-    match (kind, variant) {
-        ("cpu", "") => Constructor { rust: "CpuBackend::new(None)".into(), engine, env: "LUX_FHE_BACKEND=cpu".into() },
-        ("cpu", v) => Constructor {
-            rust: format!("CpuBackend::new(Some({v:?}))"),
-            engine,
-            env: format!("LUX_FHE_BACKEND=cpu LUX_FHE_NTT={v}"),
-        },
-        (k, "") => Constructor { rust: engine.clone(), engine, env: format!("LUX_FHE_BACKEND={k}") },
-        (k, v) => Constructor { rust: engine.clone(), engine, env: format!("LUX_FHE_BACKEND={k} LUX_FHE_NTT={v}") },
-    }
-}
-
-/// One recommendation file (documented in `bench/SCHEMA.md`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Recommendation {
-    pub schema_version: u32,
-    /// Always `ntt_recommendation` (tells these files from bench result files).
-    pub kind: String,
-    pub suite: Suite,
-    pub params: String,
-    /// The current default, a `Backend::name()`.
-    pub default: String,
-    /// Where the default comes from: `built-in` or `LUX_FHE_NTT`.
-    pub default_source: String,
-    /// The candidates, in the order given.
-    pub requested: Vec<String>,
-    pub operations: Vec<String>,
-    pub reps: usize,
-    pub iterations: usize,
-    pub warmup: usize,
-    /// The order the qualified candidates were measured in, per repetition.
-    pub order_per_rep: Vec<Vec<String>>,
-    /// The backend whose results every candidate's were compared with.
-    pub oracle: String,
-    /// What the correctness check compared.
-    pub check: String,
-    pub environment: Environment,
-    #[serde(flatten)]
-    pub scoring: Scoring,
-    /// How to select the winner.
-    pub constructor: Constructor,
 }
 
 fn time_op(
@@ -356,7 +302,7 @@ pub fn run_recommend(
     let constructor = constructor_lines(&scoring.winner);
     Ok(Recommendation {
         schema_version: RECOMMEND_SCHEMA_VERSION,
-        kind: "ntt_recommendation".to_string(),
+        kind: RECOMMENDATION_KIND.to_string(),
         suite: config.suite,
         params: config.params_name().to_string(),
         default: default.to_string(),
@@ -381,24 +327,15 @@ pub fn run_recommend(
 pub fn write_recommendation(dir: &Path, rec: &Recommendation, out: Option<&Path>) -> Result<PathBuf> {
     let path = match out {
         Some(p) => p.to_path_buf(),
-        None => {
-            let stem = format!("{}-ntt-{}-{}", file_timestamp(SystemTime::now()), rec.suite, sanitize(&rec.params));
-            let mut path = dir.join(format!("{stem}.json"));
-            let mut n = 1;
-            while path.exists() {
-                n += 1;
-                path = dir.join(format!("{stem}-{n}.json"));
-            }
-            path
-        }
+        None => new_file_path(dir, &format!("ntt-{}-{}", rec.suite, sanitize(&rec.params))),
     };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(Error::io(parent))?;
+        std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.into(), source })?;
     }
     let json = serde_json::to_string_pretty(rec)?;
     // Checked as a reader will see it: the text, through the typed schema.
-    crate::schema::parse_recommendation(&json)?;
-    std::fs::write(&path, json + "\n").map_err(Error::io(&path))?;
+    parse_recommendation(&json)?;
+    std::fs::write(&path, json + "\n").map_err(|source| Error::Io { path: path.clone(), source })?;
     tracing::info!(path = %path.display(), "wrote NTT recommendation");
     Ok(path)
 }

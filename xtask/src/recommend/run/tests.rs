@@ -72,7 +72,7 @@ fn kernel_run_makes_a_complete_report() {
     assert!(path.file_name().unwrap().to_string_lossy().ends_with("-ntt-kernel-PN10QP27.json"));
     // Read back through the schema: every field present (no `Option` field may be left
     // out either), the ratios, scores and winner consistent.
-    let back = crate::schema::load_recommendation(&path).unwrap();
+    let back = fhe_bench::schema::load_recommendation(&path).unwrap();
     assert_eq!(back, rec);
     let again = write_recommendation(dir.path(), &rec, None).unwrap();
     assert_ne!(again, path);
