@@ -6,7 +6,7 @@
 /// A zeroed buffer whose first word starts a cache line. The SIMD kernels load and
 /// store 64 bytes at a time from the start of their rows; on a buffer from the allocator
 /// (16-byte aligned, and 16 bytes past a page for the large ones) most of those accesses
-/// straddle two lines, which slowed a GINX step (`docs/PERF.md`, "Lab notes moved from
+/// straddle two lines, which slowed a GINX step (`docs/perf/2026-12-05.md`, "Lab notes moved from
 /// the code").
 /// It is a `Vec` with one line of slack and the offset of its first aligned word: it never
 /// grows, so its storage, and the alignment, never move.
@@ -25,7 +25,7 @@ impl<T: Copy + Default> Aligned<T> {
     /// [`Aligned::zeroed`], backed where the kernel allows by transparent huge pages
     /// (Linux, where THP is `madvise`): the bootstrap key is streamed once per blind
     /// rotation, and with 4 KiB pages the hardware prefetcher stops at every page boundary
-    /// (`docs/PERF.md`, "Lab notes moved from the code").
+    /// (`docs/perf/2026-12-05.md`, "Lab notes moved from the code").
     pub fn zeroed_huge(len: usize) -> Self {
         Self::new(len, true)
     }
@@ -94,7 +94,7 @@ pub fn prefetch<T>(words: &[T]) {
 /// [`prefetch`] into the second-level cache only, for reads far enough ahead that the
 /// first level (whose misses in flight are few) would hold them back: the key switch's
 /// rows, random reads from a key of ~100 MiB, 16 rows ahead (faster than `T0` 4 rows
-/// ahead: `docs/PERF.md`, "Lab notes moved from the code").
+/// ahead: `docs/perf/2026-12-05.md`, "Lab notes moved from the code").
 #[inline(always)]
 pub fn prefetch_l2<T>(words: &[T]) {
     #[cfg(target_arch = "x86_64")]

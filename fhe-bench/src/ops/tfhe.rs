@@ -303,7 +303,7 @@ pub fn ntt_input(params: ParamSet, polys: usize) -> Vec<u64> {
 /// How many distinct extracted samples the `key_switch` row cycles through (fewer when
 /// the plan makes fewer calls): together they read more than the whole key, so its rows
 /// come from memory (`PN10QP27`: each reads about 3,000 rows of 1,114 bytes, 3.3 MiB, of
-/// a 106 MiB key); one repeated input would time rows in cache (`docs/PERF.md`, "Lab
+/// a 106 MiB key); one repeated input would time rows in cache (`docs/perf/2026-12-05.md`, "Lab
 /// notes moved from the code").
 pub const KEY_SWITCH_INPUTS: usize = 64;
 

@@ -435,7 +435,7 @@ pub(crate) mod k32 {
         // The other layers down to distance 32, two per pass where two are left: each
         // pass loads and stores every word once, so pairing them halves the memory
         // operations, which compete with the butterflies for issue slots (measured in
-        // `docs/PERF.md`, "Lab notes moved from the code"). Three layers per pass measured
+        // `docs/perf/2026-12-05.md`, "Lab notes moved from the code"). Three layers per pass measured
         // no faster (register pressure).
         while half > 4 * L {
             let quarter = half / 4;

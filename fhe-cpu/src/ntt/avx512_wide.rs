@@ -178,7 +178,7 @@ macro_rules! wide_loops {
         /// Callers must have checked the CPU features (`$feat`). The first layer reads `a` into
         /// `buf` (on a cache line, [`crate::mem::Aligned`]), the others run there and the
         /// register phase writes `a`: the caller's buffer is touched once each way, so its
-        /// alignment no longer matters (measured in `docs/PERF.md`, "Lab notes moved from
+        /// alignment no longer matters (measured in `docs/perf/2026-12-05.md`, "Lab notes moved from
         /// the code").
         #[target_feature(enable = $feat)]
         /// `ahead` is touched once per loop iteration ([`Ahead`]).

@@ -11,7 +11,7 @@
 //! Building register arrays: the forward kernels' block loops fill their arrays of
 //! vectors in plain loops, not with `std::array::from_fn`, whose closure there was
 //! compiled out of line and called behind a `vzeroupper` that spilled every register of
-//! the loop (seen in the disassembly; the gain is in `docs/PERF.md`, "Lab notes moved
+//! the loop (seen in the disassembly; the gain is in `docs/perf/2026-12-05.md`, "Lab notes moved
 //! from the code"). The inverse kernels' `from_fn` calls were inlined (same check) and stay.
 
 use std::cell::RefCell;
@@ -103,7 +103,7 @@ pub(super) struct Plan<T> {
 ///
 /// The 64-bit AVX-512 kernel finishes its lazy forward outputs this way (a shift, a mask,
 /// one `vpmuludq` and an add, where a Shoup multiplication by one costs three `vpmuludq`
-/// and two three-uop `vpmullq`), which made the 54-bit forward faster (`docs/PERF.md`,
+/// and two three-uop `vpmullq`), which made the 54-bit forward faster (`docs/perf/2026-12-05.md`,
 /// "Lab notes moved from the code"). The 32-bit kernels' finish is a smaller share of a
 /// cheaper transform: the same change there did not separate from noise, so they keep
 /// the Shoup finish.

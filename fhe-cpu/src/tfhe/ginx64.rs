@@ -143,7 +143,7 @@ fn fold_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64) -> u64 {
 /// The limb kernel of [`ginx_step_avx512`] in plain integer arithmetic on `W` lanes at
 /// a time, for the compiler to vectorize (products of two values below `2^32` become
 /// `vpmuludq`): the AVX2 copy, with four lanes. It beats the `u128` sums on AVX2, and the
-/// AVX-512 intrinsics beat it compiled for AVX-512, so that copy stays (`docs/PERF.md`,
+/// AVX-512 intrinsics beat it compiled for AVX-512, so that copy stays (`docs/perf/2026-12-05.md`,
 /// "Lab notes moved from the code").
 #[inline(always)]
 fn ginx_step_limbs<const W: usize>(

@@ -206,10 +206,11 @@ fn print_integer_tables() {
     }
 }
 
-/// The GPU arithmetic of docs/PERF.md: 256-bit operations under the CUDA issue's floor
+/// The GPU arithmetic of docs/perf/2026-12-03.md ("GPU targets: the arithmetic"): 256-bit
+/// operations under the CUDA issue's floor
 /// (150 us for one bootstrap call, 100,000 bootstraps/s batched).
 #[test]
-#[ignore = "prints the modelled GPU times of docs/PERF.md"]
+#[ignore = "prints the modelled GPU times of docs/perf/2026-12-03.md"]
 fn print_gpu_model() {
     let (latency, throughput) = (150e-6, 1e5);
     let mut rows: Vec<(String, CircuitStats)> = Vec::new();

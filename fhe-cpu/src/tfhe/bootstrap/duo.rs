@@ -122,7 +122,7 @@ fn current_cpu() -> Option<usize> {
 /// itself, Linux sometimes starts the helper on the caller's CPU and leaves it there
 /// for tens of milliseconds when the other core has just been busy; two threads that
 /// meet at a barrier every few microseconds then share one core, and a rotation takes
-/// several times as long (`docs/PERF.md`, "Lab notes moved from the code"). Where the
+/// several times as long (`docs/perf/2026-12-05.md`, "Lab notes moved from the code"). Where the
 /// set has no other CPU, or on other systems, nothing changes.
 fn keep_off_cpu(cpu: Option<usize>) {
     #[cfg(target_os = "linux")]

@@ -264,7 +264,7 @@ fn initial_acc<W: Word>(ring: &Ring, ct: &LweCiphertext, lut: &Lut, acc: &mut [W
 /// whole pair, or one thread's half in [`blind_rotate_duo`]): a part's worth from
 /// `W::WINDOW_EIGHTHS` eighths into its own part, so what its GINX kernel reads last,
 /// and then the next pair's part's first words. A short step needs the lead; a long one
-/// is better served keeping one pair in cache (measurements per window: `docs/PERF.md`,
+/// is better served keeping one pair in cache (measurements per window: `docs/perf/2026-12-05.md`,
 /// "Lab notes moved from the code").
 fn prefetch_window<W: Word>(pairs: &[W], pair_len: usize, part: Range<usize>, i: usize) -> Ahead<'_> {
     let lead = part.len() * W::WINDOW_EIGHTHS / 8;
@@ -319,7 +319,8 @@ pub fn blind_rotate_batch(
 
 /// How many threads one ciphertext's blind rotation may use: the CPU backend's
 /// `LUX_FHE_BOOTSTRAP_THREADS` (`1` or `2`, default `2`). Two threads cut a lone
-/// gate's latency (measured in `docs/PERF.md`); batches use every core either way.
+/// gate's latency (measured in `docs/perf/2026-12-05.md`, "a lone gate's blind rotation on two
+/// threads"); batches use every core either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BootstrapThreads {
     One,

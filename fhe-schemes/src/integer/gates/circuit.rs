@@ -87,7 +87,7 @@ impl PrefixNetwork {
 /// times the levels of Sklansky; a level costs `max(latency, gates / throughput)`, and
 /// at 256 bits the widest adder level is 511 gates, so the fewest gates win unless a
 /// backend bootstraps more than `511 / latency` ciphertexts a second (3.4 million at
-/// 150 us): true of the CPU and of the CUDA issue's floor (`docs/PERF.md`). A
+/// 150 us): true of the CPU and of the CUDA issue's floor (`docs/perf/2026-12-03.md`). A
 /// latency-bound backend builds with [`IntOp::circuit_with`] and Sklansky.
 pub const DEFAULT_PREFIX: PrefixNetwork = PrefixNetwork::BrentKung;
 
