@@ -1,5 +1,5 @@
-//! CKKS in a few lines: encrypt a vector, multiply, rotate, decrypt; print the precision
-//! and the time of each operation.
+//! CKKS in a few lines: encrypt a vector, multiply, rotate, decrypt, then a polynomial
+//! in `Mode::Auto`; print the precision and the time of each operation.
 //!
 //! `cargo run --release --example ckks_basics -- [--preset slots4096-scale40-depth2] [--threads N]`
 //! The backend follows `LUX_FHE_BACKEND` (unset: the best available, else the CPU); a
@@ -10,6 +10,7 @@ use std::time::Instant;
 use lux_fhe::ckks::precision_bits;
 use lux_fhe::ckks::Complex;
 use lux_fhe::ckks::KeygenOptions;
+use lux_fhe::ckks::Mode;
 use lux_fhe::ckks::Preset;
 use lux_fhe::Engine;
 
@@ -87,5 +88,18 @@ fn run(preset: Preset) -> Result<(), Box<dyn std::error::Error>> {
     let h4 = ckks.decrypt(&keys.sk, &hoisted[3])?;
     let want4: Vec<Complex> = (0..slots).map(|i| x[(i + 4) % slots] * y[(i + 4) % slots]).collect();
     println!("hoisted rotation by 4: {:.1} bits", precision_bits(&h4, &want4));
+
+    // Mode::Auto rescales every product and reconciles levels and scales, so a
+    // polynomial reads as written: 0.5 x^2 + y x + 1, with y a plaintext kept prepared
+    // on the backend (evaluation form) for reuse.
+    let auto = ckks.evaluator_with(&keys.eval, Mode::Auto)?;
+    let y_kept = auto.prepare_plaintext(&ckks.encode(&y)?)?;
+    let t = Instant::now();
+    let square = auto.mul_const(&auto.square(&cx)?, 0.5)?;
+    let poly = auto.add_const(&auto.add(&square, &auto.mul_plain(&cx, &y_kept)?)?, 1.0)?;
+    time("0.5 x^2 + y x + 1 (auto)", t);
+    let got = ckks.decrypt(&keys.sk, &poly)?;
+    let want: Vec<Complex> = (0..slots).map(|i| x[i] * x[i] * 0.5 + y[i] * x[i] + Complex::from(1.0)).collect();
+    println!("0.5 x^2 + y x + 1: {:.1} bits, {} levels left", precision_bits(&got, &want), poly.meta().level());
     Ok(())
 }

@@ -1,8 +1,9 @@
 //! # Lux FHE runtime
 //!
-//! Fully homomorphic encryption of bits with gate bootstrapping, on pluggable backends
-//! chosen at run time. Every backend produces byte-identical keys and ciphertexts to
-//! the CPU oracle.
+//! Fully homomorphic encryption, two schemes on one ring: bits with gate bootstrapping
+//! (and encrypted integers on top), and RNS-CKKS, approximate arithmetic on vectors of
+//! complex numbers ([`ckks`]), on pluggable backends chosen at run time. Every backend
+//! produces byte-identical keys and ciphertexts to the CPU oracle.
 //!
 //! ```no_run
 //! use lux_fhe::{Engine, ParamSet};
@@ -20,7 +21,22 @@
 //! ```
 //!
 //! Encrypted integers ([`FheUint`], 1 to 256 bits) are gate circuits on top: see
-//! [`integer`] and `docs/INTEGERS.md`.
+//! [`integer`] and `docs/INTEGERS.md`. CKKS:
+//!
+//! ```no_run
+//! use lux_fhe::ckks::{KeygenOptions, Mode, Preset};
+//!
+//! # fn main() -> lux_fhe::Result<()> {
+//! let engine = lux_fhe::Engine::from_env()?;
+//! let ctx = engine.ckks(Preset::Slots4096Scale40Depth2)?;
+//! let keys = ctx.keygen(&KeygenOptions::default())?;
+//! let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
+//! let x = ctx.encrypt(&keys.pk, &ctx.encode(&[0.5, -0.25])?)?;
+//! let y = ev.add(&ev.mul(&x, &x)?, &x)?; // x * x + x
+//! let values = ctx.decrypt(&keys.sk, &y)?;
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! Backends are cargo features of this crate (`cuda`, `hip`, `wgpu`, as their crates
 //! land); the CPU oracle is always built. [`registry()`] holds the backends this build
@@ -63,9 +79,11 @@ pub use fhe_schemes::tfhe::{gates, Gate, ServerKey};
 pub mod ckks {
     pub use fhe_api::ckks::{
         Ciphertext, EvalKeys, HostCiphertext, KeySet, Params, ParamsLiteral, Plaintext, PreparedPlaintext, Preset,
-        PublicKey, SecretDist, SecretKey, SwitchKind, SwitchingKey,
+        PublicKey, Scale, SecretDist, SecretKey, SwitchKind, SwitchingKey,
     };
-    pub use fhe_schemes::ckks::{precision_bits, Complex, Context, Evaluator, KeygenOptions};
+    pub use fhe_schemes::ckks::{
+        precision_bits, Complex, Context, Evaluator, HoistedCiphertext, KeygenOptions, Mode, PlainOperand,
+    };
 }
 
 /// The backends compiled into this build, as registry entries.

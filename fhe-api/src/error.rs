@@ -65,9 +65,9 @@ pub enum Error {
     /// An unknown or unsupported NTT variant name.
     #[error("unknown or unsupported NTT variant `{value}` for backend {backend}; valid values: {valid}")]
     UnknownNttVariant { backend: BackendKind, value: String, valid: String },
-    /// Objects of different parameter sets were combined.
+    /// Objects of different parameter sets (bit scheme) or CKKS parameters were combined.
     #[error("parameter set mismatch: expected {expected}, found {found}")]
-    ParamMismatch { expected: &'static str, found: &'static str },
+    ParamMismatch { expected: String, found: String },
     /// An object made under another key (its key tag differs from the key's), two
     /// ciphertexts of different keys combined, or an object relabelled to another
     /// parameter set. Tags print as 16 hex digits (`docs/FORMAT.md`, "Key tags").
@@ -86,17 +86,27 @@ pub enum Error {
     /// A configuration whose modulus exceeds the HE standard's 128-bit bound.
     #[error("insecure parameters: log2(QP) = {log_qp} bits exceeds the 128-bit bound of {bound} bits for N = {n} ({secret} secret)")]
     SecurityBound { log_qp: u32, bound: u32, n: usize, secret: &'static str },
-    /// CKKS operands at different levels (or an operation that needs a level the
-    /// ciphertext no longer has).
-    #[error("level mismatch: {0}")]
-    Level(String),
-    /// CKKS operands whose scales differ (add/sub need equal scales).
-    #[error("scale mismatch: {left} vs {right} (rescale or match scales first)")]
-    ScaleMismatch { left: f64, right: f64 },
-    /// An evaluation key that was not generated (a rotation index without a Galois key,
-    /// no relinearization key).
+    /// A CKKS operand whose level does not allow the operation: operands at different
+    /// levels in the manual mode, a rescale with no level left, a level above the chain.
+    #[error("{op}: operand at level {found}, {needed}")]
+    Level { op: &'static str, found: usize, needed: LevelNeed },
+    /// CKKS operands whose scales differ (`add`, `sub` and their forms need one scale).
+    #[error(
+        "{op}: scales 2^{:.4} and 2^{:.4} differ; bring one to the other's with Evaluator::rescale_to \
+         (or evaluate in the automatic mode)",
+        left.log2(), right.log2()
+    )]
+    ScaleMismatch { op: &'static str, left: f64, right: f64 },
+    /// A CKKS result whose scale would reach the modulus it lives in (its message would
+    /// wrap): refused before the operation runs.
+    #[error(
+        "{op}: the result's scale 2^{scale_log2:.1} would reach the modulus 2^{modulus_log2:.1} at level {level}; \
+         rescale the operands first (Evaluator::rescale) or encode at a smaller scale"
+    )]
+    ScaleOverflow { op: &'static str, scale_log2: f64, modulus_log2: f64, level: usize },
+    /// An evaluation key that was not generated.
     #[error("missing key: {0}")]
-    MissingKey(String),
+    MissingKey(KeyNeed),
     /// A scheme this backend does not implement.
     #[error("backend {backend} does not implement {scheme}")]
     Unsupported { backend: String, scheme: &'static str },
@@ -120,3 +130,64 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What level an operation needed ([`Error::Level`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LevelNeed {
+    /// The other operand's level (manual mode).
+    Equal(usize),
+    /// At least this level (a rescale needs level 1).
+    AtLeast(usize),
+    /// At most this level (a level cannot be raised; the chain's top).
+    AtMost(usize),
+}
+
+impl std::fmt::Display for LevelNeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LevelNeed::Equal(l) => write!(
+                f,
+                "the other operand is at level {l}: drop the higher with Evaluator::drop_to_level or \
+                 Evaluator::rescale_to (or evaluate in the automatic mode)"
+            ),
+            LevelNeed::AtLeast(l) => {
+                write!(f, "needs level {l} or above: the chain is spent (bootstrap or re-encrypt)")
+            }
+            LevelNeed::AtMost(l) => write!(f, "needs level {l} or below (a level cannot be raised)"),
+        }
+    }
+}
+
+/// Which evaluation key an operation needed ([`Error::MissingKey`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyNeed {
+    Relinearization,
+    /// A Galois key for a rotation by `steps` slots (its Galois element).
+    Rotation {
+        steps: i64,
+        element: u64,
+    },
+    Conjugation {
+        element: u64,
+    },
+}
+
+impl std::fmt::Display for KeyNeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyNeed::Relinearization => {
+                f.write_str("no relinearization key (KeygenOptions::relin, or Context::relin_key from the secret key)")
+            }
+            KeyNeed::Rotation { steps, element } => write!(
+                f,
+                "no Galois key for a rotation by {steps} (element {element}): KeygenOptions::rotations, or \
+                 Context::rotation_keys from the secret key and Evaluator::add_keys"
+            ),
+            KeyNeed::Conjugation { element } => write!(
+                f,
+                "no Galois key for conjugation (element {element}): KeygenOptions::conjugation, or \
+                 Context::conjugation_key from the secret key and Evaluator::add_keys"
+            ),
+        }
+    }
+}

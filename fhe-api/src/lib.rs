@@ -22,7 +22,7 @@ pub mod tag;
 pub mod testing;
 pub mod tfhe;
 
-pub use error::{DecodeError, Error, Result, Unavailable};
+pub use error::{DecodeError, Error, KeyNeed, LevelNeed, Result, Unavailable};
 pub use ops::{Backend, BootstrapOps, DeviceInfo, NttOps, PreparedKey, RingOps};
 pub use registry::{BackendEntry, BackendKind, BackendOptions, Probe, Registry, Selection};
 pub use rng::Seed;

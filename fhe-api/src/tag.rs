@@ -37,7 +37,23 @@ impl KeyTag {
         h.update([0u8]);
         h.update(set.id().to_le_bytes());
         h.update(public_seed);
-        let digest = h.finalize();
+        Self::from_digest(&h.finalize())
+    }
+
+    /// The tag of a CKKS key set: `SHA-256("lux-fhe-v2/ckks-key-tag" || 0 || N (u64 LE)
+    /// || every prime of QP (u64 LE) || public_seed)[..8]`, never [`KeyTag::NONE`]. The
+    /// whole chain is bound, so a key set's objects are refused under other parameters.
+    pub fn derive_ckks(n: usize, primes: impl IntoIterator<Item = u64>, public_seed: &[u8; 32]) -> KeyTag {
+        let mut h = Sha256::new();
+        h.update(b"lux-fhe-v2/ckks-key-tag");
+        h.update([0u8]);
+        h.update((n as u64).to_le_bytes());
+        primes.into_iter().for_each(|q| h.update(q.to_le_bytes()));
+        h.update(public_seed);
+        Self::from_digest(&h.finalize())
+    }
+
+    fn from_digest(digest: &[u8]) -> KeyTag {
         let mut tag = [0u8; KEY_TAG_LEN];
         tag.copy_from_slice(&digest[..KEY_TAG_LEN]);
         if tag == [0; KEY_TAG_LEN] {

@@ -14,8 +14,10 @@ use zeroize::Zeroizing;
 
 use crate::ckks::meta::CkksMeta;
 use crate::ckks::params::Params;
+use crate::ckks::scale::Scale;
 use crate::error::{Error, Result};
 use crate::rng::stream;
+use crate::tag::KeyTag;
 
 /// Which secret a switching key moves a ciphertext from: `s^2` (relinearization) or
 /// `sigma_g(s)` (the Galois automorphism `X -> X^g`, a rotation or conjugation).
@@ -35,9 +37,10 @@ impl SwitchKind {
     }
 }
 
-/// The secret key: `N` ternary coefficients. Zeroized on drop.
+/// The secret key: `N` ternary coefficients and its key set's tag. Zeroized on drop.
 pub struct SecretKey {
     pub(crate) params: Arc<Params>,
+    pub(crate) tag: KeyTag,
     pub(crate) s: Zeroizing<Vec<i8>>,
     /// `s` in evaluation form over `q_0 .. q_L`, computed on first use (decryption would
     /// otherwise take it through `L + 1` NTTs every time). The NTT's words are fixed, so
@@ -47,22 +50,34 @@ pub struct SecretKey {
 
 impl std::fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SecretKey({}, ..)", self.params.name())
+        write!(f, "SecretKey({}, tag {}, ..)", self.params.name(), self.tag)
     }
 }
 
 impl SecretKey {
-    pub fn from_raw(params: Arc<Params>, s: Vec<i8>) -> Result<Self> {
-        if s.len() != params.n() || s.iter().any(|&x| !(-1..=1).contains(&x)) {
-            return Err(Error::InvalidInput(format!("a CKKS secret key has {} ternary coefficients", params.n())));
+    /// `s` under the key set tagged `tag` ([`Params::key_tag`] of its public seed). The key
+    /// is built first and checked after, so a refused key's coefficients are zeroized on
+    /// drop like an accepted one's.
+    pub fn from_raw(params: Arc<Params>, tag: KeyTag, s: Vec<i8>) -> Result<Self> {
+        let key = SecretKey { params, tag, s: Zeroizing::new(s), eval: OnceLock::new() };
+        let n = key.params.n();
+        if key.s.len() != n || key.s.iter().any(|&x| !(-1..=1).contains(&x)) {
+            return Err(Error::InvalidInput(format!("a CKKS secret key has {n} ternary coefficients")));
         }
-        if s.iter().all(|&x| x == 0) {
+        if key.s.iter().all(|&x| x == 0) {
             return Err(Error::InvalidInput("an all-zero CKKS secret key".into()));
         }
-        Ok(SecretKey { params, s: Zeroizing::new(s), eval: OnceLock::new() })
+        if tag.is_none() {
+            return Err(Error::InvalidInput("a CKKS secret key needs its key set's tag, not none".into()));
+        }
+        Ok(key)
     }
     pub fn params(&self) -> &Arc<Params> {
         &self.params
+    }
+    /// The key set's tag: objects of another key set are `Error::WrongKey`.
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     /// The ternary coefficients (secret: handle with care).
     pub fn coefficients(&self) -> &[i8] {
@@ -85,11 +100,12 @@ impl SecretKey {
 }
 
 /// The public key `(b, a) = (-a s + e, a)` over `q_0 .. q_L` and the first special prime
-/// `p_0` (encryption divides by it, see [`crate::ckks::encrypt`]), evaluation form; `a`
-/// from the public seed (stream `ckks-pk-a`).
+/// `p_0` (encryption divides by it, `fhe_schemes::ckks`'s encryption), evaluation form;
+/// `a` from the public seed (stream `ckks-pk-a`), which also names the key set's tag.
 #[derive(Clone, Debug)]
 pub struct PublicKey {
     pub(crate) params: Arc<Params>,
+    pub(crate) tag: KeyTag,
     pub(crate) seed: [u8; 32],
     pub(crate) b: Vec<u64>,
     /// The `a` half, expanded on first use (a ChaCha draw per word, every encryption).
@@ -104,12 +120,19 @@ impl PartialEq for PublicKey {
 }
 
 impl PublicKey {
+    /// A limb of `b` that is all zero is refused: with `b = 0` an encryption's `c0` would
+    /// carry the message in the clear (up to `v e`), as would a forged key.
     pub fn from_raw(params: Arc<Params>, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
         if params.p().is_empty() {
             return Err(Error::InvalidInput(format!("{}: a public key needs a special prime", params.name())));
         }
         check_limbs(&params, &b, Self::limbs(&params), "public key")?;
-        Ok(PublicKey { params, seed, b, a: OnceLock::new() })
+        check_no_zero_limb(&params, &b, "public key")?;
+        Ok(PublicKey { tag: params.key_tag(&seed), params, seed, b, a: OnceLock::new() })
+    }
+    /// The key set's tag, derived from the public seed.
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     /// Limbs of each half: `q_0 .. q_L` and `p_0`.
     pub fn limbs(params: &Params) -> usize {
@@ -140,31 +163,43 @@ impl PublicKey {
 
 /// A hybrid key-switching key: for each of `dnum` digits `j`, `b_j = -a_j s + e_j +
 /// [i in digit j] P s'` modulo every prime `r_i` of QP (evaluation form). Limb-major
-/// `dnum x (L + 1 + K) x N` words.
+/// `dnum x (L + 1 + K) x N` words. It carries its key set's tag: a key made later from
+/// the secret key alone has a seed of its own but the set's tag.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchingKey {
     pub(crate) params: Arc<Params>,
     pub(crate) kind: SwitchKind,
+    pub(crate) tag: KeyTag,
     pub(crate) seed: [u8; 32],
     pub(crate) b: Vec<u64>,
 }
 
 impl SwitchingKey {
-    pub fn from_raw(params: Arc<Params>, kind: SwitchKind, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
+    /// A limb of `b` that is all zero is refused (a forged or degenerate key), as is the
+    /// tag of no key.
+    pub fn from_raw(params: Arc<Params>, kind: SwitchKind, tag: KeyTag, seed: [u8; 32], b: Vec<u64>) -> Result<Self> {
         if let SwitchKind::Galois(g) = kind {
             if g.is_multiple_of(2) || g >= 2 * params.n() as u64 {
                 return Err(Error::InvalidInput(format!("Galois element {g} is not odd and below 2N")));
             }
         }
+        if tag.is_none() {
+            return Err(Error::InvalidInput("a switching key needs its key set's tag, not none".into()));
+        }
         let digits = params.digits(params.max_level()).len();
         check_limbs(&params, &b, digits * (params.q().len() + params.p().len()), "switching key")?;
-        Ok(SwitchingKey { params, kind, seed, b })
+        check_no_zero_limb(&params, &b, "switching key")?;
+        Ok(SwitchingKey { params, kind, tag, seed, b })
     }
     pub fn params(&self) -> &Arc<Params> {
         &self.params
     }
     pub fn kind(&self) -> SwitchKind {
         self.kind
+    }
+    /// The key set's tag.
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
     pub fn seed(&self) -> &[u8; 32] {
         &self.seed
@@ -225,10 +260,10 @@ pub struct HostCiphertext {
 }
 
 impl HostCiphertext {
-    pub fn from_raw(params: Arc<Params>, level: usize, scale: f64, c0: Vec<u64>, c1: Vec<u64>) -> Result<Self> {
-        let meta = CkksMeta::new(params, level, scale)?;
-        check_limbs(meta.params(), &c0, level + 1, "ciphertext c0")?;
-        check_limbs(meta.params(), &c1, level + 1, "ciphertext c1")?;
+    /// Every word is checked below its prime.
+    pub fn from_raw(meta: CkksMeta, c0: Vec<u64>, c1: Vec<u64>) -> Result<Self> {
+        check_limbs(meta.params(), &c0, meta.limbs(), "ciphertext c0")?;
+        check_limbs(meta.params(), &c1, meta.limbs(), "ciphertext c1")?;
         Ok(HostCiphertext { meta, c0, c1 })
     }
     /// For a producer that reduced every word itself (encryption, a backend's download):
@@ -248,8 +283,11 @@ impl HostCiphertext {
     pub fn level(&self) -> usize {
         self.meta.level()
     }
-    pub fn scale(&self) -> f64 {
+    pub fn scale(&self) -> Scale {
         self.meta.scale()
+    }
+    pub fn tag(&self) -> KeyTag {
+        self.meta.tag()
     }
     pub fn c0(&self) -> &[u64] {
         &self.c0
@@ -263,23 +301,47 @@ impl HostCiphertext {
     }
 }
 
-/// An encoded message: coefficient form over `q_0 .. q_level`.
+/// An encoded message: coefficient form over `q_0 .. q_level`, and, for an extended
+/// plaintext, over the special primes `p_0 .. p_{K-1}` too (the form a sum of rotations
+/// with one lazy ModDown multiplies by, before dividing by `P`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plaintext {
     meta: CkksMeta,
     coeffs: Vec<u64>,
+    /// `K` limbs over `P`, or none.
+    special: Vec<u64>,
 }
 
 impl Plaintext {
-    pub fn from_raw(params: Arc<Params>, level: usize, scale: f64, coeffs: Vec<u64>) -> Result<Self> {
-        let meta = CkksMeta::new(params, level, scale)?;
-        check_limbs(meta.params(), &coeffs, level + 1, "plaintext")?;
-        Ok(Plaintext { meta, coeffs })
+    /// Every word is checked below its prime.
+    pub fn from_raw(meta: CkksMeta, coeffs: Vec<u64>) -> Result<Self> {
+        check_limbs(meta.params(), &coeffs, meta.limbs(), "plaintext")?;
+        Ok(Plaintext { meta, coeffs, special: Vec::new() })
     }
     /// [`HostCiphertext::from_reduced`]'s rule: lengths checked, words not.
     pub fn from_reduced(meta: CkksMeta, coeffs: Vec<u64>) -> Result<Self> {
         check_len(&meta, &coeffs, "plaintext")?;
-        Ok(Plaintext { meta, coeffs })
+        Ok(Plaintext { meta, coeffs, special: Vec::new() })
+    }
+    /// An extended plaintext: `coeffs` over `q_0 .. q_level` and `special` over
+    /// `p_0 .. p_{K-1}`, the same integers reduced (lengths checked, words not).
+    pub fn extended_from_reduced(meta: CkksMeta, coeffs: Vec<u64>, special: Vec<u64>) -> Result<Self> {
+        check_len(&meta, &coeffs, "plaintext")?;
+        let want = meta.params().p().len() * meta.params().n();
+        if special.len() != want {
+            return Err(Error::InvalidInput(format!(
+                "extended plaintext: {} special words, expected {want}",
+                special.len()
+            )));
+        }
+        Ok(Plaintext { meta, coeffs, special })
+    }
+    /// The limbs over `P` of an extended plaintext (empty for any other).
+    pub fn special(&self) -> &[u64] {
+        &self.special
+    }
+    pub fn is_extended(&self) -> bool {
+        !self.special.is_empty()
     }
     pub fn meta(&self) -> &CkksMeta {
         &self.meta
@@ -290,14 +352,26 @@ impl Plaintext {
     pub fn level(&self) -> usize {
         self.meta.level()
     }
-    pub fn scale(&self) -> f64 {
+    pub fn scale(&self) -> Scale {
         self.meta.scale()
+    }
+    pub fn tag(&self) -> KeyTag {
+        self.meta.tag()
     }
     pub fn coeffs(&self) -> &[u64] {
         &self.coeffs
     }
     pub fn into_coeffs(self) -> Vec<u64> {
         self.coeffs
+    }
+}
+
+/// No limb of `words` is all zero: a uniformly random limb is zero with probability
+/// `q^-N`, a degenerate or forged key's is not.
+fn check_no_zero_limb(params: &Params, words: &[u64], what: &str) -> Result<()> {
+    match words.chunks(params.n()).position(|limb| limb.iter().all(|&x| x == 0)) {
+        Some(i) => Err(Error::InvalidInput(format!("{what}: limb {i} is all zero (a degenerate key)"))),
+        None => Ok(()),
     }
 }
 

@@ -1,25 +1,130 @@
 //! What the host knows of a CKKS object, wherever its words are: a ciphertext's or
-//! plaintext's parameters, level and scale ([`CkksMeta`], carried by host objects of
-//! [`crate::ckks::entities`] and by resident ones alike), and the resident objects a
+//! plaintext's parameters, level, scale and key tag ([`CkksMeta`], carried by host objects
+//! of [`crate::ckks::entities`] and by resident ones alike), and the resident objects a
 //! backend keeps in its own form ([`Ciphertext`], [`PreparedPlaintext`],
-//! [`PreparedSwitchKey`]: host memory on the CPU, device buffers on a GPU).
+//! [`PreparedSwitchKey`], [`Hoisted`]: host memory on the CPU, device buffers on a GPU).
 
 use std::sync::Arc;
 
 use crate::ckks::entities::{SwitchKind, SwitchingKey};
 use crate::ckks::params::Params;
-use crate::error::{Error, Result};
+use crate::ckks::scale::Scale;
+use crate::error::{Error, LevelNeed, Result};
 use crate::ops::Resident;
+use crate::tag::KeyTag;
 
-/// A CKKS ciphertext resident in a backend: its [`CkksMeta`] on the host, its words
-/// wherever the backend keeps them.
-pub type Ciphertext = Resident<CkksMeta>;
+/// A CKKS ciphertext resident in a backend: its [`CtMeta`] on the host, its words
+/// wherever the backend keeps them. Cloning shares the words (they are never changed in
+/// place while shared).
+pub type Ciphertext = Resident<CtMeta>;
 
-/// A plaintext resident in a backend (evaluation form over `q_0 .. q_level`).
+/// A plaintext resident in a backend (evaluation form over `q_0 .. q_level`): encode once,
+/// prepare once ([`crate::ops::CkksOps::upload_plaintext`]), use many times.
 pub type PreparedPlaintext = Resident<PlainMeta>;
 
 /// A switching key in a backend's own form (both halves expanded; resident on a device).
 pub type PreparedSwitchKey = Resident<SwitchKeyMeta>;
+
+/// A ciphertext's key-switching decomposition (ModUp of `c1`), resident: computed once,
+/// it serves any number of rotations of that ciphertext, in one call or several.
+pub type Hoisted = Resident<HoistMeta>;
+
+/// A ciphertext over `Q_level P` times `P`, before its ModDown (a rotation whose division
+/// by `P` is deferred, so that a sum of rotations times extended plaintexts divides once:
+/// the lazy ModDown of baby-step giant-step sums). Its [`CkksMeta`] is the ciphertext's
+/// after the ModDown.
+pub type ExtCiphertext = Resident<ExtMeta>;
+
+/// An [`ExtCiphertext`]'s metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtMeta(pub CkksMeta);
+
+impl std::ops::Deref for ExtMeta {
+    type Target = CkksMeta;
+    fn deref(&self) -> &CkksMeta {
+        &self.0
+    }
+}
+
+/// Parameters, level, scale and key tag of one CKKS ciphertext or plaintext.
+#[derive(Clone, PartialEq)]
+pub struct CkksMeta {
+    params: Arc<Params>,
+    level: usize,
+    scale: Scale,
+    tag: KeyTag,
+}
+
+impl std::fmt::Debug for CkksMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CkksMeta({}, level {}, scale {}, tag {})", self.params.name(), self.level, self.scale, self.tag)
+    }
+}
+
+impl CkksMeta {
+    /// A level above the chain's top is `Error::Level`; a scale at or above half the
+    /// modulus of its level (`Q_level / 2`, where the message would wrap) is
+    /// `Error::ScaleOverflow`.
+    pub fn new(params: Arc<Params>, level: usize, scale: Scale, tag: KeyTag) -> Result<CkksMeta> {
+        check_level(&params, level)?;
+        check_fits("a CKKS object", &params, level, scale)?;
+        Ok(CkksMeta { params, level, scale, tag })
+    }
+    pub fn params(&self) -> &Arc<Params> {
+        &self.params
+    }
+    /// The object lives over `q_0 .. q_level`.
+    pub fn level(&self) -> usize {
+        self.level
+    }
+    /// The factor its message is multiplied by.
+    pub fn scale(&self) -> Scale {
+        self.scale
+    }
+    /// The tag of the key set it belongs to ([`KeyTag::NONE`] for an encoded plaintext).
+    pub fn tag(&self) -> KeyTag {
+        self.tag
+    }
+    /// Limbs of each polynomial: `level + 1`.
+    pub fn limbs(&self) -> usize {
+        self.level + 1
+    }
+    /// The same object at another level, scale or tag, checked as [`CkksMeta::new`]
+    /// checks, with `op` naming the operation in an error.
+    pub fn with(&self, op: &'static str, level: usize, scale: Scale, tag: KeyTag) -> Result<CkksMeta> {
+        check_level(&self.params, level)?;
+        check_fits(op, &self.params, level, scale)?;
+        Ok(CkksMeta { params: self.params.clone(), level, scale, tag })
+    }
+}
+
+/// A resident ciphertext's metadata: its [`CkksMeta`] and its degree (`1` for
+/// `(c0, c1)`, `2` for an unrelinearized product `(c0, c1, c2)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CtMeta {
+    pub meta: CkksMeta,
+    degree: usize,
+}
+
+impl CtMeta {
+    /// Degree 1 or 2; anything else is `Error::InvalidInput`.
+    pub fn new(meta: CkksMeta, degree: usize) -> Result<CtMeta> {
+        if !(1..=2).contains(&degree) {
+            return Err(Error::InvalidInput(format!("a CKKS ciphertext of degree {degree}: 1 or 2")));
+        }
+        Ok(CtMeta { meta, degree })
+    }
+    pub fn degree(&self) -> usize {
+        self.degree
+    }
+}
+
+impl std::ops::Deref for CtMeta {
+    type Target = CkksMeta;
+    fn deref(&self) -> &CkksMeta {
+        &self.meta
+    }
+}
 
 /// A resident plaintext's metadata: a [`CkksMeta`] of its own type, so a plaintext
 /// object is never taken for a ciphertext.
@@ -33,16 +138,29 @@ impl std::ops::Deref for PlainMeta {
     }
 }
 
-/// A prepared switching key's metadata: its parameters and which secret it switches from.
+/// A hoisting precompute's metadata: the ciphertext it decomposes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HoistMeta(pub CkksMeta);
+
+impl std::ops::Deref for HoistMeta {
+    type Target = CkksMeta;
+    fn deref(&self) -> &CkksMeta {
+        &self.0
+    }
+}
+
+/// A prepared switching key's metadata: its parameters, which secret it switches from,
+/// and its key set's tag.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchKeyMeta {
     params: Arc<Params>,
     kind: SwitchKind,
+    tag: KeyTag,
 }
 
 impl SwitchKeyMeta {
     pub fn of(key: &SwitchingKey) -> SwitchKeyMeta {
-        SwitchKeyMeta { params: key.params().clone(), kind: key.kind() }
+        SwitchKeyMeta { params: key.params().clone(), kind: key.kind(), tag: key.tag() }
     }
     pub fn params(&self) -> &Arc<Params> {
         &self.params
@@ -50,61 +168,23 @@ impl SwitchKeyMeta {
     pub fn kind(&self) -> SwitchKind {
         self.kind
     }
-}
-
-/// Parameters, level and scale of one CKKS ciphertext or plaintext.
-#[derive(Clone, PartialEq)]
-pub struct CkksMeta {
-    params: Arc<Params>,
-    level: usize,
-    scale: f64,
-}
-
-impl std::fmt::Debug for CkksMeta {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CkksMeta({}, level {}, scale 2^{:.3})", self.params.name(), self.level, self.scale.log2())
-    }
-}
-
-impl CkksMeta {
-    /// A level above the chain's top is `Error::Level`; a scale that is not finite and
-    /// positive is `Error::InvalidInput`.
-    pub fn new(params: Arc<Params>, level: usize, scale: f64) -> Result<CkksMeta> {
-        check_level(&params, level)?;
-        check_scale(scale)?;
-        Ok(CkksMeta { params, level, scale })
-    }
-    pub fn params(&self) -> &Arc<Params> {
-        &self.params
-    }
-    /// The object lives over `q_0 .. q_level`.
-    pub fn level(&self) -> usize {
-        self.level
-    }
-    /// The factor its message is multiplied by.
-    pub fn scale(&self) -> f64 {
-        self.scale
-    }
-    /// Limbs of each polynomial: `level + 1`.
-    pub fn limbs(&self) -> usize {
-        self.level + 1
+    pub fn tag(&self) -> KeyTag {
+        self.tag
     }
 }
 
 pub(crate) fn check_level(params: &Params, level: usize) -> Result<()> {
     if level > params.max_level() {
-        return Err(Error::Level(format!(
-            "level {level} is above {}'s top level {}",
-            params.name(),
-            params.max_level()
-        )));
+        return Err(Error::Level { op: "a CKKS object", found: level, needed: LevelNeed::AtMost(params.max_level()) });
     }
     Ok(())
 }
 
-pub(crate) fn check_scale(scale: f64) -> Result<()> {
-    if !(scale.is_finite() && scale > 0.0) {
-        return Err(Error::InvalidInput(format!("a CKKS scale must be finite and positive, not {scale}")));
+/// `scale < Q_level / 2`: a larger scale would wrap the message around the modulus.
+pub fn check_fits(op: &'static str, params: &Params, level: usize, scale: Scale) -> Result<()> {
+    let modulus_log2 = params.log2_q_at(level);
+    if scale.log2() >= modulus_log2 - 1.0 {
+        return Err(Error::ScaleOverflow { op, scale_log2: scale.log2(), modulus_log2, level });
     }
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! |---|---|
 //! | [`params`] | prime chains, presets, the security bound |
 //! | [`entities`] | keys, plaintexts, host ciphertexts, their seeded halves |
-//! | [`meta`] | level and scale of a ciphertext or plaintext; the resident objects |
+//! | [`meta`] | level, scale and tag of a ciphertext or plaintext; the resident objects |
+//! | [`scale`] | the checked scale and when two scales are one |
 //!
 //! Encoding, key generation, encryption and the evaluator are host algorithms over a
 //! backend: `fhe_schemes::ckks`.
@@ -13,7 +14,12 @@
 pub mod entities;
 pub mod meta;
 pub mod params;
+pub mod scale;
 
 pub use entities::{EvalKeys, HostCiphertext, KeySet, Plaintext, PublicKey, SecretKey, SwitchKind, SwitchingKey};
-pub use meta::{Ciphertext, CkksMeta, PlainMeta, PreparedPlaintext, PreparedSwitchKey, SwitchKeyMeta};
+pub use meta::{
+    Ciphertext, CkksMeta, CtMeta, ExtCiphertext, ExtMeta, HoistMeta, Hoisted, PlainMeta, PreparedPlaintext,
+    PreparedSwitchKey, SwitchKeyMeta,
+};
 pub use params::{Params, ParamsLiteral, Preset, SecretDist};
+pub use scale::Scale;

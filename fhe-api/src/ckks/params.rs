@@ -14,9 +14,11 @@ use std::ops::Range;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
+use crate::ckks::scale::Scale;
 use crate::error::{Error, Result};
 use crate::ring::prime::{primes_below, primes_near};
 use crate::ring::{PolynomialSize, RingModulus};
+use crate::tag::KeyTag;
 
 /// Smallest and largest ring degree of a CKKS configuration (`N = 2^12 .. 2^17`, DESIGN).
 pub const MIN_LOG_N: u32 = 12;
@@ -172,8 +174,30 @@ impl Params {
     }
 
     /// `Delta = 2^scale_bits`, the scale a fresh encoding uses.
-    pub fn default_scale(&self) -> f64 {
-        pow2(self.scale_bits as i32)
+    pub fn default_scale(&self) -> Scale {
+        Scale::pow2(self.scale_bits).expect("scale_bits <= 60 is checked at construction")
+    }
+
+    /// The canonical scale of `level` in the automatic mode (OpenFHE's FLEXIBLEAUTO
+    /// table): `Delta` at the top, and `scale_at(l - 1) = scale_at(l)^2 / q_l`, so a
+    /// product of two ciphertexts at their level's scale, rescaled, lands exactly on the
+    /// next level's. `level` above the top is clamped to the top.
+    pub fn scale_at(&self, level: usize) -> Scale {
+        let mut s = self.default_scale().value();
+        for l in (level.min(self.max_level()) + 1..=self.max_level()).rev() {
+            s = s * s / self.q[l].0 as f64;
+        }
+        Scale::new(s).unwrap_or(self.default_scale())
+    }
+
+    /// The tag of the key set whose public seed is `public_seed` under these parameters.
+    pub fn key_tag(&self, public_seed: &[u8; 32]) -> KeyTag {
+        KeyTag::derive_ckks(self.n(), self.q.iter().chain(&self.p).map(|q| q.0), public_seed)
+    }
+
+    /// `log2(q_0 ... q_level)`: the modulus a ciphertext at `level` lives in.
+    pub fn log2_q_at(&self, level: usize) -> f64 {
+        self.q[..=level.min(self.max_level())].iter().map(|q| (q.0 as f64).log2()).sum()
     }
 
     /// Primes per key-switching digit: `ceil(q.len() / dnum)`.
@@ -293,12 +317,6 @@ impl Params {
         params.p = p.into_iter().map(RingModulus).collect();
         Ok(params)
     }
-}
-
-/// `2^e` for `|e| <= 1022`, built from its bit pattern (no `powi`/`exp2` call).
-pub fn pow2(e: i32) -> f64 {
-    assert!((-1022..=1023).contains(&e), "2^{e} is not a normal f64");
-    f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 /// The product of `factors` as little-endian 64-bit limbs, without high zero limbs

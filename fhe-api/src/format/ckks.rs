@@ -15,14 +15,17 @@ use zeroize::Zeroizing;
 
 use super::header::{
     open_ckks, write_ckks_header, CkksObjectKind, CKKS_LEVEL_PREFIX_LEN, CKKS_SWITCH_PREFIX_LEN, CKKS_WORD_LEN,
-    HEADER_LEN, SEED_LEN,
+    HEADER_LEN, KEY_TAG_LEN, SEED_LEN,
 };
 use super::{byte_to_ternary, invalid, put_u64s, range_check, seed_of, ternary_to_byte, BytesVisitor, Decode};
 use super::{TryEncode, Wire};
 use crate::ckks::entities::{HostCiphertext, Plaintext, PublicKey, SecretKey, SwitchKind, SwitchingKey};
+use crate::ckks::meta::CkksMeta;
 use crate::ckks::params::{Params, Preset};
-use crate::error::{DecodeError, Error, Result};
+use crate::ckks::scale::Scale;
+use crate::error::{DecodeError, Error, LevelNeed, Result};
 use crate::keyed_cache::KeyedCache;
+use crate::tag::KeyTag;
 
 /// Switching-key kind tags (the body's first field).
 const TAG_RELIN: u32 = 0;
@@ -73,21 +76,19 @@ fn le_u64(b: &[u8]) -> u64 {
 }
 
 /// Writes the level-and-scale prefix of a ciphertext or plaintext body.
-fn put_level_prefix(out: &mut [u8], level: usize, scale: f64) {
+fn put_level_prefix(out: &mut [u8], meta: &CkksMeta) {
     // Levels are below the preset's depth (at most 34), so they fit a u32.
-    out[..4].copy_from_slice(&(level as u32).to_le_bytes());
-    out[4..CKKS_LEVEL_PREFIX_LEN].copy_from_slice(&scale.to_bits().to_le_bytes());
+    out[..4].copy_from_slice(&(meta.level() as u32).to_le_bytes());
+    out[4..CKKS_LEVEL_PREFIX_LEN].copy_from_slice(&meta.scale().value().to_bits().to_le_bytes());
 }
 
-/// The level (already bounded by `open_ckks`) and the scale, which must be finite and
-/// positive: a NaN or negative scale would poison every decode and level match.
-fn get_level_prefix(body: &[u8]) -> Result<(usize, f64), DecodeError> {
+/// The metadata of a ciphertext or plaintext body: its level (already bounded by
+/// `open_ckks`), its scale (a checked [`Scale`]: not NaN, zero, subnormal or out of
+/// range, and below half the modulus of its level) and the tag read before it.
+fn get_level_prefix(params: &Arc<Params>, tag: KeyTag, body: &[u8]) -> Result<CkksMeta, DecodeError> {
     let level = le_u32(body) as usize;
-    let scale = f64::from_bits(le_u64(&body[4..]));
-    if !(scale.is_finite() && scale > 0.0) {
-        return Err(DecodeError::Invalid(format!("a CKKS scale must be finite and positive, not {scale}")));
-    }
-    Ok((level, scale))
+    let scale = Scale::new(f64::from_bits(le_u64(&body[4..]))).map_err(invalid)?;
+    CkksMeta::new(params.clone(), level, scale, tag).map_err(invalid)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -97,12 +98,19 @@ fn get_level_prefix(body: &[u8]) -> Result<(usize, f64), DecodeError> {
 trait CkksBody: Sized {
     const KIND: CkksObjectKind;
     fn params(&self) -> &Params;
+    /// The key set's tag, which opens every body.
+    fn tag(&self) -> KeyTag;
+    /// An object of this kind that has no encoding says why.
+    fn check_encodable(&self) -> Result<()> {
+        Ok(())
+    }
     /// The level the body length depends on (leveled kinds; keys answer 0).
     fn level(&self) -> usize {
         0
     }
     fn write_body(&self, out: &mut [u8]);
-    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError>;
+    /// `body` after the tag.
+    fn read_body(params: Arc<Params>, tag: KeyTag, body: &[u8]) -> Result<Self, DecodeError>;
 }
 
 impl CkksBody for HostCiphertext {
@@ -110,24 +118,28 @@ impl CkksBody for HostCiphertext {
     fn params(&self) -> &Params {
         HostCiphertext::params(self)
     }
+    fn tag(&self) -> KeyTag {
+        HostCiphertext::tag(self)
+    }
     fn level(&self) -> usize {
         HostCiphertext::level(self)
     }
     fn write_body(&self, out: &mut [u8]) {
         let (prefix, words) = out.split_at_mut(CKKS_LEVEL_PREFIX_LEN);
-        put_level_prefix(prefix, HostCiphertext::level(self), self.scale());
+        put_level_prefix(prefix, self.meta());
         let (c0, c1) = words.split_at_mut(self.c0().len() * CKKS_WORD_LEN);
         put_u64s(c0, self.c0(), CKKS_WORD_LEN);
         put_u64s(c1, self.c1(), CKKS_WORD_LEN);
     }
-    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
-        let (level, scale) = get_level_prefix(body)?;
+    fn read_body(params: Arc<Params>, tag: KeyTag, body: &[u8]) -> Result<Self, DecodeError> {
+        let meta = get_level_prefix(&params, tag, body)?;
+        let level = meta.level();
         let (n, primes) = (params.n(), qp_primes(&params));
         let (c0, c1) = body[CKKS_LEVEL_PREFIX_LEN..].split_at((level + 1) * n * CKKS_WORD_LEN);
         let c0 = get_limbs(c0, n, &primes[..=level])?;
         // c1's index continues c0's, so an error names one place in the body.
         let c1 = get_limbs(c1, n, &primes[..=level]).map_err(|e| shift_index(e, c0.len()))?;
-        HostCiphertext::from_raw(params, level, scale, c0, c1).map_err(invalid)
+        HostCiphertext::from_reduced(meta, c0, c1).map_err(invalid)
     }
 }
 
@@ -146,19 +158,30 @@ impl CkksBody for Plaintext {
     fn params(&self) -> &Params {
         Plaintext::params(self)
     }
+    fn tag(&self) -> KeyTag {
+        Plaintext::tag(self)
+    }
+    fn check_encodable(&self) -> Result<()> {
+        match self.is_extended() {
+            true => Err(Error::InvalidInput(
+                "an extended plaintext (limbs over P, for a lazy ModDown) has no encoding: encode its values".into(),
+            )),
+            false => Ok(()),
+        }
+    }
     fn level(&self) -> usize {
         Plaintext::level(self)
     }
     fn write_body(&self, out: &mut [u8]) {
         let (prefix, words) = out.split_at_mut(CKKS_LEVEL_PREFIX_LEN);
-        put_level_prefix(prefix, Plaintext::level(self), self.scale());
+        put_level_prefix(prefix, self.meta());
         put_u64s(words, self.coeffs(), CKKS_WORD_LEN);
     }
-    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
-        let (level, scale) = get_level_prefix(body)?;
+    fn read_body(params: Arc<Params>, tag: KeyTag, body: &[u8]) -> Result<Self, DecodeError> {
+        let meta = get_level_prefix(&params, tag, body)?;
         let primes = qp_primes(&params);
-        let coeffs = get_limbs(&body[CKKS_LEVEL_PREFIX_LEN..], params.n(), &primes[..=level])?;
-        Plaintext::from_raw(params, level, scale, coeffs).map_err(invalid)
+        let coeffs = get_limbs(&body[CKKS_LEVEL_PREFIX_LEN..], params.n(), &primes[..=meta.level()])?;
+        Plaintext::from_reduced(meta, coeffs).map_err(invalid)
     }
 }
 
@@ -167,10 +190,13 @@ impl CkksBody for SecretKey {
     fn params(&self) -> &Params {
         &self.params
     }
+    fn tag(&self) -> KeyTag {
+        self.tag
+    }
     fn write_body(&self, out: &mut [u8]) {
         out.iter_mut().zip(self.s.iter()).for_each(|(o, &x)| *o = ternary_to_byte(x));
     }
-    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: Arc<Params>, tag: KeyTag, body: &[u8]) -> Result<Self, DecodeError> {
         // An exact-size buffer, zeroized on every early return; never reallocated.
         let mut s = Zeroizing::new(vec![0i8; params.n()]);
         for (i, (d, &b)) in s.iter_mut().zip(body).enumerate() {
@@ -178,7 +204,7 @@ impl CkksBody for SecretKey {
         }
         // `from_raw` refuses an all-zero key (it would decrypt everything); its only other
         // checks passed above, so on that error the dropped buffer holds no secret.
-        SecretKey::from_raw(params, std::mem::take(&mut *s)).map_err(invalid)
+        SecretKey::from_raw(params, tag, std::mem::take(&mut *s)).map_err(invalid)
     }
 }
 
@@ -187,11 +213,21 @@ impl CkksBody for PublicKey {
     fn params(&self) -> &Params {
         &self.params
     }
+    fn tag(&self) -> KeyTag {
+        self.tag
+    }
     fn write_body(&self, out: &mut [u8]) {
         out[..SEED_LEN].copy_from_slice(&self.seed);
         put_u64s(&mut out[SEED_LEN..], &self.b, CKKS_WORD_LEN);
     }
-    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: Arc<Params>, tag: KeyTag, body: &[u8]) -> Result<Self, DecodeError> {
+        // The tag is the seed's: a stored tag that is not is a relabelled key.
+        let derived = params.key_tag(&seed_of(body));
+        if tag != derived {
+            return Err(DecodeError::Invalid(format!(
+                "CKKS public key with key tag {tag}, but its public seed gives {derived}"
+            )));
+        }
         let primes: Vec<u64> = params.q().iter().chain(params.p().first()).map(|m| m.0).collect();
         let b = get_limbs(&body[SEED_LEN..], params.n(), &primes)?;
         PublicKey::from_raw(params, seed_of(body), b).map_err(invalid)
@@ -202,6 +238,9 @@ impl CkksBody for SwitchingKey {
     const KIND: CkksObjectKind = CkksObjectKind::SwitchingKey;
     fn params(&self) -> &Params {
         &self.params
+    }
+    fn tag(&self) -> KeyTag {
+        self.tag
     }
     fn write_body(&self, out: &mut [u8]) {
         let (tag, g) = match self.kind {
@@ -214,7 +253,7 @@ impl CkksBody for SwitchingKey {
         seed.copy_from_slice(&self.seed);
         put_u64s(words, &self.b, CKKS_WORD_LEN);
     }
-    fn read_body(params: Arc<Params>, body: &[u8]) -> Result<Self, DecodeError> {
+    fn read_body(params: Arc<Params>, key_tag: KeyTag, body: &[u8]) -> Result<Self, DecodeError> {
         // The kind first: it is cheap to check, and the words need not be read otherwise.
         let (tag, g) = (le_u32(body), le_u64(&body[4..]));
         let kind = match (tag, g) {
@@ -230,16 +269,19 @@ impl CkksBody for SwitchingKey {
         };
         let rest = &body[CKKS_SWITCH_PREFIX_LEN..];
         let b = get_limbs(&rest[SEED_LEN..], params.n(), &qp_primes(&params))?;
-        SwitchingKey::from_raw(params, kind, seed_of(rest), b).map_err(invalid)
+        SwitchingKey::from_raw(params, kind, key_tag, seed_of(rest), b).map_err(invalid)
     }
 }
 
 fn try_encoded_len_of<T: CkksBody>(x: &T) -> Result<(Preset, usize)> {
+    x.check_encodable()?;
     let preset = preset_of(x.params())?;
     // The object's level is at most its params' top level by construction.
-    let len = T::KIND
-        .encoded_len(preset, x.level())
-        .ok_or_else(|| Error::Level(format!("{} at level {} is above {preset}'s top level", T::KIND, x.level())))?;
+    let len = T::KIND.encoded_len(preset, x.level()).ok_or(Error::Level {
+        op: "encode",
+        found: x.level(),
+        needed: LevelNeed::AtMost(preset.params().max_level()),
+    })?;
     // Bounded by the size of a value that already exists in memory.
     Ok((preset, len as usize))
 }
@@ -251,13 +293,23 @@ fn try_encode_to_of<T: CkksBody>(x: &T, out: &mut Vec<u8>) -> Result<()> {
     out.resize(start + len, 0);
     let dst = &mut out[start..];
     write_ckks_header(dst, T::KIND, preset, (len - HEADER_LEN) as u64);
-    x.write_body(&mut dst[HEADER_LEN..]);
+    dst[HEADER_LEN..HEADER_LEN + KEY_TAG_LEN].copy_from_slice(&x.tag().to_bytes());
+    x.write_body(&mut dst[HEADER_LEN + KEY_TAG_LEN..]);
     Ok(())
 }
 
 fn decode_ckks<T: CkksBody>(bytes: &[u8]) -> Result<T> {
     let (preset, body) = open_ckks(bytes, T::KIND)?;
-    Ok(T::read_body(preset_params(preset), body)?)
+    let (tag, body) = body.split_at(KEY_TAG_LEN);
+    let tag = KeyTag::from_bytes(tag.try_into().expect("open_ckks checked the body length"));
+    // Only a plaintext may belong to no key (an encoded message); keys and ciphertexts
+    // always have one (an encryption carries its public key's).
+    if tag.is_none() && T::KIND != CkksObjectKind::Plaintext {
+        return Err(
+            DecodeError::Invalid(format!("{} with key tag zero: only a plaintext belongs to no key", T::KIND)).into()
+        );
+    }
+    Ok(T::read_body(preset_params(preset), tag, body)?)
 }
 
 /// The largest encoding of `kind` over every preset (at its top level).

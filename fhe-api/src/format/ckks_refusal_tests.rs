@@ -69,7 +69,7 @@ const SMALL_ALLOCATION: usize = 4096;
 #[test]
 fn short_truncations_are_truncated() {
     for &(kind, preset, ref bytes) in samples() {
-        let prefix = HEADER_LEN + if kind.is_leveled() { CKKS_LEVEL_PREFIX_LEN } else { 0 };
+        let prefix = HEADER_LEN + if kind.is_leveled() { KEY_TAG_LEN + CKKS_LEVEL_PREFIX_LEN } else { 0 };
         for len in (0..prefix + 64).chain([bytes.len() - 1]) {
             let needed = match len {
                 l if l < HEADER_LEN => HEADER_LEN,
@@ -134,11 +134,11 @@ fn relabelled_levels_are_refused() {
         let top = preset.params().max_level() as u32;
         for kind in [CkksObjectKind::Ciphertext, CkksObjectKind::Plaintext] {
             let bytes = samples().iter().find(|s| (s.0, s.1) == (kind, preset)).unwrap().2.clone();
-            let level = u32::from_le_bytes(bytes[20..24].try_into().unwrap());
+            let level = u32::from_le_bytes(bytes[28..32].try_into().unwrap());
             for other in (0..=top).filter(|&l| l != level) {
                 // The level disagrees with the length field: refused as a bad length.
                 let mut b = bytes.clone();
-                b[20..24].copy_from_slice(&other.to_le_bytes());
+                b[28..32].copy_from_slice(&other.to_le_bytes());
                 let expected = kind.body_len(preset, other as usize).unwrap();
                 let found = (bytes.len() - HEADER_LEN) as u64;
                 assert_eq!(decode_err(kind, &b), DecodeError::BadLength { params: preset.name(), expected, found });
@@ -150,7 +150,7 @@ fn relabelled_levels_are_refused() {
             }
             for other in [top + 1, 1 << 16, u32::MAX] {
                 let mut b = bytes.clone();
-                b[20..24].copy_from_slice(&other.to_le_bytes());
+                b[28..32].copy_from_slice(&other.to_le_bytes());
                 invalid_containing(kind, &b, "top level");
             }
         }
@@ -205,9 +205,46 @@ fn bad_scales_are_refused() {
     let bytes = &samples()[0].2;
     for scale in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, -1e12, f64::from_bits(u64::MAX)] {
         let mut b = bytes.clone();
-        b[24..32].copy_from_slice(&scale.to_bits().to_le_bytes());
-        invalid_containing(CkksObjectKind::Ciphertext, &b, "finite and positive");
+        b[32..40].copy_from_slice(&scale.to_bits().to_le_bytes());
+        invalid_containing(CkksObjectKind::Ciphertext, &b, "finite, normal");
     }
+    // A subnormal scale, and one at or above half the modulus of its level.
+    for scale in [f64::MIN_POSITIVE / 4.0, 2f64.powi(-70), 2f64.powi(200), 2f64.powi(1000)] {
+        let mut b = bytes.clone();
+        b[32..40].copy_from_slice(&scale.to_bits().to_le_bytes());
+        assert!(decode_as(CkksObjectKind::Ciphertext, &b).is_err(), "{scale:e}");
+    }
+}
+
+/// Degenerate keys are refused at decode, as at construction: a public key or a switching
+/// key with an all-zero limb of `b` (with `b = 0`, an encryption's `c0` would carry the
+/// message readable), and a key or ciphertext with the tag of no key.
+#[test]
+fn degenerate_keys_and_missing_tags_are_refused() {
+    let key = pk(SMALL, 4);
+    let mut b = key.try_encode().unwrap();
+    let n = key.params().n();
+    let words = HEADER_LEN + KEY_TAG_LEN + SEED_LEN;
+    b[words..words + 8 * n].fill(0);
+    invalid_containing(CkksObjectKind::PublicKey, &b, "all zero");
+    b[words..].fill(0);
+    invalid_containing(CkksObjectKind::PublicKey, &b, "all zero");
+    let mut b = swk(SMALL, SwitchKind::Relin, 3).try_encode().unwrap();
+    let words = HEADER_LEN + KEY_TAG_LEN + CKKS_SWITCH_PREFIX_LEN + SEED_LEN;
+    b[words..].fill(0);
+    invalid_containing(CkksObjectKind::SwitchingKey, &b, "all zero");
+    for &(kind, _, ref bytes) in samples() {
+        let mut b = bytes.clone();
+        b[HEADER_LEN..HEADER_LEN + KEY_TAG_LEN].fill(0);
+        match kind {
+            CkksObjectKind::Plaintext => assert!(decode_as(kind, &b).is_ok(), "an encoded plaintext has no key"),
+            _ => invalid_containing(kind, &b, "key tag zero"),
+        }
+    }
+    // A public key relabelled to another key set's tag.
+    let mut b = pk(SMALL, 4).try_encode().unwrap();
+    b[HEADER_LEN] ^= 1;
+    invalid_containing(CkksObjectKind::PublicKey, &b, "its public seed gives");
 }
 
 #[test]
@@ -216,7 +253,7 @@ fn words_out_of_range_are_located() {
     let p = preset.params();
     let (n, q) = (p.n(), |i: usize| p.q()[i].0);
     let c = ct(preset, 2, 1).try_encode().unwrap();
-    let words_at = HEADER_LEN + CKKS_LEVEL_PREFIX_LEN;
+    let words_at = HEADER_LEN + KEY_TAG_LEN + CKKS_LEVEL_PREFIX_LEN;
     // c0 limb 0, c0 limb 2 (its last word), c1 limb 0: the index runs on through c1.
     for (i, value, bound) in [(0, q(0), q(0)), (3 * n - 1, u64::MAX, q(2)), (3 * n, q(0) + 1, q(0))] {
         let mut b = c.clone();
@@ -225,7 +262,7 @@ fn words_out_of_range_are_located() {
     }
     // Switching key: limb L + 1 is p_0; limb L + 1 + K starts the second digit at q_0.
     let k = swk(preset, SwitchKind::Relin, 2).try_encode().unwrap();
-    let words_at = HEADER_LEN + CKKS_SWITCH_PREFIX_LEN + SEED_LEN;
+    let words_at = HEADER_LEN + KEY_TAG_LEN + CKKS_SWITCH_PREFIX_LEN + SEED_LEN;
     let (l1, kp) = (p.q().len(), p.p().len());
     for (limb, bound) in [(l1, p.p()[0].0), (l1 + kp, q(0)), (l1 + kp - 1, p.p()[kp - 1].0)] {
         let mut b = k.clone();
@@ -234,7 +271,7 @@ fn words_out_of_range_are_located() {
         assert_eq!(decode_err(CkksObjectKind::SwitchingKey, &b), want);
     }
     let mut b = pk(preset, 3).try_encode().unwrap();
-    let at = HEADER_LEN + SEED_LEN + 8 * (l1 * n - 1);
+    let at = HEADER_LEN + KEY_TAG_LEN + SEED_LEN + 8 * (l1 * n - 1);
     b[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     let want = DecodeError::OutOfRange { index: l1 * n - 1, value: u64::MAX, bound: q(l1 - 1) };
     assert_eq!(decode_err(CkksObjectKind::PublicKey, &b), want);
@@ -243,14 +280,15 @@ fn words_out_of_range_are_located() {
 #[test]
 fn bad_secret_keys_are_refused() {
     let mut b = sk(SMALL, 1).try_encode().unwrap();
+    let at = HEADER_LEN + KEY_TAG_LEN;
     for (i, value) in [(0usize, 3u8), (4000, 0xFF), (8191, 128)] {
-        let old = b[HEADER_LEN + i];
-        b[HEADER_LEN + i] = value;
+        let old = b[at + i];
+        b[at + i] = value;
         let want = DecodeError::OutOfRange { index: i, value: value as u64, bound: 3 };
         assert_eq!(decode_err(CkksObjectKind::SecretKey, &b), want);
-        b[HEADER_LEN + i] = old;
+        b[at + i] = old;
     }
-    b[HEADER_LEN..].fill(0);
+    b[at..].fill(0);
     invalid_containing(CkksObjectKind::SecretKey, &b, "all-zero");
 }
 
@@ -259,12 +297,12 @@ fn bad_switching_key_kinds_are_refused() {
     let bytes = swk(SMALL, SwitchKind::Galois(5), 1).try_encode().unwrap();
     for (tag, g) in [(0u32, 5u64), (1, 0), (1, 4), (1, 2 * 8192 + 1), (1, u64::MAX), (2, 0), (u32::MAX, 5)] {
         let mut b = bytes.clone();
-        b[20..24].copy_from_slice(&tag.to_le_bytes());
-        b[24..32].copy_from_slice(&g.to_le_bytes());
+        b[28..32].copy_from_slice(&tag.to_le_bytes());
+        b[32..40].copy_from_slice(&g.to_le_bytes());
         invalid_containing(CkksObjectKind::SwitchingKey, &b, "switching-key kind");
     }
     let mut b = bytes.clone();
-    b[20..32].copy_from_slice(&[0; 12]);
+    b[28..40].copy_from_slice(&[0; 12]);
     assert_eq!(SwitchingKey::decode(&b).unwrap().kind(), SwitchKind::Relin);
 }
 
@@ -303,7 +341,8 @@ proptest! {
     #[test]
     fn truncations_are_truncated(i in sample_strategy(), cut in any::<prop::sample::Index>()) {
         let &(kind, _, ref bytes) = small_samples()[i];
-        let len = HEADER_LEN + CKKS_LEVEL_PREFIX_LEN + cut.index(bytes.len() - HEADER_LEN - CKKS_LEVEL_PREFIX_LEN);
+        let prefix = HEADER_LEN + KEY_TAG_LEN + CKKS_LEVEL_PREFIX_LEN;
+        let len = prefix + cut.index(bytes.len() - prefix);
         let (e, largest) = largest_allocation(|| decode_err(kind, &bytes[..len]));
         prop_assert_eq!(e, DecodeError::Truncated { needed: bytes.len(), have: len });
         prop_assert!(largest < SMALL_ALLOCATION);
@@ -318,7 +357,7 @@ proptest! {
         // Header and prefixes first: that is where a flip changes the most.
         let &(kind, _, ref bytes) = small_samples()[i];
         let mut b = bytes.clone();
-        let at = if bit % 2 == 0 { at.index(HEADER_LEN + 44) } else { at.index(b.len()) };
+        let at = if bit % 2 == 0 { at.index(HEADER_LEN + 52) } else { at.index(b.len()) };
         b[at] ^= 1 << bit;
         // A flip that still decodes (a word still below its prime, a scale still
         // positive) is another valid object, and the encoding of that object is exactly

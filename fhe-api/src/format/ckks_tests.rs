@@ -11,7 +11,10 @@ use serde::de::Deserialize;
 use super::tests::Mix;
 use super::*;
 use crate::ckks::entities::{HostCiphertext, Plaintext, PublicKey, SecretKey, SwitchKind, SwitchingKey};
+use crate::ckks::meta::CkksMeta;
 use crate::ckks::params::{Params, ParamsLiteral, Preset};
+use crate::ckks::scale::Scale;
+use crate::tag::KeyTag;
 use crate::tfhe::entities::LweCiphertext;
 
 pub(super) const SMALL: Preset = Preset::Slots4096Scale40Depth2;
@@ -32,25 +35,37 @@ pub(super) fn words(m: &mut Mix, p: &Params, limbs: usize) -> Vec<u64> {
     out
 }
 
+/// The tag of test key set `seed` under `p`.
+pub(super) fn tag(p: &Params, seed: u64) -> KeyTag {
+    p.key_tag(&Mix::new(seed ^ 0x7A6).seed())
+}
+
+pub(super) fn meta(p: &Arc<Params>, level: usize, scale: f64, tag: KeyTag) -> CkksMeta {
+    CkksMeta::new(p.clone(), level, Scale::new(scale).unwrap(), tag).unwrap()
+}
+
 pub(super) fn ct(preset: Preset, level: usize, seed: u64) -> HostCiphertext {
     let p = params(preset);
     let mut m = Mix::new(seed);
-    let scale = p.default_scale() * (1.0 + m.below(1 << 20) as f64 / (1u64 << 20) as f64);
+    let scale = p.default_scale().value() * (1.0 + m.below(1 << 20) as f64 / (1u64 << 20) as f64);
     let (c0, c1) = (words(&mut m, &p, level + 1), words(&mut m, &p, level + 1));
-    HostCiphertext::from_raw(p, level, scale, c0, c1).unwrap()
+    HostCiphertext::from_raw(meta(&p, level, scale, tag(&p, seed)), c0, c1).unwrap()
 }
 
 pub(super) fn pt(preset: Preset, level: usize, seed: u64) -> Plaintext {
     let p = params(preset);
     let mut m = Mix::new(seed);
     let coeffs = words(&mut m, &p, level + 1);
-    Plaintext::from_raw(p, level, 2f64.powi(30 + seed as i32 % 20), coeffs).unwrap()
+    // Every other plaintext belongs to a key set (a decryption), the rest to none.
+    let t = if seed.is_multiple_of(2) { KeyTag::NONE } else { tag(&p, seed) };
+    Plaintext::from_raw(meta(&p, level, 2f64.powi(30 + seed as i32 % 20), t), coeffs).unwrap()
 }
 
 pub(super) fn sk(preset: Preset, seed: u64) -> SecretKey {
     let p = params(preset);
     let s = Mix::new(seed).ternary(p.n());
-    SecretKey::from_raw(p, s).unwrap()
+    let t = tag(&p, seed);
+    SecretKey::from_raw(p, t, s).unwrap()
 }
 
 pub(super) fn pk(preset: Preset, seed: u64) -> PublicKey {
@@ -67,7 +82,8 @@ pub(super) fn swk(preset: Preset, kind: SwitchKind, seed: u64) -> SwitchingKey {
     let s = m.seed();
     let limbs = p.digits(p.max_level()).len() * (p.q().len() + p.p().len());
     let b = words(&mut m, &p, limbs);
-    SwitchingKey::from_raw(p, kind, s, b).unwrap()
+    let t = tag(&p, seed);
+    SwitchingKey::from_raw(p, kind, t, s, b).unwrap()
 }
 
 /// Encodings of every kind on both presets (ciphertexts at level 1, plaintexts at 0).
@@ -174,32 +190,36 @@ fn layout_is_pinned() {
     let c = ct(SMALL, 1, 9);
     let b = c.try_encode().unwrap();
     let n = 8192;
-    let body_len = 12 + 2 * 2 * n * 8;
+    let body_len = 8 + 12 + 2 * 2 * n * 8;
     let mut want = b"LUXFHE".to_vec();
     want.extend([2, 0, 6, 0, 101, 0]);
     want.extend((body_len as u64).to_le_bytes());
     assert_eq!(&b[..HEADER_LEN], &want[..]);
-    assert_eq!(&b[20..24], &[1, 0, 0, 0], "level, u32");
-    assert_eq!(b[24..32], c.scale().to_bits().to_le_bytes(), "scale, f64 bits");
-    assert_eq!(b[32..40], c.c0()[0].to_le_bytes());
-    assert_eq!(b[32 + 2 * n * 8..][..8], c.c1()[0].to_le_bytes(), "c1 follows c0's two limbs");
+    assert_eq!(b[20..28], c.tag().to_bytes(), "the key tag opens every CKKS body");
+    assert_eq!(&b[28..32], &[1, 0, 0, 0], "level, u32");
+    assert_eq!(b[32..40], c.scale().value().to_bits().to_le_bytes(), "scale, f64 bits");
+    assert_eq!(b[40..48], c.c0()[0].to_le_bytes());
+    assert_eq!(b[40 + 2 * n * 8..][..8], c.c1()[0].to_le_bytes(), "c1 follows c0's two limbs");
     assert_eq!(b.len(), HEADER_LEN + body_len);
 
     let k = swk(SMALL, SwitchKind::Relin, 4);
     let b = k.try_encode().unwrap();
     assert_eq!(&b[8..12], &[10, 0, 101, 0]);
-    assert_eq!(&b[20..32], &[0; 12], "relinearization: tag 0, element 0");
-    assert_eq!(&b[32..64], k.seed());
-    assert_eq!(b[64..72], k.b()[0].to_le_bytes());
+    assert_eq!(b[20..28], k.tag().to_bytes());
+    assert_eq!(&b[28..40], &[0; 12], "relinearization: kind 0, element 0");
+    assert_eq!(&b[40..72], k.seed());
+    assert_eq!(b[72..80], k.b()[0].to_le_bytes());
 
     let s = sk(SMALL, 5);
     let b = s.try_encode().unwrap();
+    assert_eq!(b[20..28], s.tag().to_bytes());
     for (i, &x) in s.coefficients().iter().enumerate() {
-        assert_eq!(b[HEADER_LEN + i], [0u8, 1, 2][((x + 3) % 3) as usize], "0 -> 0, +1 -> 1, -1 -> 2");
+        assert_eq!(b[HEADER_LEN + 8 + i], [0u8, 1, 2][((x + 3) % 3) as usize], "0 -> 0, +1 -> 1, -1 -> 2");
     }
     let p = pk(SMALL, 6);
     let b = p.try_encode().unwrap();
-    assert_eq!((&b[20..52], &b[52..60]), (&p.seed()[..], &p.b()[0].to_le_bytes()[..]));
+    assert_eq!(b[20..28], p.tag().to_bytes());
+    assert_eq!((&b[28..60], &b[60..68]), (&p.seed()[..], &p.b()[0].to_le_bytes()[..]));
 }
 
 /// The sizes `docs/FORMAT.md` states: ciphertext and plaintext at level 0 and at the
@@ -208,12 +228,12 @@ fn layout_is_pinned() {
 fn body_lengths_match_the_documented_table() {
     use CkksObjectKind::*;
     let table: [(Preset, [u64; 7]); 4] = [
-        (SMALL, [131_084, 393_228, 65_548, 196_620, 8_192, 262_176, 786_476]),
-        (Preset::Slots8192Scale40Depth6, [262_156, 1_835_020, 131_084, 917_516, 16_384, 1_048_608, 4_718_636]),
-        (Preset::Slots16384Scale40Depth14, [524_300, 7_864_332, 262_156, 3_932_172, 32_768, 4_194_336, 14_942_252]),
+        (SMALL, [131_092, 393_236, 65_556, 196_628, 8_200, 262_184, 786_484]),
+        (Preset::Slots8192Scale40Depth6, [262_164, 1_835_028, 131_092, 917_524, 16_392, 1_048_616, 4_718_644]),
+        (Preset::Slots16384Scale40Depth14, [524_308, 7_864_340, 262_164, 3_932_180, 32_776, 4_194_344, 14_942_260]),
         (
             Preset::Slots32768Scale40Depth34,
-            [1_048_588, 36_700_172, 524_300, 18_350_092, 65_536, 18_874_400, 125_829_164],
+            [1_048_596, 36_700_180, 524_308, 18_350_100, 65_544, 18_874_408, 125_829_172],
         ),
     ];
     for (preset, lens) in table {
@@ -247,7 +267,7 @@ fn parameters_that_are_no_preset_are_refused_at_encode() {
     let altered = SMALL.params().with_q_unchecked(q);
     for p in [renamed, altered] {
         let p = Arc::new(p);
-        let c = HostCiphertext::from_raw(p.clone(), 0, 1e12, vec![0; p.n()], vec![1; p.n()]).unwrap();
+        let c = HostCiphertext::from_raw(meta(&p, 0, 1e12, tag(&p, 1)), vec![0; p.n()], vec![1; p.n()]).unwrap();
         let mut out = vec![0xAA];
         let e = c.try_encode_to(&mut out).unwrap_err().to_string();
         assert!(e.contains("not a preset") && e.contains("slots4096-scale40-depth2"), "{e}");
@@ -255,7 +275,7 @@ fn parameters_that_are_no_preset_are_refused_at_encode() {
         assert!(c.try_encode().is_err() && c.try_encoded_len().is_err());
         let e = serde_json::to_string(&c).unwrap_err().to_string();
         assert!(e.contains("not a preset"), "{e}");
-        let s = SecretKey::from_raw(p.clone(), vec![1; p.n()]).unwrap();
+        let s = SecretKey::from_raw(p.clone(), tag(&p, 1), vec![1; p.n()]).unwrap();
         assert!(s.try_encode_zeroizing().is_err() && serde_json::to_vec(&s).is_err());
     }
 }

@@ -166,6 +166,7 @@ fn decode_as(kind: ComposedKind, bytes: &[u8]) -> Result<()> {
     match kind {
         ComposedKind::KeySet => KeySet::decode(bytes).map(drop),
         ComposedKind::FheUint => UintBits::decode(bytes).map(drop),
+        ComposedKind::CkksEvalKeys => crate::ckks::EvalKeys::decode(bytes).map(drop),
     }
 }
 
@@ -173,8 +174,8 @@ proptest! {
     #[test]
     fn random_composed_headers_never_panic_nor_allocate(
         kind in composed_kind(),
-        kind_id in prop_oneof![11u16..=12, any::<u16>()],
-        set_id in prop_oneof![1u16..=3, any::<u16>()],
+        kind_id in prop_oneof![11u16..=13, any::<u16>()],
+        set_id in prop_oneof![1u16..=3, 101u16..=104, any::<u16>()],
         body_len in prop_oneof![Just(u64::MAX), any::<u64>(), 0u64..20_000],
         width in prop_oneof![0u32..=300, any::<u32>()],
         tail in prop::collection::vec(any::<u8>(), 0..64),

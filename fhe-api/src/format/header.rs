@@ -22,9 +22,9 @@ pub const HEADER_LEN: usize = 20;
 pub const KEY_TAG_LEN: usize = crate::tag::KEY_TAG_LEN;
 /// Bytes of the public seed in public-, evaluation- and switching-key bodies.
 pub const SEED_LEN: usize = 32;
-/// Bytes of the prefix that opens a CKKS ciphertext or plaintext body: the level (u32)
-/// and the scale (f64 bits). A u32 level puts the scale and every word at an offset
-/// that is a multiple of 8 from the start of the object.
+/// Bytes of the prefix that follows the key tag of a CKKS ciphertext or plaintext body:
+/// the level (u32) and the scale (f64 bits). A u32 level puts the scale and every word at
+/// an offset that is a multiple of 8 from the start of the object.
 pub const CKKS_LEVEL_PREFIX_LEN: usize = 12;
 /// Bytes of the prefix that opens a switching-key body: the kind tag (u32) and the
 /// Galois element (u64), before the seed.
@@ -317,22 +317,23 @@ impl CkksObjectKind {
     pub fn body_len(self, preset: Preset, level: usize) -> Option<u64> {
         let p = preset.params();
         let limb = (p.n() * CKKS_WORD_LEN) as u64;
-        let len = match self {
-            CkksObjectKind::Ciphertext | CkksObjectKind::Plaintext => {
-                if level > p.max_level() {
-                    return None;
+        let len = KEY_TAG_LEN as u64
+            + match self {
+                CkksObjectKind::Ciphertext | CkksObjectKind::Plaintext => {
+                    if level > p.max_level() {
+                        return None;
+                    }
+                    let polys = if self == CkksObjectKind::Ciphertext { 2 } else { 1 };
+                    CKKS_LEVEL_PREFIX_LEN as u64 + polys * (level as u64 + 1) * limb
                 }
-                let polys = if self == CkksObjectKind::Ciphertext { 2 } else { 1 };
-                CKKS_LEVEL_PREFIX_LEN as u64 + polys * (level as u64 + 1) * limb
-            }
-            CkksObjectKind::SecretKey => p.n() as u64,
-            CkksObjectKind::PublicKey => SEED_LEN as u64 + ckks::PublicKey::limbs(p) as u64 * limb,
-            CkksObjectKind::SwitchingKey => {
-                let digits = p.digits(p.max_level()).len() as u64;
-                let qp = (p.q().len() + p.p().len()) as u64;
-                (CKKS_SWITCH_PREFIX_LEN + SEED_LEN) as u64 + digits * qp * limb
-            }
-        };
+                CkksObjectKind::SecretKey => p.n() as u64,
+                CkksObjectKind::PublicKey => SEED_LEN as u64 + ckks::PublicKey::limbs(p) as u64 * limb,
+                CkksObjectKind::SwitchingKey => {
+                    let digits = p.digits(p.max_level()).len() as u64;
+                    let qp = (p.q().len() + p.p().len()) as u64;
+                    (CKKS_SWITCH_PREFIX_LEN + SEED_LEN) as u64 + digits * qp * limb
+                }
+            };
         Some(len)
     }
 
@@ -346,8 +347,8 @@ impl CkksObjectKind {
         if !self.is_leveled() {
             return None;
         }
-        let per_level = self.body_len(preset, 0)? - CKKS_LEVEL_PREFIX_LEN as u64;
-        let words = body_len.checked_sub(CKKS_LEVEL_PREFIX_LEN as u64)?;
+        let per_level = self.body_len(preset, 0)? - (KEY_TAG_LEN + CKKS_LEVEL_PREFIX_LEN) as u64;
+        let words = body_len.checked_sub((KEY_TAG_LEN + CKKS_LEVEL_PREFIX_LEN) as u64)?;
         if words == 0 || words % per_level != 0 {
             return None;
         }
@@ -440,10 +441,11 @@ pub(super) fn open_ckks(bytes: &[u8], kind: CkksObjectKind) -> Result<(Preset, &
     Ok((preset, body_of(bytes, HEADER_LEN as u64 + body_len)?))
 }
 
-/// The level field of a leveled body (the first 4 bytes after the header).
+/// The level field of a leveled body (the first 4 bytes after the header and the tag).
 fn read_level(bytes: &[u8]) -> Result<u64, DecodeError> {
-    let needed = HEADER_LEN + CKKS_LEVEL_PREFIX_LEN;
-    match bytes.get(HEADER_LEN..HEADER_LEN + 4) {
+    let at = HEADER_LEN + KEY_TAG_LEN;
+    let needed = at + CKKS_LEVEL_PREFIX_LEN;
+    match bytes.get(at..at + 4) {
         Some(b) if bytes.len() >= needed => Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64),
         _ => Err(DecodeError::Truncated { needed, have: bytes.len() }),
     }
@@ -465,17 +467,21 @@ pub enum ComposedKind {
     KeySet,
     /// An encrypted unsigned integer: a width, then one LWE ciphertext per bit.
     FheUint,
+    /// A CKKS key set's evaluation keys: counts, then each switching key's encoding
+    /// (`ckks::EvalKeys`); the header names a CKKS preset.
+    CkksEvalKeys,
 }
 
 impl ComposedKind {
     /// Every kind, in id order.
-    pub const ALL: [ComposedKind; 2] = [ComposedKind::KeySet, ComposedKind::FheUint];
+    pub const ALL: [ComposedKind; 3] = [ComposedKind::KeySet, ComposedKind::FheUint, ComposedKind::CkksEvalKeys];
 
     /// The id written into the header.
     pub const fn id(self) -> u16 {
         match self {
             ComposedKind::KeySet => 11,
             ComposedKind::FheUint => 12,
+            ComposedKind::CkksEvalKeys => 13,
         }
     }
 
@@ -484,6 +490,7 @@ impl ComposedKind {
         match id {
             11 => Some(ComposedKind::KeySet),
             12 => Some(ComposedKind::FheUint),
+            13 => Some(ComposedKind::CkksEvalKeys),
             _ => None,
         }
     }
@@ -493,6 +500,7 @@ impl ComposedKind {
         match self {
             ComposedKind::KeySet => "KeySet",
             ComposedKind::FheUint => "FheUint",
+            ComposedKind::CkksEvalKeys => "ckks::EvalKeys",
         }
     }
 }
@@ -505,6 +513,28 @@ impl fmt::Display for ComposedKind {
 
 pub(super) fn write_composed_header(out: &mut [u8], kind: ComposedKind, params: ParamSet, body_len: u64) {
     write_raw_header(out, kind.id(), params.id(), body_len);
+}
+
+/// [`open_composed`] for a composed CKKS object: its header names a preset.
+pub(super) fn open_ckks_composed(
+    bytes: &[u8],
+    kind: ComposedKind,
+    expected_body_len: impl FnOnce(Preset, &[u8]) -> Result<u64, DecodeError>,
+) -> Result<(Preset, &[u8]), DecodeError> {
+    let raw = read_raw_header(bytes)?;
+    if raw.kind != kind.id() {
+        return Err(DecodeError::WrongKind { expected: kind.name(), found: kind_name(raw.kind) });
+    }
+    let preset = Preset::from_id(raw.params).ok_or(DecodeError::UnknownParamSet(raw.params))?;
+    let expected = expected_body_len(preset, &bytes[HEADER_LEN..])?;
+    if raw.body_len != expected {
+        return Err(DecodeError::BadLength { params: preset.name(), expected, found: raw.body_len });
+    }
+    Ok((preset, body_of(bytes, HEADER_LEN as u64 + expected)?))
+}
+
+pub(super) fn write_ckks_composed_header(out: &mut [u8], kind: ComposedKind, preset: Preset, body_len: u64) {
+    write_raw_header(out, kind.id(), preset.id(), body_len);
 }
 
 /// Validates a composed header for `kind` and the input length; returns the set and the

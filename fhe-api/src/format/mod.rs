@@ -54,6 +54,7 @@
 //! [`SwitchingKey`]: crate::ckks::entities::SwitchingKey
 
 mod ckks;
+mod ckks_bundle;
 #[cfg(test)]
 mod ckks_refusal_tests;
 #[cfg(test)]

@@ -39,7 +39,7 @@ impl UintBits {
         }
         let params = bits[0].params();
         if let Some(bad) = bits.iter().find(|b| b.params() != params) {
-            return Err(Error::ParamMismatch { expected: params.name(), found: bad.params().name() });
+            return Err(Error::ParamMismatch { expected: params.name().into(), found: bad.params().name().into() });
         }
         Ok(UintBits(bits))
     }

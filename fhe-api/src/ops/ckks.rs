@@ -1,25 +1,37 @@
-//! The CKKS capability of a backend: evaluation on backend-owned handles.
+//! The CKKS capability of a backend: evaluation on backend-owned objects.
 //!
-//! Ciphertexts, plaintexts and switching keys are uploaded once into a backend's own form
-//! ([`Ciphertext`], [`PreparedPlaintext`], [`PreparedSwitchKey`]: host memory on the CPU,
-//! device buffers on a GPU) and stay there across operations; only [`CkksOps::download`]
-//! brings a ciphertext back (to decrypt, serialize or compare). Every operation is exact
-//! integer arithmetic with a pinned definition (`docs/CKKS.md`, "Evaluation"), so every
-//! backend's downloaded words equal the CPU oracle's.
+//! Ciphertexts, plaintexts, switching keys and hoisting precomputes are uploaded once into
+//! a backend's own form ([`Ciphertext`], [`PreparedPlaintext`], [`PreparedSwitchKey`],
+//! [`Hoisted`]: host memory on the CPU, device buffers on a GPU) and stay there across
+//! operations; only [`CkksOps::download`] brings a ciphertext back (to decrypt, serialize
+//! or compare). Every operation is exact integer arithmetic with a pinned definition
+//! (`docs/CKKS.md`, "Evaluation"), so every backend's downloaded words equal the CPU
+//! oracle's.
 //!
-//! The scheme's bookkeeping (which levels and scales may meet, what a constant encodes
-//! to) is written once on the host (`fhe_schemes::ckks`'s evaluator); a backend receives
-//! checked operands and computes words. Each method still rejects handles it did not make.
+//! The scheme's bookkeeping is written once on the host (`fhe_schemes::ckks`'s
+//! evaluator): which levels, scales and keys may meet, what a constant encodes to, and
+//! the result's metadata, which every method receives as `out` (a backend computes words,
+//! never scales). Inputs arrive checked (same parameters, levels as each method says,
+//! keys of the right kind); each method still rejects objects it did not make.
+//! Element-wise methods take ciphertexts of degree 1 or 2 (an unrelinearized product);
+//! key switching, rotations and [`CkksOps::download`] take degree 1.
 
 use std::sync::Arc;
 
 use crate::ckks::entities::{HostCiphertext, Plaintext, SwitchingKey};
-use crate::ckks::meta::{Ciphertext, PreparedPlaintext, PreparedSwitchKey};
+use crate::ckks::meta::{Ciphertext, CkksMeta, ExtCiphertext, Hoisted, PreparedPlaintext, PreparedSwitchKey};
 use crate::ckks::params::Params;
 use crate::error::Result;
 
-/// Evaluation on resident handles. Inputs are checked by the caller (the evaluator): same parameters, levels as documented per method, keys of
-/// the right kind. Results carry the level and scale the method documents.
+/// A constant in every slot as the integers a backend adds or multiplies by: `re[i]` and
+/// `im[i]` are the residues modulo `q_i` of the constant polynomial `re + im X^(N/2)`
+/// (`X^(N/2)` is `i` in every slot), one per limb of the operand. `im` empty is zero.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConstResidues {
+    pub re: Vec<u64>,
+    pub im: Vec<u64>,
+}
+
 pub trait CkksOps: Send + Sync {
     /// A host ciphertext into this backend's form.
     fn upload(&self, ct: &HostCiphertext) -> Result<Ciphertext>;
@@ -36,38 +48,76 @@ pub trait CkksOps: Send + Sync {
         let _ = params;
         vec![0; len]
     }
-    /// Back to the host, words unchanged.
+    /// Back to the host, words unchanged (degree 1).
     fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext>;
     /// A coefficient-form plaintext into evaluation form, resident.
     fn upload_plaintext(&self, pt: &Plaintext) -> Result<PreparedPlaintext>;
     /// Expands a switching key's seeded `a` halves and keeps both halves resident.
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey>;
 
-    /// `a + b`, both at one level; scale of `a`.
-    fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext>;
-    /// `a - b`, both at one level; scale of `a`.
-    fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext>;
+    /// `a + b` (one level; the result has the larger degree).
+    fn add(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
+    /// `a - b`.
+    fn sub(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
     /// `-a`.
-    fn negate(&self, a: &Ciphertext) -> Result<Ciphertext>;
-    /// `a + p` (`p` at `a`'s level); scale of `a`.
-    fn add_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext>;
-    /// `a * p` (`p` at `a`'s level); scale `a.scale * p.scale`.
-    fn mul_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext>;
-    /// Adds the integer whose residue modulo `q_i` is `residues[i]` to every message
-    /// coefficient's constant term (`c0 + r`); scale of `a`.
-    fn add_scalar(&self, a: &Ciphertext, residues: &[u64]) -> Result<Ciphertext>;
-    /// Multiplies both parts by the integer with `residues`; scale `a.scale * factor_scale`.
-    fn mul_scalar(&self, a: &Ciphertext, residues: &[u64], factor_scale: f64) -> Result<Ciphertext>;
-    /// The tensor product relinearized with `rlk` (hybrid key switching of the `c1 c1'`
-    /// part); both at one level; scale `a.scale * b.scale`.
-    fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey) -> Result<Ciphertext>;
-    /// Divides by the last prime `q_l` with rounding: level `l - 1`, scale `scale / q_l`.
-    fn rescale(&self, a: &Ciphertext) -> Result<Ciphertext>;
-    /// Drops the top limbs down to `level` (no division); scale unchanged.
-    fn drop_to_level(&self, a: &Ciphertext, level: usize) -> Result<Ciphertext>;
+    fn negate(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
+    /// `acc += b` in place (`b`'s degree at most `acc`'s); `acc` keeps its metadata.
+    fn add_assign(&self, acc: &mut Ciphertext, b: &Ciphertext) -> Result<()>;
+    /// `acc -= b` in place.
+    fn sub_assign(&self, acc: &mut Ciphertext, b: &Ciphertext) -> Result<()>;
+    /// `a + p` (`p` at `a`'s level).
+    fn add_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext>;
+    /// `a - p`.
+    fn sub_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext>;
+    /// `a * p`.
+    fn mul_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext>;
+    /// `acc += a * p` in place (`a`'s degree at most `acc`'s).
+    fn mul_plain_then_add(&self, acc: &mut Ciphertext, a: &Ciphertext, p: &PreparedPlaintext) -> Result<()>;
+    /// `a + c` (`c0 + c`).
+    fn add_const(&self, a: &Ciphertext, c: &ConstResidues, out: CkksMeta) -> Result<Ciphertext>;
+    /// `a * c` (every part).
+    fn mul_const(&self, a: &Ciphertext, c: &ConstResidues, out: CkksMeta) -> Result<Ciphertext>;
+    /// `acc += a * c` in place.
+    fn mul_const_then_add(&self, acc: &mut Ciphertext, a: &Ciphertext, c: &ConstResidues) -> Result<()>;
+    /// `a * X^k` (`0 <= k < 2N`): `k = N/2` multiplies every slot by `i`.
+    fn mul_monomial(&self, a: &Ciphertext, k: usize, out: CkksMeta) -> Result<Ciphertext>;
+    /// The tensor product `(a0 b0, a0 b1 + a1 b0, a1 b1)` of two degree-1 ciphertexts: a
+    /// degree-2 ciphertext, to relinearize once after any number of sums.
+    fn tensor(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
+    /// `acc += a (x) b` in place (`acc` of degree 2).
+    fn mul_then_add(&self, acc: &mut Ciphertext, a: &Ciphertext, b: &Ciphertext) -> Result<()>;
+    /// A degree-2 ciphertext back to degree 1 with `rlk` (hybrid key switching of `c2`).
+    fn relinearize(&self, a: &Ciphertext, rlk: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext>;
+    /// [`CkksOps::tensor`] then [`CkksOps::relinearize`]: the same words; backends fuse it.
+    fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
+        self.relinearize(&self.tensor(a, b, out.clone())?, rlk, out)
+    }
+    /// Divides by the last prime `q_l` with rounding: level `l - 1`.
+    fn rescale(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
+    /// Drops the top limbs down to `out`'s level (no division).
+    fn drop_to_level(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
     /// `sigma_g(a)` switched back to `s` with the Galois key of `g` (rotation, conjugation).
-    fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey) -> Result<Ciphertext>;
-    /// [`CkksOps::apply_galois`] for several keys sharing one decomposition of `a`'s `c1`
-    /// (hoisting); the same words as separate calls.
-    fn apply_galois_hoisted(&self, a: &Ciphertext, keys: &[&PreparedSwitchKey]) -> Result<Vec<Ciphertext>>;
+    fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext>;
+    /// The key-switching decomposition of `a`'s `c1` (ModUp), resident, for any number of
+    /// [`CkksOps::apply_galois_hoisted`] calls.
+    fn hoist(&self, a: &Ciphertext) -> Result<Hoisted>;
+    /// [`CkksOps::apply_galois`] of the hoisted ciphertext for each key: the same words as
+    /// separate calls, one ModUp for all.
+    fn apply_galois_hoisted(&self, h: &Hoisted, keys: &[&PreparedSwitchKey], out: CkksMeta) -> Result<Vec<Ciphertext>>;
+
+    // The lazy ModDown of a sum of rotations (`docs/CKKS.md`, "Lazy ModDown"): rotations
+    // kept over `Q_l P`, multiplied by extended plaintexts and summed there, divided by
+    // `P` once.
+
+    /// [`CkksOps::apply_galois_hoisted`] without the ModDown: for each key,
+    /// `(P sigma(c0) + u0, u1)` over `Q_l P`, `u` the key-switching sums.
+    fn apply_galois_lazy(&self, h: &Hoisted, keys: &[&PreparedSwitchKey], out: CkksMeta) -> Result<Vec<ExtCiphertext>>;
+    /// `P a` over `Q_l P` (zero on `P`'s limbs): the rotation by zero of a lazy sum.
+    fn lift(&self, a: &Ciphertext, out: CkksMeta) -> Result<ExtCiphertext>;
+    /// `x * p` over `Q_l P` (`p` an extended plaintext at `x`'s level or above).
+    fn ext_mul_plain(&self, x: &ExtCiphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<ExtCiphertext>;
+    /// `acc += x * p` over `Q_l P`, in place.
+    fn ext_mul_plain_then_add(&self, acc: &mut ExtCiphertext, x: &ExtCiphertext, p: &PreparedPlaintext) -> Result<()>;
+    /// The ModDown: `round(x / P)` over `q_0 .. q_l`, a degree-1 ciphertext.
+    fn mod_down(&self, x: &ExtCiphertext, out: CkksMeta) -> Result<Ciphertext>;
 }

@@ -8,7 +8,7 @@ mod resident;
 mod ring;
 mod tfhe;
 
-pub use ckks::CkksOps;
+pub use ckks::{CkksOps, ConstResidues};
 pub use resident::Resident;
 pub use ring::{check_ring_input, checked_modulus, NttOps, RingOps};
 pub use tfhe::{check_inputs, BootstrapOps, KeyMeta, PreparedKey};

@@ -42,7 +42,7 @@ where
 {
     for (p, tag) in inputs {
         if p != key.params() {
-            return Err(Error::ParamMismatch { expected: key.params().name(), found: p.name() });
+            return Err(Error::ParamMismatch { expected: key.params().name().into(), found: p.name().into() });
         }
         tag.check_against(key.tag())?;
     }

@@ -100,17 +100,29 @@ impl RoundingConverter {
     /// `output` (limb-major over `Q`, `len(Q) * n` words) = `d mod q_i` from `input`
     /// (limb-major over `P`, coefficient form, each word below its prime).
     pub fn convert(&self, n: usize, input: &[u64], output: &mut [u64]) {
+        assert_eq!(output.len(), self.to.len() * n, "output must hold len(Q) * n words");
+        let mut limbs: Vec<&mut [u64]> = output.chunks_mut(n).collect();
+        self.convert_words(n, input, 0, &mut limbs);
+    }
+
+    /// [`RoundingConverter::convert`] of the words `start .. start + len` of each input
+    /// limb, `len` the length of every slice of `out` (`out[o]` receives output limb
+    /// `o`'s words of that range): disjoint ranges can run on different cores and give
+    /// the words of one `convert`.
+    pub fn convert_words(&self, n: usize, input: &[u64], start: usize, out: &mut [&mut [u64]]) {
         let k = self.from.len();
         assert_eq!(input.len(), k * n, "input must hold len(P) * n words");
-        assert_eq!(output.len(), self.to.len() * n, "output must hold len(Q) * n words");
-        let mut t = vec![0u64; k * BLOCK.min(n)];
-        let mut v = vec![0usize; BLOCK.min(n)];
-        for start in (0..n).step_by(BLOCK) {
-            let len = BLOCK.min(n - start);
+        assert_eq!(out.len(), self.to.len(), "one output slice per prime of Q");
+        let total = out.first().map_or(0, |o| o.len());
+        assert!(start + total <= n && out.iter().all(|o| o.len() == total), "a word range of the polynomial");
+        let mut t = vec![0u64; k * BLOCK.min(total)];
+        let mut v = vec![0usize; BLOCK.min(total)];
+        for at in (0..total).step_by(BLOCK) {
+            let len = BLOCK.min(total - at);
             let mut sums = [0u128; BLOCK];
             for (i, (pk, &(h, w, ws))) in self.from.iter().zip(&self.input).enumerate() {
                 let (c, s) = self.frac[i];
-                for (j, &x) in input[i * n + start..][..len].iter().enumerate() {
+                for (j, &x) in input[i * n + start + at..][..len].iter().enumerate() {
                     debug_assert!(x < pk.q);
                     let z = csub(x + h, pk.q);
                     let ti = csub(mul_shoup_lazy(z, w, ws, pk.q), pk.q);
@@ -122,7 +134,7 @@ impl RoundingConverter {
             for (o, qi) in self.to.iter().enumerate() {
                 let row = &self.p_hat_mod_q[o * k..][..k];
                 let off = &self.offset[o * (k + 1)..][..k + 1];
-                let out = &mut output[o * n + start..][..len];
+                let out = &mut out[o][at..at + len];
                 dot_block(k, &t[..len * k], row, out, qi);
                 out.iter_mut().zip(&v[..len]).for_each(|(y, &vj)| *y = qi.sub(*y, off[vj]));
             }

@@ -10,7 +10,7 @@
 //! words, which is what lets GPU backends match the CPU oracle byte for byte. How lazily
 //! the intermediate sums are reduced is free; the residues they reduce to are not.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LevelNeed, Result};
 use crate::ring::math::{inv_mod, is_prime, product_mod};
 use crate::ring::moddown::RoundingConverter;
 use crate::ring::modulus::{csub, mul_shoup_lazy, shoup, Modulus};
@@ -377,7 +377,7 @@ impl Rescaler {
     pub fn new(basis: &RnsBasis) -> Result<Rescaler> {
         let l = basis.len() - 1;
         if l == 0 {
-            return Err(Error::Level("rescale needs at least two primes; the basis has one".into()));
+            return Err(Error::Level { op: "rescale", found: 0, needed: LevelNeed::AtLeast(1) });
         }
         let last = basis.moduli[l];
         let rest = basis.moduli[..l].to_vec();

@@ -6,9 +6,12 @@
 
 use std::sync::Arc;
 
-use crate::ckks::{Ciphertext, HostCiphertext, Params, Plaintext, PreparedPlaintext, PreparedSwitchKey, SwitchingKey};
+use crate::ckks::{
+    Ciphertext, CkksMeta, ExtCiphertext, Hoisted, HostCiphertext, Params, Plaintext, PreparedPlaintext,
+    PreparedSwitchKey, SwitchingKey,
+};
 use crate::error::Result;
-use crate::ops::{Backend, BootstrapOps, CkksOps, DeviceInfo, PreparedKey, RingOps};
+use crate::ops::{Backend, BootstrapOps, CkksOps, ConstResidues, DeviceInfo, PreparedKey, RingOps};
 use crate::registry::BackendKind;
 use crate::ring::{PolynomialSize, RingModulus};
 use crate::tfhe::entities::{EvaluationKey, ExtractedLwe, LweCiphertext};
@@ -57,6 +60,10 @@ impl<B: Backend, T: Tamper> Delegate<B, T> {
     }
     fn one(&self, op: &'static str, out: Result<Ciphertext>) -> Result<Ciphertext> {
         self.tamper.ckks(op, self.ops(), out?)
+    }
+    fn in_place(&self, op: &'static str, acc: &mut Ciphertext) -> Result<()> {
+        *acc = self.tamper.ckks(op, self.ops(), acc.clone())?;
+        Ok(())
     }
 }
 
@@ -118,42 +125,92 @@ impl<B: Backend, T: Tamper> CkksOps for Delegate<B, T> {
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
         self.ops().prepare_key(key)
     }
-    fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.one("add", self.ops().add(a, b))
+    fn add(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("add", self.ops().add(a, b, out))
     }
-    fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.one("sub", self.ops().sub(a, b))
+    fn sub(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("sub", self.ops().sub(a, b, out))
     }
-    fn negate(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.one("negate", self.ops().negate(a))
+    fn negate(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("negate", self.ops().negate(a, out))
     }
-    fn add_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext> {
-        self.one("add_plain", self.ops().add_plain(a, p))
+    fn add_assign(&self, acc: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
+        self.ops().add_assign(acc, b)?;
+        self.in_place("add_assign", acc)
     }
-    fn mul_plain(&self, a: &Ciphertext, p: &PreparedPlaintext) -> Result<Ciphertext> {
-        self.one("mul_plain", self.ops().mul_plain(a, p))
+    fn sub_assign(&self, acc: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
+        self.ops().sub_assign(acc, b)?;
+        self.in_place("sub_assign", acc)
     }
-    fn add_scalar(&self, a: &Ciphertext, residues: &[u64]) -> Result<Ciphertext> {
-        self.one("add_scalar", self.ops().add_scalar(a, residues))
+    fn add_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("add_plain", self.ops().add_plain(a, p, out))
     }
-    fn mul_scalar(&self, a: &Ciphertext, residues: &[u64], factor_scale: f64) -> Result<Ciphertext> {
-        self.one("mul_scalar", self.ops().mul_scalar(a, residues, factor_scale))
+    fn sub_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("sub_plain", self.ops().sub_plain(a, p, out))
     }
-    fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey) -> Result<Ciphertext> {
-        self.one("mul_relin", self.ops().mul_relin(a, b, rlk))
+    fn mul_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("mul_plain", self.ops().mul_plain(a, p, out))
     }
-    fn rescale(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.one("rescale", self.ops().rescale(a))
+    fn mul_plain_then_add(&self, acc: &mut Ciphertext, a: &Ciphertext, p: &PreparedPlaintext) -> Result<()> {
+        self.ops().mul_plain_then_add(acc, a, p)?;
+        self.in_place("mul_plain_then_add", acc)
     }
-    fn drop_to_level(&self, a: &Ciphertext, level: usize) -> Result<Ciphertext> {
-        self.one("drop_to_level", self.ops().drop_to_level(a, level))
+    fn add_const(&self, a: &Ciphertext, c: &ConstResidues, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("add_const", self.ops().add_const(a, c, out))
     }
-    fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey) -> Result<Ciphertext> {
-        self.one("apply_galois", self.ops().apply_galois(a, key))
+    fn mul_const(&self, a: &Ciphertext, c: &ConstResidues, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("mul_const", self.ops().mul_const(a, c, out))
     }
-    fn apply_galois_hoisted(&self, a: &Ciphertext, keys: &[&PreparedSwitchKey]) -> Result<Vec<Ciphertext>> {
-        let out = self.ops().apply_galois_hoisted(a, keys)?;
-        out.into_iter().map(|h| self.tamper.ckks("apply_galois_hoisted", self.ops(), h)).collect()
+    fn mul_const_then_add(&self, acc: &mut Ciphertext, a: &Ciphertext, c: &ConstResidues) -> Result<()> {
+        self.ops().mul_const_then_add(acc, a, c)?;
+        self.in_place("mul_const_then_add", acc)
+    }
+    fn mul_monomial(&self, a: &Ciphertext, k: usize, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("mul_monomial", self.ops().mul_monomial(a, k, out))
+    }
+    fn tensor(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("tensor", self.ops().tensor(a, b, out))
+    }
+    fn mul_then_add(&self, acc: &mut Ciphertext, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+        self.ops().mul_then_add(acc, a, b)?;
+        self.in_place("mul_then_add", acc)
+    }
+    fn relinearize(&self, a: &Ciphertext, rlk: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("relinearize", self.ops().relinearize(a, rlk, out))
+    }
+    fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("mul_relin", self.ops().mul_relin(a, b, rlk, out))
+    }
+    fn rescale(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("rescale", self.ops().rescale(a, out))
+    }
+    fn drop_to_level(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("drop_to_level", self.ops().drop_to_level(a, out))
+    }
+    fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("apply_galois", self.ops().apply_galois(a, key, out))
+    }
+    fn hoist(&self, a: &Ciphertext) -> Result<Hoisted> {
+        self.ops().hoist(a)
+    }
+    fn apply_galois_hoisted(&self, h: &Hoisted, keys: &[&PreparedSwitchKey], out: CkksMeta) -> Result<Vec<Ciphertext>> {
+        let out = self.ops().apply_galois_hoisted(h, keys, out)?;
+        out.into_iter().map(|c| self.tamper.ckks("apply_galois_hoisted", self.ops(), c)).collect()
+    }
+    fn apply_galois_lazy(&self, h: &Hoisted, keys: &[&PreparedSwitchKey], out: CkksMeta) -> Result<Vec<ExtCiphertext>> {
+        self.ops().apply_galois_lazy(h, keys, out)
+    }
+    fn lift(&self, a: &Ciphertext, out: CkksMeta) -> Result<ExtCiphertext> {
+        self.ops().lift(a, out)
+    }
+    fn ext_mul_plain(&self, x: &ExtCiphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<ExtCiphertext> {
+        self.ops().ext_mul_plain(x, p, out)
+    }
+    fn ext_mul_plain_then_add(&self, acc: &mut ExtCiphertext, x: &ExtCiphertext, p: &PreparedPlaintext) -> Result<()> {
+        self.ops().ext_mul_plain_then_add(acc, x, p)
+    }
+    fn mod_down(&self, x: &ExtCiphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("mod_down", self.ops().mod_down(x, out))
     }
 }
 

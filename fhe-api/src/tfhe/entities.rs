@@ -108,7 +108,7 @@ impl LweCiphertext {
         let params = first.1.params;
         for (_, ct) in terms {
             if ct.params != params {
-                return Err(Error::ParamMismatch { expected: params.name(), found: ct.params.name() });
+                return Err(Error::ParamMismatch { expected: params.name().into(), found: ct.params.name().into() });
             }
         }
         let tag = common_tag(terms.iter().map(|(_, ct)| ct.tag))?;
@@ -159,7 +159,10 @@ impl ExtractedLwe {
     /// `self + other (mod Q)`, used by MUX to sum two blind rotations before one key switch.
     pub fn add(&self, other: &ExtractedLwe) -> Result<ExtractedLwe> {
         if self.params != other.params {
-            return Err(Error::ParamMismatch { expected: self.params.name(), found: other.params.name() });
+            return Err(Error::ParamMismatch {
+                expected: self.params.name().into(),
+                found: other.params.name().into(),
+            });
         }
         let tag = self.tag.combine(other.tag)?;
         let q = self.params.params().q_ring();

@@ -98,7 +98,7 @@ impl Lut {
     /// Checks that this table belongs to `set`.
     pub fn check_params(&self, set: ParamSet) -> Result<()> {
         if self.set != set {
-            return Err(Error::ParamMismatch { expected: set.name(), found: self.set.name() });
+            return Err(Error::ParamMismatch { expected: set.name().into(), found: self.set.name().into() });
         }
         Ok(())
     }

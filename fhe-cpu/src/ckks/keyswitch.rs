@@ -16,17 +16,37 @@ use rayon::prelude::*;
 use fhe_api::ring::automorphism::EvalPermutation;
 use fhe_api::ring::modulus::Modulus;
 
-use super::plan::{CkksPlan, LevelPlan, Scratch};
+use super::plan::{CkksPlan, LevelPlan};
 use crate::arith;
 
-/// The extended digits of one polynomial: `E_j` for each digit over `q_0..q_l, P`. A
-/// digit's own limbs are the input's evaluation-form limbs, read in place; only the
-/// converted limbs (`targets` of the digit's plan, in order) are stored.
-pub struct Extended<'a> {
-    own: &'a [u64],
-    conv: Scratch<'a>,
+/// The converted limbs of one polynomial's ModUp: for each digit `j`, the limbs of
+/// `E_j` outside the digit (`targets` of the digit's plan, in order). Owned, so a
+/// rotation's decomposition can be kept (hoisting); its buffer goes back to the plan's
+/// pool with [`ModUp::recycle`].
+pub struct ModUp {
+    conv: Vec<u64>,
     /// Limb offset of digit `j`'s converted limbs in `conv`.
     offsets: Vec<usize>,
+}
+
+impl ModUp {
+    /// The extended digits of `own`, the polynomial this ModUp was made from.
+    pub fn of<'a>(&'a self, own: &'a [u64]) -> Extended<'a> {
+        Extended { own, conv: &self.conv, offsets: &self.offsets }
+    }
+
+    pub fn recycle(self, plan: &CkksPlan) {
+        plan.recycle(self.conv);
+    }
+}
+
+/// The extended digits of one polynomial: `E_j` for each digit over `q_0..q_l, P`. A
+/// digit's own limbs are the input's evaluation-form limbs, read in place; the converted
+/// ones come from its [`ModUp`].
+pub struct Extended<'a> {
+    own: &'a [u64],
+    conv: &'a [u64],
+    offsets: &'a [usize],
 }
 
 impl Extended<'_> {
@@ -61,8 +81,8 @@ fn qp_index(plan: &CkksPlan, level: usize, t: usize) -> usize {
     }
 }
 
-/// Step 1: ModUp of `d` (evaluation form, `l + 1` limbs).
-pub fn mod_up<'a>(plan: &'a CkksPlan, lp: &LevelPlan, d: &'a [u64]) -> Extended<'a> {
+/// Step 1: ModUp of `d` (evaluation form, `l + 1` limbs); `ModUp::of(d)` is `E`.
+pub fn mod_up(plan: &CkksPlan, lp: &LevelPlan, d: &[u64]) -> ModUp {
     let n = plan.params.n();
     let mut coeff = plan.take(d.len());
     coeff.copy_from_slice(d);
@@ -73,7 +93,7 @@ pub fn mod_up<'a>(plan: &'a CkksPlan, lp: &LevelPlan, d: &'a [u64]) -> Extended<
         offsets.push(total);
         total += dp.targets.len();
     }
-    let mut conv = plan.take(total * n);
+    let mut conv = plan.take_vec(total * n);
     // Each digit's conversion into its own run of limbs, then every converted limb to
     // evaluation form.
     let mut runs = Vec::with_capacity(lp.digits.len());
@@ -88,7 +108,7 @@ pub fn mod_up<'a>(plan: &'a CkksPlan, lp: &LevelPlan, d: &'a [u64]) -> Extended<
     });
     let qp: Vec<usize> = lp.digits.iter().flat_map(|dp| dp.targets.iter().copied()).collect();
     conv.par_chunks_mut(n).zip(qp.par_iter()).for_each(|(limb, &i)| plan.primes[i].ntt.forward(limb));
-    Extended { own: d, conv, offsets }
+    ModUp { conv, offsets }
 }
 
 /// Step 3 for limb `t`: `o0 = sum_j E_j[t] * b_j`, `o1 = sum_j E_j[t] * a_j` mod the
@@ -143,14 +163,29 @@ pub fn switch(
     out1: &mut [u64],
     finish1: Finish,
 ) {
+    let (mut u0, mut u1) = inner_products(plan, lp, ext, key, perm);
+    // The two halves' ModDowns are independent: one per core when there are two.
+    rayon::join(|| mod_down(plan, lp, &mut u0, out0, finish0), || mod_down(plan, lp, &mut u1, out1, finish1));
+    plan.recycle(u0);
+    plan.recycle(u1);
+}
+
+/// Steps 2-3: the sums `(u0, u1)` over `q_0..q_l, P` (pooled buffers), before ModDown.
+pub fn inner_products(
+    plan: &CkksPlan,
+    lp: &LevelPlan,
+    ext: &Extended,
+    key: &CpuSwitchKey,
+    perm: Option<&EvalPermutation>,
+) -> (Vec<u64>, Vec<u64>) {
     let n = plan.params.n();
     let l = lp.level;
     let k = plan.params.p().len();
     let qp = plan.q_len() + k;
     let limbs = l + 1 + k;
     let index = perm.map(|p| p.index());
-    let mut u0 = plan.take(limbs * n);
-    let mut u1 = plan.take(limbs * n);
+    let mut u0 = plan.take_vec(limbs * n);
+    let mut u1 = plan.take_vec(limbs * n);
     u0.par_chunks_mut(n).zip(u1.par_chunks_mut(n)).enumerate().for_each(|(t, (o0, o1))| {
         let i = qp_index(plan, l, t);
         let m = &plan.primes[i].m;
@@ -169,19 +204,35 @@ pub fn switch(
             }
         }
     });
-    mod_down(plan, lp, &mut u0, out0, finish0);
-    mod_down(plan, lp, &mut u1, out1, finish1);
+    (u0, u1)
 }
+
+/// The QP index of limb `t` of an extended polynomial at `level`.
+pub fn limb_prime(plan: &CkksPlan, level: usize, t: usize) -> usize {
+    qp_index(plan, level, t)
+}
+
+/// Words per task of ModDown's conversion: a few blocks of its converter each.
+const CONVERT_RUN: usize = 2048;
 
 /// Step 4 on one polynomial `u` of `l + 1 + K` limbs (its `P` limbs are overwritten):
 /// `r_i = (u_i - w_i) * P^-1 mod q_i`, handed to `finish` with `out`'s limb `i`.
-fn mod_down(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], out: &mut [u64], finish: Finish) {
+pub fn mod_down(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], out: &mut [u64], finish: Finish) {
     let n = plan.params.n();
     let l = lp.level;
     let (u, p_part) = u.split_at_mut((l + 1) * n);
     p_part.par_chunks_mut(n).enumerate().for_each(|(k, limb)| plan.primes[plan.p_index(k)].ntt.inverse(limb));
     let mut w = plan.take((l + 1) * n);
-    lp.down.convert(n, p_part, &mut w);
+    // The conversion by word ranges on all cores: each range's output words, in every
+    // limb, depend on that range of the input alone (`RoundingConverter::convert_words`).
+    let mut runs: Vec<Vec<&mut [u64]>> = (0..n.div_ceil(CONVERT_RUN)).map(|_| Vec::with_capacity(l + 1)).collect();
+    for limb in w.chunks_mut(n) {
+        limb.chunks_mut(CONVERT_RUN).zip(runs.iter_mut()).for_each(|(piece, run)| run.push(piece));
+    }
+    let p_part = &*p_part;
+    runs.into_par_iter()
+        .enumerate()
+        .for_each(|(r, mut pieces)| lp.down.convert_words(n, p_part, r * CONVERT_RUN, &mut pieces));
     out.par_chunks_mut(n).zip(u.par_chunks(n)).zip(w.par_chunks_mut(n)).enumerate().for_each(|(i, ((oi, ui), wi))| {
         let pr = &plan.primes[i];
         pr.ntt.forward(wi);

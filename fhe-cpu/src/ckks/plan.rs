@@ -27,6 +27,8 @@ pub struct CkksPlan {
     /// `q_0 .. q_L, p_0 .. p_{K-1}`.
     pub primes: Vec<Prime>,
     levels: KeyedCache<usize, LevelPlan>,
+    /// The transform of `X^k` over `q_0 .. q_L`, by `k` (`X^(N/2)`: multiplication by `i`).
+    monomials: KeyedCache<usize, Vec<u64>>,
     /// Recycled work buffers (ModUp digits, key-switching sums): at N = 2^16 each is tens
     /// of megabytes, and fresh ones cost a page fault per 4 KiB.
     scratch: Mutex<Vec<Vec<u64>>>,
@@ -78,6 +80,8 @@ pub struct LevelPlan {
     pub down: RoundingConverter,
     /// `P^-1 mod q_i` and Shoup companions.
     pub p_inv: Vec<(u64, u64)>,
+    /// `P mod q_i` and Shoup companions (a lazy ModDown's lift).
+    pub p_mod: Vec<(u64, u64)>,
     /// `q_l^-1 mod q_i` for `i < l` (rescale), with Shoup companions.
     pub ql_inv: Vec<(u64, u64)>,
 }
@@ -90,7 +94,13 @@ impl CkksPlan {
             .chain(params.p().iter())
             .map(|q| Ok(Prime { m: Modulus::new(q.0), ntt: engine(q.0)? }))
             .collect::<Result<Vec<_>>>()?;
-        Ok(CkksPlan { params, primes, levels: KeyedCache::new(), scratch: Mutex::new(Vec::new()) })
+        Ok(CkksPlan {
+            params,
+            primes,
+            levels: KeyedCache::new(),
+            monomials: KeyedCache::new(),
+            scratch: Mutex::new(Vec::new()),
+        })
     }
 
     /// A buffer of `len` words whose contents are unspecified (stale words of an earlier
@@ -128,6 +138,20 @@ impl CkksPlan {
         }
     }
 
+    /// The evaluation form of `X^k` over `q_0 .. q_L` (`k < 2N`, `X^N = -1`), built once.
+    pub fn monomial(&self, k: usize) -> Result<Arc<Vec<u64>>> {
+        let n = self.params.n();
+        Ok(self.monomials.get_or_init(&k, || {
+            let mut t = vec![0u64; self.q_len() * n];
+            t.chunks_mut(n).enumerate().for_each(|(i, limb)| {
+                let q = self.primes[i].m.q;
+                limb[k % n] = if k < n { 1 } else { q - 1 };
+                self.primes[i].ntt.forward(limb);
+            });
+            t
+        }))
+    }
+
     /// Number of primes of `q` (`L + 1`).
     pub fn q_len(&self) -> usize {
         self.params.q().len()
@@ -159,12 +183,19 @@ impl CkksPlan {
             digits.push(DigitPlan { range, conv, targets });
         }
         let down = RoundingConverter::new(&self.basis(&p_idx)?, &self.basis(&q_idx)?)?;
-        let p_inv = (0..=level)
+        let p_mod: Vec<(u64, u64)> = (0..=level)
             .map(|i| {
-                let m = &self.primes[i].m;
-                let p = product_mod(self.params.p().iter().map(|p| p.0), m.q);
-                let inv = inv_mod(p, m.q);
-                (inv, shoup(inv, m.q))
+                let q = self.primes[i].m.q;
+                let p = product_mod(self.params.p().iter().map(|p| p.0), q);
+                (p, shoup(p, q))
+            })
+            .collect();
+        let p_inv = p_mod
+            .iter()
+            .zip(&self.primes)
+            .map(|(&(p, _), pr)| {
+                let inv = inv_mod(p, pr.m.q);
+                (inv, shoup(inv, pr.m.q))
             })
             .collect();
         let ql = self.primes[level].m.q;
@@ -175,6 +206,6 @@ impl CkksPlan {
                 (inv, shoup(inv, m.q))
             })
             .collect();
-        Ok(LevelPlan { level, digits, down, p_inv, ql_inv })
+        Ok(LevelPlan { level, digits, down, p_inv, p_mod, ql_inv })
     }
 }

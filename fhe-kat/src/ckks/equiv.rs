@@ -159,7 +159,10 @@ fn random_ct(ctx: &Context, seeds: &CaseSeeds, j: u64) -> Result<HostCiphertext>
         p.q()[..=level].iter().flat_map(|q| (0..p.n()).map(|_| r.uniform_mod(q.0)).collect::<Vec<_>>()).collect()
     };
     let (c0, c1) = (poly(), poly());
-    Ok(HostCiphertext::from_raw(p.clone(), level, p.default_scale(), c0, c1)?)
+    // Random words belong to no key set: the evaluators hold the case's keys, which
+    // take objects of no key.
+    let meta = fhe_api::ckks::CkksMeta::new(p.clone(), level, p.default_scale(), fhe_api::KeyTag::NONE)?;
+    Ok(HostCiphertext::from_raw(meta, c0, c1)?)
 }
 
 /// `mul`, `rescale` and `rotate(1)` of the product on one evaluator, downloaded.
@@ -196,7 +199,7 @@ pub(crate) fn sweep_case(
         let (o, t) = (mul_rotate(&oev, a, b)?, mul_rotate(&tev, a, b)?);
         for ((name, o), t) in names.iter().zip(&o).zip(&t) {
             let surface = format!("{prefix}{name}");
-            if (o.level(), o.scale().to_bits()) != (t.level(), t.scale().to_bits()) {
+            if (o.level(), o.scale().value().to_bits()) != (t.level(), t.scale().value().to_bits()) {
                 check.structure(
                     &surface,
                     format!("level {} scale {} vs {} {}", o.level(), o.scale(), t.level(), t.scale()),

@@ -128,7 +128,7 @@ pub(crate) fn ct_out(
     Ok(CtOut {
         name: name.to_string(),
         level: ct.level(),
-        scale: ct.scale(),
+        scale: ct.scale().value(),
         bytes: ct_bytes(&ct),
         decrypted: le_bytes(pt.coeffs()),
         decoded: ctx.decode(&pt)?,

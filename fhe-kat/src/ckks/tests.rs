@@ -58,10 +58,10 @@ impl Tamper for Flawed {
             return Ok(out);
         }
         let out = ops.download(&out)?;
-        let (level, scale, params) = (out.level(), out.scale(), out.params().clone());
+        let meta = out.meta().clone();
         let (c0, mut c1) = out.into_parts();
         c1[FLIPPED_WORD] ^= 1;
-        ops.upload(&HostCiphertext::from_raw(params, level, scale, c0, c1)?)
+        ops.upload(&HostCiphertext::from_raw(meta, c0, c1)?)
     }
     fn declares_ckks(&self) -> bool {
         self.0 != Flaw::NoCkks

@@ -1,18 +1,22 @@
 //! One CKKS parameter set on one backend: the host-side API a user starts from (key
-//! generation, encoding, encryption, decryption), and the door to the evaluator.
+//! generation, encoding, encryption, decryption, moving ciphertexts to and from bytes),
+//! and the door to the evaluator.
 
 use std::sync::Arc;
 
-use crate::ckks::encoding::{Complex, Encoder};
-use crate::ckks::encrypt::{decrypt, encrypt_pk, encrypt_sk};
-use crate::ckks::evaluator::{check_params, ckks_ops, Evaluator};
-use crate::ckks::keygen::{galois_key_from_seed, keygen, KeygenOptions};
-use fhe_api::ckks::entities::{EvalKeys, KeySet, Plaintext, PublicKey, SecretKey, SwitchingKey};
-use fhe_api::ckks::params::{Params, Preset};
-use fhe_api::ckks::Ciphertext;
-use fhe_api::error::Result;
+use fhe_api::ckks::{
+    Ciphertext, CkksMeta, EvalKeys, HostCiphertext, KeySet, Params, Plaintext, Preset, PublicKey, Scale, SecretKey,
+};
+use fhe_api::format::{Decode, TryEncode};
 use fhe_api::ops::Backend;
 use fhe_api::rng::Seed;
+use fhe_api::tag::KeyTag;
+use fhe_api::Result;
+
+use crate::ckks::encoding::{Complex, Encoder};
+use crate::ckks::encrypt::{decrypt, encrypt_pk, encrypt_sk};
+use crate::ckks::evaluator::{check_params, ckks_ops, Evaluator, Mode};
+use crate::ckks::keygen::{eval_keys_from_secret, galois_key_from_seed, keygen, KeygenOptions};
 
 /// A CKKS parameter set bound to a backend that declares the CKKS capability.
 pub struct Context {
@@ -60,8 +64,27 @@ impl Context {
     }
 
     /// One more Galois key (element `g`) for the secret of `seed`.
-    pub fn galois_key_from_seed(&self, seed: &Seed, g: u64) -> Result<SwitchingKey> {
+    pub fn galois_key_from_seed(&self, seed: &Seed, g: u64) -> Result<fhe_api::ckks::SwitchingKey> {
         galois_key_from_seed(&*self.backend, &self.params, seed, g)
+    }
+
+    /// The evaluation keys `options` names, made later from the secret key alone (OS
+    /// randomness): a key set made without a rotation gains it here, then
+    /// [`Evaluator::add_keys`]. The keys carry `sk`'s tag.
+    pub fn eval_keys(&self, sk: &SecretKey, options: &KeygenOptions) -> Result<EvalKeys> {
+        self.eval_keys_seeded(sk, options, &Seed::from_os()?)
+    }
+
+    /// [`Context::eval_keys`] with the randomness of `seed` (reproducible).
+    pub fn eval_keys_seeded(&self, sk: &SecretKey, options: &KeygenOptions, seed: &Seed) -> Result<EvalKeys> {
+        check_params(&self.params, sk.params())?;
+        eval_keys_from_secret(&*self.backend, sk, seed, options)
+    }
+
+    /// Galois keys for rotations by `steps`, from the secret key alone.
+    pub fn rotation_keys(&self, sk: &SecretKey, steps: &[i64]) -> Result<EvalKeys> {
+        let options = KeygenOptions { relin: false, rotations: steps.to_vec(), conjugation: false };
+        self.eval_keys(sk, &options)
     }
 
     /// Values (up to `slots`; `f64` or [`Complex`]) at the top level and the default
@@ -71,16 +94,51 @@ impl Context {
     }
 
     /// Values at `level` and `scale`.
-    pub fn encode_at<T: Copy + Into<Complex>>(&self, values: &[T], level: usize, scale: f64) -> Result<Plaintext> {
+    pub fn encode_at<T: Copy + Into<Complex>>(&self, values: &[T], level: usize, scale: Scale) -> Result<Plaintext> {
+        self.encode_sparse(values, self.params.slots(), level, scale)
+    }
+
+    /// Sparse packing (as OpenFHE and Lattigo allow): `slots` values (a power of two up to
+    /// `N/2`) in the subring of `X^(N / 2 slots)`; every slot of the full `N/2` repeats
+    /// them, so rotations act on the `slots`-cycle. Decode with [`Context::decode_slots`].
+    pub fn encode_sparse<T: Copy + Into<Complex>>(
+        &self,
+        values: &[T],
+        slots: usize,
+        level: usize,
+        scale: Scale,
+    ) -> Result<Plaintext> {
         let values: Vec<Complex> = values.iter().map(|&v| v.into()).collect();
-        let coeffs = self.encoder.encode(&values, scale, level)?;
-        Plaintext::from_raw(self.params.clone(), level, scale, coeffs)
+        let meta = CkksMeta::new(self.params.clone(), level, scale, KeyTag::NONE)?;
+        let coeffs = self.encoder.encode_with_slots(&values, slots, scale.value(), level)?;
+        Plaintext::from_reduced(meta, coeffs)
+    }
+
+    /// An extended plaintext (limbs over the special primes too): what a sum of rotations
+    /// with one lazy ModDown multiplies by ([`Evaluator::sum_of_rotations`]). It has no
+    /// byte encoding; prepare it with [`Evaluator::prepare_plaintext`].
+    pub fn encode_extended<T: Copy + Into<Complex>>(
+        &self,
+        values: &[T],
+        level: usize,
+        scale: Scale,
+    ) -> Result<Plaintext> {
+        let values: Vec<Complex> = values.iter().map(|&v| v.into()).collect();
+        let meta = CkksMeta::new(self.params.clone(), level, scale, KeyTag::NONE)?;
+        let special: Vec<_> = self.params.p().iter().map(|p| fhe_api::ring::modulus::Modulus::new(p.0)).collect();
+        let (q, p) = self.encoder.encode_extended(&values, self.params.slots(), scale.value(), level, &special)?;
+        Plaintext::extended_from_reduced(meta, q, p)
     }
 
     /// All `N/2` slots of a plaintext.
     pub fn decode(&self, pt: &Plaintext) -> Result<Vec<Complex>> {
+        self.decode_slots(pt, self.params.slots())
+    }
+
+    /// The first `slots` slots (a sparse packing's values).
+    pub fn decode_slots(&self, pt: &Plaintext, slots: usize) -> Result<Vec<Complex>> {
         check_params(&self.params, pt.params())?;
-        self.encoder.decode(pt.coeffs(), pt.level(), pt.scale(), self.params.slots())
+        self.encoder.decode(pt.coeffs(), pt.level(), pt.scale().value(), slots)
     }
 
     /// Public-key encryption of `pt` with the randomness of `seed`, resident on the backend.
@@ -108,11 +166,11 @@ impl Context {
         self.encrypt_sk_seeded(sk, pt, &Seed::from_os()?)
     }
 
-    /// The noisy plaintext a resident ciphertext holds (downloads it).
+    /// The noisy plaintext a resident ciphertext holds (downloads it). A ciphertext of
+    /// another key set is `Error::WrongKey`.
     pub fn decrypt_plaintext(&self, sk: &SecretKey, ct: &Ciphertext) -> Result<Plaintext> {
         check_params(&self.params, sk.params())?;
-        let host = ckks_ops(&*self.backend)?.download(ct)?;
-        decrypt(&*self.backend, sk, &host)
+        decrypt(&*self.backend, sk, self.download(ct)?)
     }
 
     /// Decrypts and decodes all `N/2` slots.
@@ -120,19 +178,49 @@ impl Context {
         self.decode(&self.decrypt_plaintext(sk, ct)?)
     }
 
-    /// An evaluator with `keys` prepared (resident) on the backend.
+    /// Decrypts and decodes the first `slots` slots (sparse packing).
+    pub fn decrypt_slots(&self, sk: &SecretKey, ct: &Ciphertext, slots: usize) -> Result<Vec<Complex>> {
+        self.decode_slots(&self.decrypt_plaintext(sk, ct)?, slots)
+    }
+
+    /// A resident ciphertext back on the host (to serialize or compare), words unchanged.
+    pub fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext> {
+        check_params(&self.params, ct.params())?;
+        ckks_ops(&*self.backend)?.download(ct)
+    }
+
+    /// A host ciphertext onto the backend.
+    pub fn upload(&self, ct: &HostCiphertext) -> Result<Ciphertext> {
+        check_params(&self.params, ct.params())?;
+        ckks_ops(&*self.backend)?.upload(ct)
+    }
+
+    /// The ciphertext's bytes in the versioned format (`docs/FORMAT.md`).
+    pub fn to_bytes(&self, ct: &Ciphertext) -> Result<Vec<u8>> {
+        self.download(ct)?.try_encode()
+    }
+
+    /// A ciphertext from [`Context::to_bytes`]'s bytes, resident; bytes of another
+    /// preset are `Error::ParamMismatch`, malformed ones `Error::Decode`.
+    pub fn ciphertext_from_bytes(&self, bytes: &[u8]) -> Result<Ciphertext> {
+        self.upload(&HostCiphertext::decode(bytes)?)
+    }
+
+    /// An evaluator in the manual mode with `keys` prepared (resident) on the backend.
     pub fn evaluator(&self, keys: &EvalKeys) -> Result<Evaluator> {
-        Evaluator::new(self.backend.clone(), self.params.clone(), keys)
+        self.evaluator_with(keys, Mode::Manual)
+    }
+
+    /// An evaluator in `mode` ([`Mode::Auto`] rescales and matches levels and scales
+    /// itself).
+    pub fn evaluator_with(&self, keys: &EvalKeys, mode: Mode) -> Result<Evaluator> {
+        Evaluator::new(self.backend.clone(), self.params.clone(), keys, mode)
     }
 }
 
 /// Precision in bits of `got` against `want`: `-log2(max |got - want|)` (capped at 60).
 pub fn precision_bits(got: &[Complex], want: &[Complex]) -> f64 {
-    let err = got
-        .iter()
-        .zip(want)
-        .map(|(g, w)| ((g.re - w.re).powi(2) + (g.im - w.im).powi(2)).sqrt())
-        .fold(0.0f64, f64::max);
+    let err = got.iter().zip(want).map(|(&g, &w)| (g - w).abs()).fold(0.0f64, f64::max);
     if err == 0.0 {
         60.0
     } else {

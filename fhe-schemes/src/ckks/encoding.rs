@@ -16,9 +16,10 @@
 use std::cmp::Ordering;
 
 use super::fft::{special_fft, special_ifft};
-use fhe_api::ckks::params::{mp_bits, mp_cmp, mp_product, pow2, Params};
+use fhe_api::ckks::params::{mp_bits, mp_cmp, mp_product, Params};
+use fhe_api::ckks::scale::pow2;
 use fhe_api::error::{Error, Result};
-use fhe_api::ring::modulus::{csub, mul_shoup_lazy};
+use fhe_api::ring::modulus::{csub, mul_shoup_lazy, Modulus};
 use fhe_api::ring::rns::RnsBasis;
 use fhe_api::ring::{PolynomialSize, RingModulus};
 
@@ -160,6 +161,29 @@ impl Encoder {
     /// slot count, level or scale, or a scaled coefficient not finite or `>= 2^126`.
     pub fn encode_with_slots(&self, values: &[Complex], slots: usize, scale: f64, level: usize) -> Result<Vec<u64>> {
         self.check_shape(slots, scale, level)?;
+        self.encode_over(values, slots, scale, &self.basis.moduli()[..=level])
+    }
+
+    /// [`Encoder::encode_with_slots`] over `q_0 .. q_level` and over `special` (the
+    /// special primes): the same integers reduced mod each, for an extended plaintext.
+    pub fn encode_extended(
+        &self,
+        values: &[Complex],
+        slots: usize,
+        scale: f64,
+        level: usize,
+        special: &[Modulus],
+    ) -> Result<(Vec<u64>, Vec<u64>)> {
+        self.check_shape(slots, scale, level)?;
+        let mut moduli = self.basis.moduli()[..=level].to_vec();
+        moduli.extend_from_slice(special);
+        let mut all = self.encode_over(values, slots, scale, &moduli)?;
+        let p = all.split_off((level + 1) * self.n);
+        Ok((all, p))
+    }
+
+    /// The rounded coefficients of `values` at `scale`, reduced mod each of `moduli`.
+    fn encode_over(&self, values: &[Complex], slots: usize, scale: f64, moduli: &[Modulus]) -> Result<Vec<u64>> {
         if values.len() > slots {
             return Err(Error::InvalidInput(format!("{} values for {slots} slots", values.len())));
         }
@@ -167,8 +191,7 @@ impl Encoder {
         w.resize(slots, Complex::default());
         special_ifft(&mut w, self.n);
         let (n, gap) = (self.n, self.n / (2 * slots));
-        let moduli = &self.basis.moduli()[..=level];
-        let mut out = vec![0u64; (level + 1) * n];
+        let mut out = vec![0u64; moduli.len() * n];
         let bound = pow2(MAX_COEFF_LOG2);
         for (i, wi) in w.iter().enumerate() {
             for (idx, x) in [(i * gap, wi.re), (n / 2 + i * gap, wi.im)] {

@@ -17,6 +17,7 @@
 //! `c0 = NTT(e + m) - a s`, `c1 = a` (its noise `e` is already below the rounding's).
 //! Decryption computes `c0 + c1 s` prime by prime and takes it to coefficient form.
 
+use rayon::prelude::*;
 use zeroize::Zeroizing;
 
 use crate::ckks::evaluator::check_params;
@@ -101,6 +102,8 @@ pub(crate) fn encrypt_pk(
     buffer: &dyn Fn(usize) -> Vec<u64>,
 ) -> Result<HostCiphertext> {
     check_params(pk.params(), pt.params())?;
+    pt.tag().check_against(pk.tag())?;
+    let meta = pt.meta().with("encrypt", pt.level(), pt.scale(), pk.tag())?;
     let params = pt.params();
     let (n, limbs) = (params.n(), pt.level() + 1);
     let all = qp_moduli(params);
@@ -118,31 +121,36 @@ pub(crate) fn encrypt_pk(
     };
     let a = pk.a_words();
     let pr = top * n..(top + 1) * n;
-    // `NTT(v)` one limb at a time in one buffer (no `limbs x N` temporary to fault in).
-    let mut v_limb = Zeroizing::new(vec![0u64; n]);
-    v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = p.from_small(x.into()));
-    ring.ring_forward(params.ring_degree(), RingModulus(p.q), &mut v_limb)?;
-    let t0 = special_offsets(ring, params.ring_degree(), p, &v_limb, &pk.b()[pr.clone()], &e0)?;
-    let t1 = special_offsets(ring, params.ring_degree(), p, &v_limb, &a[pr], &e1)?;
+    let mut v_p = Zeroizing::new(vec![0u64; n]);
+    v_p.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = p.from_small(x.into()));
+    ring.ring_forward(params.ring_degree(), RingModulus(p.q), &mut v_p)?;
+    let (t0, t1) = rayon::join(
+        || special_offsets(ring, params.ring_degree(), p, &v_p, &pk.b()[pr.clone()], &e0),
+        || special_offsets(ring, params.ring_degree(), p, &v_p, &a[pr.clone()], &e1),
+    );
+    let (t0, t1) = (t0?, t1?);
     let (mut c0, mut c1) = (sized(buffer(limbs * n))?, sized(buffer(limbs * n))?);
-    for (i, m) in moduli.iter().enumerate() {
-        let r = i * n..(i + 1) * n;
-        let q = RingModulus(m.q);
-        let w = inv_mod(p.q % m.q, m.q);
-        let p_inv = (w, shoup(w, m.q));
-        scaled_limb(m, p_inv, &t0, Some(&pt.coeffs()[r.clone()]), &mut c0[r.clone()]);
-        scaled_limb(m, p_inv, &t1, None, &mut c1[r.clone()]);
-        ring.ring_forward(params.ring_degree(), q, &mut c0[r.clone()])?;
-        ring.ring_forward(params.ring_degree(), q, &mut c1[r.clone()])?;
-        // `v p^-1` straight from the ternary words: the division costs no pass over `v`.
-        let table = [m.q - w, 0, w];
-        v_limb.iter_mut().zip(v.iter()).for_each(|(o, &x)| *o = table[(x + 1) as usize]);
-        ring.ring_forward(params.ring_degree(), q, &mut v_limb)?;
-        ring.ring_mul_add(q, &v_limb, &pk.b()[r.clone()], &mut c0[r.clone()])?;
-        ring.ring_mul_add(q, &v_limb, &a[r.clone()], &mut c1[r])?;
-    }
+    // Limb by limb on all cores: each limb's words depend on that limb alone.
+    c0.par_chunks_mut(n).zip(c1.par_chunks_mut(n)).zip(moduli.par_iter()).enumerate().try_for_each(
+        |(i, ((c0, c1), m))| -> Result<()> {
+            let r = i * n..(i + 1) * n;
+            let q = RingModulus(m.q);
+            let w = inv_mod(p.q % m.q, m.q);
+            let p_inv = (w, shoup(w, m.q));
+            scaled_limb(m, p_inv, &t0, Some(&pt.coeffs()[r.clone()]), c0);
+            scaled_limb(m, p_inv, &t1, None, c1);
+            ring.ring_forward(params.ring_degree(), q, c0)?;
+            ring.ring_forward(params.ring_degree(), q, c1)?;
+            // `v p^-1` straight from the ternary words: the division costs no pass over `v`.
+            let table = [m.q - w, 0, w];
+            let mut v_limb = Zeroizing::new(v.iter().map(|&x| table[(x + 1) as usize]).collect::<Vec<u64>>());
+            ring.ring_forward(params.ring_degree(), q, &mut v_limb)?;
+            ring.ring_mul_add(q, &v_limb, &pk.b()[r.clone()], c0)?;
+            ring.ring_mul_add(q, &v_limb, &a[r], c1)
+        },
+    )?;
     // Every word was reduced here: no second pass over 2 (l + 1) N words to check them.
-    HostCiphertext::from_reduced(pt.meta().clone(), c0, c1)
+    HostCiphertext::from_reduced(meta, c0, c1)
 }
 
 /// `s` in evaluation form over `q_0 .. q_level` (computed once per key over every `q_i`).
@@ -158,6 +166,8 @@ fn secret_eval<'a>(ring: &dyn RingOps, sk: &'a SecretKey, level: usize) -> Resul
 /// Secret-key encryption of `pt` with the randomness of `seed`.
 pub fn encrypt_sk(ring: &dyn RingOps, sk: &SecretKey, pt: &Plaintext, seed: &Seed) -> Result<HostCiphertext> {
     check_params(sk.params(), pt.params())?;
+    pt.tag().check_against(sk.tag())?;
+    let meta = pt.meta().with("encrypt_sk", pt.level(), pt.scale(), sk.tag())?;
     let params = pt.params();
     let (n, limbs) = (params.n(), pt.level() + 1);
     let moduli = &qp_moduli(params)[..limbs];
@@ -173,24 +183,26 @@ pub fn encrypt_sk(ring: &dyn RingOps, sk: &SecretKey, pt: &Plaintext, seed: &See
             .zip(a[r.clone()].iter().zip(&s[r]))
             .for_each(|(c, (&a, &s))| *c = m.sub(*c, m.mul(a, s)));
     }
-    HostCiphertext::from_reduced(pt.meta().clone(), c0, a)
+    HostCiphertext::from_reduced(meta, c0, a)
 }
 
-/// `c0 + c1 s` in coefficient form: the plaintext the ciphertext holds (with its noise).
-pub fn decrypt(ring: &dyn RingOps, sk: &SecretKey, ct: &HostCiphertext) -> Result<Plaintext> {
+/// `c0 + c1 s` in coefficient form: the plaintext the ciphertext holds (with its noise),
+/// computed in `c0`'s buffer.
+pub fn decrypt(ring: &dyn RingOps, sk: &SecretKey, ct: HostCiphertext) -> Result<Plaintext> {
     check_params(sk.params(), ct.params())?;
-    let params = ct.params();
+    ct.tag().check_against(sk.tag())?;
+    let params = ct.params().clone();
     let n = params.n();
-    let moduli = qp_moduli(params);
+    let moduli = qp_moduli(&params);
     let s = secret_eval(ring, sk, ct.level())?;
-    let mut m = ct.c0().to_vec();
-    for (i, md) in moduli[..ct.level() + 1].iter().enumerate() {
-        let r = i * n..(i + 1) * n;
-        let limb = &mut m[r.clone()];
-        limb.iter_mut()
-            .zip(ct.c1()[r.clone()].iter().zip(&s[r]))
-            .for_each(|(x, (&c, &s))| *x = md.add(*x, md.mul(c, s)));
-        ring.ring_inverse(params.ring_degree(), RingModulus(md.q), limb)?;
-    }
-    Plaintext::from_reduced(ct.meta().clone(), m)
+    let meta = ct.meta().with("decrypt", ct.level(), ct.scale(), sk.tag())?;
+    let (mut m, c1) = ct.into_parts();
+    // Limb by limb on all cores.
+    m.par_chunks_mut(n).zip(c1.par_chunks(n).zip(s.par_chunks(n))).zip(moduli.par_iter()).try_for_each(
+        |((limb, (c1, s)), md)| {
+            limb.iter_mut().zip(c1.iter().zip(s)).for_each(|(x, (&c, &s))| *x = md.add(*x, md.mul(c, s)));
+            ring.ring_inverse(params.ring_degree(), RingModulus(md.q), limb)
+        },
+    )?;
+    Plaintext::from_reduced(meta, m)
 }

@@ -29,6 +29,7 @@ use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotati
 use fhe_api::ring::math::product_mod;
 use fhe_api::ring::modulus::Modulus;
 use fhe_api::rng::{public_seed, stream, Seed};
+use fhe_api::tag::KeyTag;
 
 /// Which evaluation keys to generate besides the secret and public keys.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,22 +98,26 @@ pub(crate) fn sample_error(params: &Params, seed: &[u8; 32], label: &str, index:
     Zeroizing::new((0..params.n()).map(|_| r.cbd(params.noise_eta())).collect())
 }
 
-/// What every key of one secret is made from: the ring's NTT, the parameters, the master
-/// and public seeds, QP's moduli and the secret in evaluation form over QP.
+/// What every key of one secret is made from: the ring's NTT, the parameters, the seed of
+/// the errors and its public seed (the keys' `a` halves), the key set's tag, QP's moduli
+/// and the secret in evaluation form over QP.
 struct KeyMaker<'a> {
     ring: &'a dyn RingOps,
     params: &'a Arc<Params>,
     seed: &'a Seed,
     pseed: [u8; 32],
+    tag: KeyTag,
     moduli: Vec<Modulus>,
     s_eval: Zeroizing<Vec<u64>>,
 }
 
 impl<'a> KeyMaker<'a> {
-    fn new(ring: &'a dyn RingOps, params: &'a Arc<Params>, seed: &'a Seed, s: &[i8]) -> Result<Self> {
+    /// The keys of secret `s` whose set is tagged `tag`, with errors from `seed` and `a`
+    /// halves from its public seed.
+    fn new(ring: &'a dyn RingOps, params: &'a Arc<Params>, seed: &'a Seed, s: &[i8], tag: KeyTag) -> Result<Self> {
         let moduli = qp_moduli(params);
         let s_eval = Zeroizing::new(small_to_eval(ring, params, &moduli, s)?);
-        Ok(KeyMaker { ring, params, seed, pseed: public_seed(seed), moduli, s_eval })
+        Ok(KeyMaker { ring, params, seed, pseed: public_seed(seed), tag, moduli, s_eval })
     }
 
     fn public_key(&self) -> Result<PublicKey> {
@@ -192,37 +197,59 @@ impl<'a> KeyMaker<'a> {
         if b.is_empty() {
             return Err(Error::InvalidInput("a switching key needs at least one digit".into()));
         }
-        SwitchingKey::from_raw(params.clone(), kind, self.pseed, b)
+        SwitchingKey::from_raw(params.clone(), kind, self.tag, self.pseed, b)
     }
 }
 
 /// Every key for `params` from `seed`, and the evaluation keys `options` names.
 pub fn keygen(ring: &dyn RingOps, params: &Arc<Params>, seed: &Seed, options: &KeygenOptions) -> Result<KeySet> {
     let s = sample_secret(params, seed);
-    let sk = SecretKey::from_raw(params.clone(), s.to_vec())?;
-    let maker = KeyMaker::new(ring, params, seed, &s)?;
+    let tag = params.key_tag(&public_seed(seed));
+    let sk = SecretKey::from_raw(params.clone(), tag, s.to_vec())?;
+    let maker = KeyMaker::new(ring, params, seed, &s, tag)?;
     let pk = maker.public_key()?;
-    let mut eval = EvalKeys::default();
-    if options.relin {
-        eval.relin = Some(maker.relin_key()?);
-    }
-    let mut elements: Vec<u64> =
-        options.rotations.iter().map(|&k| galois_element_for_rotation(params.ring_degree(), k)).collect();
-    if options.conjugation {
-        elements.push(conjugation_element(params.ring_degree()));
-    }
-    elements.sort_unstable();
-    elements.dedup();
-    for g in elements {
-        eval.galois.insert(g, maker.galois_key(g)?);
-    }
+    let eval = maker.eval_keys(options)?;
     Ok(KeySet { sk, pk, eval })
+}
+
+impl KeyMaker<'_> {
+    /// The evaluation keys `options` names (the secret and public keys aside).
+    fn eval_keys(&self, options: &KeygenOptions) -> Result<EvalKeys> {
+        let n = self.params.ring_degree();
+        let mut eval = EvalKeys::default();
+        if options.relin {
+            eval.relin = Some(self.relin_key()?);
+        }
+        let mut elements: Vec<u64> = options.rotations.iter().map(|&k| galois_element_for_rotation(n, k)).collect();
+        if options.conjugation {
+            elements.push(conjugation_element(n));
+        }
+        elements.sort_unstable();
+        elements.dedup();
+        for g in elements {
+            eval.galois.insert(g, self.galois_key(g)?);
+        }
+        Ok(eval)
+    }
 }
 
 /// A Galois key for one more element from the same master seed (keys can be made and
 /// shipped one by one).
 pub fn galois_key_from_seed(ring: &dyn RingOps, params: &Arc<Params>, seed: &Seed, g: u64) -> Result<SwitchingKey> {
-    KeyMaker::new(ring, params, seed, &sample_secret(params, seed))?.galois_key(g)
+    let tag = params.key_tag(&public_seed(seed));
+    KeyMaker::new(ring, params, seed, &sample_secret(params, seed), tag)?.galois_key(g)
+}
+
+/// The evaluation keys `options` names, from the secret key alone (a key set made without
+/// some rotation can gain it later): errors from `seed` and `a` halves from its public
+/// seed, which each key carries; the keys carry `sk`'s tag, so they serve its set.
+pub fn eval_keys_from_secret(
+    ring: &dyn RingOps,
+    sk: &SecretKey,
+    seed: &Seed,
+    options: &KeygenOptions,
+) -> Result<EvalKeys> {
+    KeyMaker::new(ring, sk.params(), seed, sk.coefficients(), sk.tag())?.eval_keys(options)
 }
 
 #[cfg(test)]

@@ -20,5 +20,5 @@ mod keygen;
 
 pub use context::{precision_bits, Context};
 pub use encoding::{Complex, Encoder};
-pub use evaluator::{ckks_ops, Evaluator};
+pub use evaluator::{ckks_ops, Evaluator, HoistedCiphertext, Mode, PlainOperand};
 pub use keygen::KeygenOptions;

@@ -100,7 +100,7 @@ impl FheUint {
         check_width(bits.len())?;
         let params = bits[0].params();
         if let Some(bad) = bits.iter().find(|b| b.params() != params) {
-            return Err(Error::ParamMismatch { expected: params.name(), found: bad.params().name() });
+            return Err(Error::ParamMismatch { expected: params.name().into(), found: bad.params().name().into() });
         }
         bits.iter().try_fold(KeyTag::NONE, |tag, b| tag.combine(b.tag()))?;
         Ok(FheUint { bits })
@@ -261,7 +261,10 @@ impl ServerKey {
 
     fn shift(&self, op: IntOp, a: &FheUint) -> Result<FheUint> {
         if a.params() != self.params() {
-            return Err(Error::ParamMismatch { expected: self.params().name(), found: a.params().name() });
+            return Err(Error::ParamMismatch {
+                expected: self.params().name().into(),
+                found: a.params().name().into(),
+            });
         }
         let inputs: Vec<&LweCiphertext> = a.bits.iter().collect();
         Ok(FheUint { bits: self.eval_circuit(&op.circuit(a.width()), &inputs)? })

@@ -6,7 +6,7 @@ use fhe_api::{Error, LweCiphertext, Result, SecretKey};
 /// another key (its tag is neither the key's nor none) is `Error::WrongKey`.
 pub fn phase(sk: &SecretKey, ct: &LweCiphertext) -> Result<u32> {
     if sk.params() != ct.params() {
-        return Err(Error::ParamMismatch { expected: sk.params().name(), found: ct.params().name() });
+        return Err(Error::ParamMismatch { expected: sk.params().name().into(), found: ct.params().name().into() });
     }
     ct.tag().check_against(sk.tag())?;
     let mut acc = ct.b();

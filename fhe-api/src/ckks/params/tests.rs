@@ -136,8 +136,8 @@ fn multiprecision_helpers() {
     assert_eq!(mp_bits(&[0]), 0);
     assert_eq!(mp_cmp(&[5, 0], &[5]), Ordering::Equal);
     assert_eq!(mp_cmp(&[0, 1], &[u64::MAX]), Ordering::Greater);
-    assert_eq!(pow2(40), (1u64 << 40) as f64);
-    assert_eq!(pow2(-3), 0.125);
+    assert_eq!(crate::ckks::scale::pow2(40), (1u64 << 40) as f64);
+    assert_eq!(crate::ckks::scale::pow2(-3), 0.125);
 }
 
 /// Prints the preset tables of `docs/CKKS.md`:

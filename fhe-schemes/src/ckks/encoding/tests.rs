@@ -31,8 +31,8 @@ impl Tiny {
     fn q(&self) -> &[RingModulus] {
         &self.q
     }
-    fn default_scale(&self) -> f64 {
-        (1u64 << 30) as f64
+    fn default_scale(&self) -> fhe_api::ckks::Scale {
+        fhe_api::ckks::Scale::pow2(30).unwrap()
     }
     fn encoder(&self) -> Result<Encoder> {
         Encoder::for_ring(PolynomialSize(16), &self.q)
@@ -51,9 +51,9 @@ fn round_trip_within_2_to_the_minus_30() {
         for slots in [p.slots(), 1024, 1] {
             for level in [0, p.max_level()] {
                 let v = random_values(slots as u64, slots);
-                let pt = enc.encode_with_slots(&v, slots, p.default_scale(), level).unwrap();
+                let pt = enc.encode_with_slots(&v, slots, p.default_scale().value(), level).unwrap();
                 assert_eq!(pt.len(), (level + 1) * p.n());
-                let back = enc.decode(&pt, level, p.default_scale(), slots).unwrap();
+                let back = enc.decode(&pt, level, p.default_scale().value(), slots).unwrap();
                 let e = max_err(&back, &v);
                 assert!(e < pow2(-30), "{preset} slots {slots} level {level}: {e:e}");
             }
@@ -65,14 +65,14 @@ fn round_trip_within_2_to_the_minus_30() {
 fn sparse_plaintexts_live_in_the_subring() {
     let p = Preset::Slots4096Scale40Depth2.params();
     let enc = Encoder::new(p).unwrap();
-    let pt = enc.encode_with_slots(&random_values(7, 64), 64, p.default_scale(), 1).unwrap();
+    let pt = enc.encode_with_slots(&random_values(7, 64), 64, p.default_scale().value(), 1).unwrap();
     let gap = p.n() / 128;
     for (i, &c) in pt.iter().enumerate() {
         assert!((i % p.n()).is_multiple_of(gap) || c == 0, "coefficient {i}");
     }
     // Fewer values than slots are zero-padded.
-    let short = enc.encode_real(&[1.5, -2.0], p.default_scale(), 0).unwrap();
-    let back = enc.decode_real(&short, 0, p.default_scale(), p.slots()).unwrap();
+    let short = enc.encode_real(&[1.5, -2.0], p.default_scale().value(), 0).unwrap();
+    let back = enc.decode_real(&short, 0, p.default_scale().value(), p.slots()).unwrap();
     assert!((back[0] - 1.5).abs() < 1e-9 && (back[1] + 2.0).abs() < 1e-9 && back[2].abs() < 1e-9);
 }
 
@@ -82,7 +82,7 @@ fn known_vectors() {
     let enc = Encoder::new(p).unwrap();
     let (n, delta) = (p.n(), 1u64 << 40);
     // All ones is the constant Delta.
-    let ones = enc.encode_real(&vec![1.0; p.slots()], p.default_scale(), 2).unwrap();
+    let ones = enc.encode_real(&vec![1.0; p.slots()], p.default_scale().value(), 2).unwrap();
     for (limb, q) in ones.chunks_exact(n).zip(p.q()) {
         assert_eq!(limb[0], delta % q.0);
         assert!(limb[1..].iter().all(|&c| c == 0));
@@ -93,7 +93,7 @@ fn known_vectors() {
     for (limb, q) in p.q().iter().enumerate() {
         x[limb * n + 1] = delta % q.0;
     }
-    let slots = enc.decode(&x, 2, p.default_scale(), p.slots()).unwrap();
+    let slots = enc.decode(&x, 2, p.default_scale().value(), p.slots()).unwrap();
     let mut e = 1usize;
     let expected: Vec<Complex> = (0..p.slots())
         .map(|_| {
@@ -103,11 +103,11 @@ fn known_vectors() {
         })
         .collect();
     assert!(max_err(&slots, &expected) < 1e-12);
-    assert_eq!(enc.encode(&expected, p.default_scale(), 2).unwrap(), x);
+    assert_eq!(enc.encode(&expected, p.default_scale().value(), 2).unwrap(), x);
     // With 8 slots, X^(N/16) has slot j = xi^(5^j mod 32), xi = zeta^(N/16).
     let mut y = vec![0u64; n];
     y[n / 16] = delta % p.q()[0].0;
-    let slots = enc.decode(&y, 0, p.default_scale(), 8).unwrap();
+    let slots = enc.decode(&y, 0, p.default_scale().value(), 8).unwrap();
     let mut e = 1usize;
     for z in slots {
         let w = r[e * n / 16];
@@ -128,9 +128,9 @@ fn encoding_is_pinned() {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
-    let full = enc.encode(&v, p.default_scale(), 2).unwrap();
-    let sparse = enc.encode_with_slots(&v[..256], 256, p.default_scale(), 1).unwrap();
-    assert_eq!(full, enc.encode(&v, p.default_scale(), 2).unwrap());
+    let full = enc.encode(&v, p.default_scale().value(), 2).unwrap();
+    let sparse = enc.encode_with_slots(&v[..256], 256, p.default_scale().value(), 1).unwrap();
+    assert_eq!(full, enc.encode(&v, p.default_scale().value(), 2).unwrap());
     assert_eq!(hash(&full), "2941a6bc9da88652ceba1799e8bc752f15e6dfb3c43426d4648765121076bf3a");
     assert_eq!(hash(&sparse), "022899e9cbe0b88e998f42e1a7f8d6a83ad6cbc941f4b15cfae7ed89678665d5");
 }
@@ -155,7 +155,7 @@ fn products_and_automorphisms_act_on_slots() {
     let enc = p.encoder().unwrap();
     let repeated = [p.q()[0], p.q()[0]];
     assert!(matches!(Encoder::for_ring(PolynomialSize(16), &repeated), Err(Error::InvalidRing(_))));
-    let (n, scale) = (p.n(), p.default_scale());
+    let (n, scale) = (p.n(), p.default_scale().value());
     let (a, b) = (random_values(1, 8), random_values(2, 8));
     let (pa, pb) = (enc.encode(&a, scale, 1).unwrap(), enc.encode(&b, scale, 1).unwrap());
     let prod: Vec<u64> =
@@ -252,7 +252,7 @@ fn crt_is_exact_and_rounds_to_nearest() {
 fn bad_inputs_are_errors() {
     let p = Preset::Slots4096Scale40Depth2.params();
     let enc = Encoder::new(p).unwrap();
-    let s = p.default_scale();
+    let s = p.default_scale().value();
     let e = |r: Result<Vec<u64>>| matches!(r, Err(Error::InvalidInput(_)));
     assert!(e(enc.encode(&vec![Complex::default(); p.slots() + 1], s, 0)));
     assert!(e(enc.encode_with_slots(&[], 3, s, 0)));
@@ -282,14 +282,14 @@ fn timing_at_n_2_to_the_16() {
     let enc = Encoder::new(p).unwrap();
     let v = random_values(9, p.slots());
     let t = std::time::Instant::now();
-    let _ = enc.encode(&v, p.default_scale(), 0).unwrap();
+    let _ = enc.encode(&v, p.default_scale().value(), 0).unwrap();
     println!("N = 2^16, first encode at 1 limb (builds the 2^17-entry root table): {:?}", t.elapsed());
     for level in [p.max_level(), 0] {
         let t = std::time::Instant::now();
-        let pt = enc.encode(&v, p.default_scale(), level).unwrap();
+        let pt = enc.encode(&v, p.default_scale().value(), level).unwrap();
         let te = t.elapsed();
         let t = std::time::Instant::now();
-        let back = enc.decode(&pt, level, p.default_scale(), p.slots()).unwrap();
+        let back = enc.decode(&pt, level, p.default_scale().value(), p.slots()).unwrap();
         let td = t.elapsed();
         println!("N = 2^16, {} limbs: encode {te:?}, decode {td:?}, max error {:e}", level + 1, max_err(&back, &v));
     }

@@ -1,31 +1,57 @@
-//! The CKKS evaluator: the scheme's bookkeeping written once (which levels and scales
-//! may meet, what a constant encodes to, which key a rotation needs) over a backend's
-//! [`CkksOps`]. Ciphertexts stay resident in the backend between calls.
+//! The CKKS evaluator: the scheme's bookkeeping written once over a backend's
+//! [`CkksOps`]: which levels, scales and keys may meet, what a constant encodes to, which
+//! key a rotation needs, and every result's level, scale and tag, computed here before
+//! the backend runs (a backend computes words, never scales). Ciphertexts stay resident.
 //!
-//! Scales: `add`/`sub` need equal scales (relative difference at most `2^-30`, since two
-//! ciphertexts rescaled by the same primes carry bit-identical scales and anything else is
-//! a caller's mistake); products multiply scales; `rescale` divides by the dropped prime.
+//! | file | operations |
+//! |---|---|
+//! | `arith` | sums, plaintexts, constants, multiplication by `i` |
+//! | `mul` | products, relinearization, rescale, levels and scales |
+//! | `rotate` | rotations, conjugation, hoisting |
+//!
+//! Two modes ([`Mode`]). **Manual**: operations never change a level on their own; binary
+//! operations need one level and one scale ([`fhe_api::ckks::Scale::same_as`]), products
+//! are left for [`Evaluator::rescale`]. **Auto** (OpenFHE's FLEXIBLEAUTO, Lattigo's
+//! default): products are rescaled at once, and before a binary operation the operand at
+//! the higher level is brought to the other's level and scale ([`Evaluator::rescale_to`]),
+//! so `x * x + x` needs no care. Both modes refuse a result whose scale would reach its
+//! modulus before running.
+
+mod arith;
+mod mul;
+mod rotate;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
-use fhe_api::ckks::entities::{EvalKeys, HostCiphertext, Plaintext, SwitchKind};
-use fhe_api::ckks::params::Params;
-use fhe_api::ckks::{Ciphertext, PreparedPlaintext, PreparedSwitchKey};
-use fhe_api::error::{Error, Result};
+use fhe_api::ckks::{Ciphertext, CkksMeta, EvalKeys, HostCiphertext, Params, PreparedSwitchKey, Scale, SwitchKind};
+use fhe_api::error::{Error, KeyNeed, LevelNeed, Result};
 use fhe_api::ops::{Backend, CkksOps};
-use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
+use fhe_api::tag::KeyTag;
 
-/// Relative scale difference `add` tolerates.
-const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
+pub use arith::PlainOperand;
+pub use rotate::HoistedCiphertext;
+
+/// How an [`Evaluator`] treats levels and scales (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Explicit rescales and level matches (today's behaviour, and the default).
+    #[default]
+    Manual,
+    /// Products rescaled at once; levels and scales reconciled before each operation.
+    Auto,
+}
 
 /// Evaluation with prepared (resident) keys. `Send + Sync`: one evaluator may serve
-/// many threads at once.
+/// many threads at once, and gain keys while it does ([`Evaluator::add_keys`]).
 pub struct Evaluator {
     backend: Arc<dyn Backend>,
     params: Arc<Params>,
-    relin: Option<PreparedSwitchKey>,
-    galois: BTreeMap<u64, PreparedSwitchKey>,
+    mode: Mode,
+    /// The key set's tag, from the first key given (none before).
+    tag: RwLock<KeyTag>,
+    relin: RwLock<Option<Arc<PreparedSwitchKey>>>,
+    galois: RwLock<BTreeMap<u64, Arc<PreparedSwitchKey>>>,
 }
 
 impl std::fmt::Debug for Evaluator {
@@ -33,8 +59,9 @@ impl std::fmt::Debug for Evaluator {
         f.debug_struct("Evaluator")
             .field("backend", &self.backend.name())
             .field("params", &self.params.name())
-            .field("relin", &self.relin.is_some())
-            .field("galois", &self.galois.keys().collect::<Vec<_>>())
+            .field("mode", &self.mode)
+            .field("relin", &self.relin.read().map(|r| r.is_some()).unwrap_or(false))
+            .field("galois", &self.galois_elements())
             .finish()
     }
 }
@@ -44,24 +71,58 @@ pub fn ckks_ops(backend: &dyn Backend) -> Result<&dyn CkksOps> {
     backend.ckks().ok_or_else(|| Error::Unsupported { backend: backend.name(), scheme: "CKKS" })
 }
 
+/// `Error::ParamMismatch` naming both parameter sets.
+pub(crate) fn check_params(expected: &Params, found: &Params) -> Result<()> {
+    if expected != found {
+        return Err(Error::ParamMismatch { expected: expected.name().into(), found: found.name().into() });
+    }
+    Ok(())
+}
+
 impl Evaluator {
     /// Prepares (uploads) every key in `keys`.
-    pub fn new(backend: Arc<dyn Backend>, params: Arc<Params>, keys: &EvalKeys) -> Result<Self> {
-        let ops = ckks_ops(&*backend)?;
-        let mut relin = None;
-        if let Some(k) = &keys.relin {
-            check_params(&params, k.params())?;
-            relin = Some(ops.prepare_key(k)?);
-        }
-        let mut galois = BTreeMap::new();
-        for (&g, k) in &keys.galois {
-            check_params(&params, k.params())?;
-            if k.kind() != SwitchKind::Galois(g) {
-                return Err(Error::InvalidInput(format!("the Galois key filed under {g} is a {:?} key", k.kind())));
+    pub fn new(backend: Arc<dyn Backend>, params: Arc<Params>, keys: &EvalKeys, mode: Mode) -> Result<Self> {
+        ckks_ops(&*backend)?;
+        let ev = Evaluator {
+            backend,
+            params,
+            mode,
+            tag: RwLock::new(KeyTag::NONE),
+            relin: RwLock::new(None),
+            galois: RwLock::new(BTreeMap::new()),
+        };
+        ev.add_keys(keys)?;
+        Ok(ev)
+    }
+
+    /// Prepares more keys (rotation keys made later from the secret key,
+    /// `Context::eval_keys`); a key already there is replaced. Keys of another key set
+    /// than the ones already given are `Error::WrongKey`, of other parameters
+    /// `Error::ParamMismatch`; nothing is added when one key is refused.
+    pub fn add_keys(&self, keys: &EvalKeys) -> Result<()> {
+        let mut tag = *self.tag.read().map_err(poisoned)?;
+        let mut prepared = Vec::new();
+        for (g, k) in keys.relin.iter().map(|k| (None, k)).chain(keys.galois.iter().map(|(&g, k)| (Some(g), k))) {
+            check_params(&self.params, k.params())?;
+            tag = tag.combine(k.tag())?;
+            if let Some(g) = g {
+                if k.kind() != SwitchKind::Galois(g) {
+                    return Err(Error::InvalidInput(format!("the Galois key filed under {g} is a {:?} key", k.kind())));
+                }
+            } else if k.kind() != SwitchKind::Relin {
+                return Err(Error::InvalidInput(format!("the relinearization key is a {:?} key", k.kind())));
             }
-            galois.insert(g, ops.prepare_key(k)?);
+            prepared.push((g, Arc::new(self.ops().prepare_key(k)?)));
         }
-        Ok(Evaluator { backend, params, relin, galois })
+        let mut galois = self.galois.write().map_err(poisoned)?;
+        for (g, k) in prepared {
+            match g {
+                Some(g) => drop(galois.insert(g, k)),
+                None => *self.relin.write().map_err(poisoned)? = Some(k),
+            }
+        }
+        *self.tag.write().map_err(poisoned)? = tag;
+        Ok(())
     }
 
     fn ops(&self) -> &dyn CkksOps {
@@ -72,9 +133,18 @@ impl Evaluator {
         &self.params
     }
 
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The tag of the key set whose keys this evaluator holds ([`KeyTag::NONE`] before any).
+    pub fn tag(&self) -> KeyTag {
+        self.tag.read().map(|t| *t).unwrap_or(KeyTag::NONE)
+    }
+
     /// Galois elements with a prepared key.
-    pub fn galois_elements(&self) -> impl Iterator<Item = u64> + '_ {
-        self.galois.keys().copied()
+    pub fn galois_elements(&self) -> Vec<u64> {
+        self.galois.read().map(|g| g.keys().copied().collect()).unwrap_or_default()
     }
 
     pub fn upload(&self, ct: &HostCiphertext) -> Result<Ciphertext> {
@@ -83,223 +153,53 @@ impl Evaluator {
     }
 
     pub fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext> {
+        self.check_one(ct)?;
         self.ops().download(ct)
     }
 
-    fn check_one(&self, a: &Ciphertext) -> Result<()> {
-        check_params(&self.params, a.params())
+    /// `a` is of these parameters and of this evaluator's key set (or of none; an
+    /// evaluator given no key yet takes any set's).
+    fn check_one(&self, a: &CkksMeta) -> Result<()> {
+        check_params(&self.params, a.params())?;
+        match self.tag() {
+            t if t.is_none() => Ok(()),
+            t => a.tag().check_against(t),
+        }
     }
 
-    fn check_pair(&self, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+    /// Both operands checked, and their combined tag.
+    fn check_pair(&self, a: &CkksMeta, b: &CkksMeta) -> Result<KeyTag> {
         self.check_one(a)?;
         self.check_one(b)?;
+        a.tag().combine(b.tag())
+    }
+
+    /// Manual mode: one level and one scale, or a typed error naming `op`.
+    fn same_level_and_scale(op: &'static str, a: &CkksMeta, b: &CkksMeta) -> Result<()> {
         if a.level() != b.level() {
-            return Err(Error::Level(format!(
-                "operands at levels {} and {}: drop the higher with drop_to_level (or match_levels)",
-                a.level(),
-                b.level()
-            )));
+            return Err(Error::Level { op, found: b.level(), needed: LevelNeed::Equal(a.level()) });
+        }
+        if !a.scale().same_as(b.scale()) {
+            return Err(Error::ScaleMismatch { op, left: a.scale().value(), right: b.scale().value() });
         }
         Ok(())
     }
 
-    fn check_scales(left: f64, right: f64) -> Result<()> {
-        if ((left - right) / left).abs() > SCALE_TOLERANCE {
-            return Err(Error::ScaleMismatch { left, right });
-        }
-        Ok(())
+    fn relin_key(&self) -> Result<Arc<PreparedSwitchKey>> {
+        self.relin.read().map_err(poisoned)?.clone().ok_or(Error::MissingKey(KeyNeed::Relinearization))
     }
 
-    pub fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.check_pair(a, b)?;
-        Self::check_scales(a.scale(), b.scale())?;
-        self.ops().add(a, b)
+    fn galois_key(&self, g: u64, need: impl FnOnce() -> KeyNeed) -> Result<Arc<PreparedSwitchKey>> {
+        self.galois.read().map_err(poisoned)?.get(&g).cloned().ok_or_else(|| Error::MissingKey(need()))
     }
 
-    pub fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.check_pair(a, b)?;
-        Self::check_scales(a.scale(), b.scale())?;
-        self.ops().sub(a, b)
-    }
-
-    pub fn negate(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        self.ops().negate(a)
-    }
-
-    /// Both operands at the lower of their two levels.
-    pub fn match_levels(&self, a: &Ciphertext, b: &Ciphertext) -> Result<(Ciphertext, Ciphertext)> {
-        let level = a.level().min(b.level());
-        Ok((self.drop_to_level(a, level)?, self.drop_to_level(b, level)?))
-    }
-
-    /// A plaintext resident at `a`'s level (a plaintext encoded at a higher level is cut
-    /// down: its lower limbs are the same integers).
-    fn plain_for(&self, a: &Ciphertext, pt: &Plaintext) -> Result<PreparedPlaintext> {
-        check_params(&self.params, pt.params())?;
-        if pt.level() < a.level() {
-            return Err(Error::Level(format!(
-                "plaintext at level {} is below the ciphertext's level {}: encode it at level {}",
-                pt.level(),
-                a.level(),
-                a.level()
-            )));
-        }
-        let n = self.params.n();
-        let cut = Plaintext::from_raw(
-            pt.params().clone(),
-            a.level(),
-            pt.scale(),
-            pt.coeffs()[..(a.level() + 1) * n].to_vec(),
-        )?;
-        self.ops().upload_plaintext(&cut)
-    }
-
-    pub fn add_plain(&self, a: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        Self::check_scales(a.scale(), pt.scale())?;
-        let p = self.plain_for(a, pt)?;
-        self.ops().add_plain(a, &p)
-    }
-
-    pub fn mul_plain(&self, a: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        let p = self.plain_for(a, pt)?;
-        self.ops().mul_plain(a, &p)
-    }
-
-    /// Residues of `round(x)` modulo `q_0 .. q_level`; `|x| < 2^126`.
-    fn residues(&self, x: f64, level: usize) -> Result<Vec<u64>> {
-        let r = x.round();
-        if !r.is_finite() || r.abs() >= 2f64.powi(126) {
-            return Err(Error::InvalidInput(format!("constant times scale ({x:e}) is not finite or not below 2^126")));
-        }
-        Ok(self.int_residues(r as i128, level))
-    }
-
-    /// Residues of the integer `v` modulo `q_0 .. q_level`.
-    fn int_residues(&self, v: i128, level: usize) -> Vec<u64> {
-        self.params.q()[..=level].iter().map(|q| v.rem_euclid(q.0 as i128) as u64).collect()
-    }
-
-    /// `a + c` in every slot: `round(c * scale)` added to the constant term.
-    pub fn add_const(&self, a: &Ciphertext, c: f64) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        let r = self.residues(c * a.scale(), a.level())?;
-        self.ops().add_scalar(a, &r)
-    }
-
-    /// `a * c` in every slot, `c` encoded at the default scale `2^scale_bits`; the result's
-    /// scale is `a.scale * 2^scale_bits` (rescale afterwards).
-    pub fn mul_const(&self, a: &Ciphertext, c: f64) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        let factor = self.params.default_scale();
-        let r = self.residues(c * factor, a.level())?;
-        self.ops().mul_scalar(a, &r, factor)
-    }
-
-    /// `a * k` for an integer `k`: exact, scale unchanged.
-    pub fn mul_int(&self, a: &Ciphertext, k: i64) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        // From the integer itself: exact beyond 2^53, where an `f64` is not.
-        let r = self.int_residues(k.into(), a.level());
-        self.ops().mul_scalar(a, &r, 1.0)
-    }
-
-    /// `a * b`, relinearized; scale `a.scale * b.scale` (rescale afterwards).
-    pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.check_pair(a, b)?;
-        let rlk = self
-            .relin
-            .as_ref()
-            .ok_or_else(|| Error::MissingKey("no relinearization key (keygen option relin)".into()))?;
-        self.ops().mul_relin(a, b, rlk)
-    }
-
-    pub fn square(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.mul(a, a)
-    }
-
-    /// Divides by the top prime: one level down, scale divided by that prime.
-    pub fn rescale(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        if a.level() == 0 {
-            return Err(Error::Level("cannot rescale a ciphertext at level 0: the chain is spent".into()));
-        }
-        self.ops().rescale(a)
-    }
-
-    /// `mul` then `rescale`.
-    pub fn mul_rescale(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.rescale(&self.mul(a, b)?)
-    }
-
-    pub fn drop_to_level(&self, a: &Ciphertext, level: usize) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        if level > a.level() {
-            return Err(Error::Level(format!("cannot raise a ciphertext from level {} to {level}", a.level())));
-        }
-        self.ops().drop_to_level(a, level)
-    }
-
-    fn key(&self, g: u64, what: &str) -> Result<&PreparedSwitchKey> {
-        self.galois.get(&g).ok_or_else(|| Error::MissingKey(format!("no Galois key for {what} (element {g})")))
-    }
-
-    /// Slots rotated left by `steps` (negative: right).
-    pub fn rotate(&self, a: &Ciphertext, steps: i64) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        let g = galois_element_for_rotation(self.params.ring_degree(), steps);
-        if g == 1 {
-            return self.ops().drop_to_level(a, a.level());
-        }
-        let key = self.key(g, &format!("rotation by {steps}"))?;
-        self.ops().apply_galois(a, key)
-    }
-
-    /// Complex conjugation of every slot.
-    pub fn conjugate(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.check_one(a)?;
-        let g = conjugation_element(self.params.ring_degree());
-        let key = self.key(g, "conjugation")?;
-        self.ops().apply_galois(a, key)
-    }
-
-    /// Several rotations of one ciphertext sharing one decomposition (hoisting); the same
-    /// words as separate [`Evaluator::rotate`] calls.
-    pub fn rotate_hoisted(&self, a: &Ciphertext, steps: &[i64]) -> Result<Vec<Ciphertext>> {
-        self.check_one(a)?;
-        let elements: Vec<u64> =
-            steps.iter().map(|&k| galois_element_for_rotation(self.params.ring_degree(), k)).collect();
-        let mut keys = Vec::new();
-        for (&g, &k) in elements.iter().zip(steps) {
-            if g != 1 {
-                keys.push(self.key(g, &format!("rotation by {k}"))?);
-            }
-        }
-        let mut rotated = self.ops().apply_galois_hoisted(a, &keys)?.into_iter();
-        elements
-            .iter()
-            .map(
-                |&g| {
-                    if g == 1 {
-                        self.ops().drop_to_level(a, a.level())
-                    } else {
-                        Ok(rotated.next().expect("one per key"))
-                    }
-                },
-            )
-            .collect()
+    /// `meta` at `level` with `scale` and `tag`, checked (a scale that would reach the
+    /// modulus is `Error::ScaleOverflow` naming `op`).
+    fn out(&self, op: &'static str, like: &CkksMeta, level: usize, scale: Scale, tag: KeyTag) -> Result<CkksMeta> {
+        like.with(op, level, scale, tag)
     }
 }
 
-pub(crate) fn check_params(expected: &Params, found: &Params) -> Result<()> {
-    if expected != found {
-        return Err(Error::InvalidInput(format!(
-            "CKKS parameter mismatch: expected {}, found {}",
-            expected.name(),
-            found.name()
-        )));
-    }
-    Ok(())
+fn poisoned<T>(_: T) -> Error {
+    Error::InvalidInput("an evaluator's key table was poisoned by a panic in another thread".into())
 }

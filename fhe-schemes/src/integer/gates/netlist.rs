@@ -366,7 +366,7 @@ impl Circuit {
         self.check_inputs(inputs.len())?;
         let params = key.params();
         if let Some(bad) = inputs.iter().find(|c| c.params() != params) {
-            return Err(Error::ParamMismatch { expected: params.name(), found: bad.params().name() });
+            return Err(Error::ParamMismatch { expected: params.name().into(), found: bad.params().name().into() });
         }
         let mut value: Vec<Option<LweCiphertext>> = vec![None; self.nodes.len()];
         value[0] = Some(gates::constant(params, false));

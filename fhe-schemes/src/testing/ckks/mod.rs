@@ -1,0 +1,168 @@
+//! The CKKS conformance suite: generic functions over any backend that declares the
+//! CKKS capability, stamped per backend by [`crate::ckks_conformance_tests!`]. Words are
+//! compared with the CPU oracle's (same seeds), and decrypted values with plaintext
+//! arithmetic, with the measured precision in bits.
+//!
+//! | file | checks |
+//! |---|---|
+//! | `ops` | every evaluator operation against plaintext arithmetic, in both modes |
+//! | `words` | words equal to the oracle's, hoisting, threads, noise, the depth chain |
+//! | `refusals` | misuse, other key sets, spent levels and overflowing scales are typed errors |
+//! | `keys` | keys made later from the secret key, sparse packing, bytes through the context |
+
+mod keys;
+mod ops;
+mod refusals;
+mod words;
+
+pub use keys::{ciphertexts_travel_as_bytes, keys_later_and_sparse_packing};
+pub use ops::{both_modes_evaluate_polynomials, ops_match_plaintext, OpPrecision};
+pub use refusals::{other_key_sets_are_refused, rejects_misuse};
+pub use words::{
+    byte_equal_to_oracle, coefficient_noise, depth_chain, evaluator_is_shared_across_threads,
+    fresh_noise_is_the_rounding, hoisted_equals_separate,
+};
+
+use std::sync::Arc;
+
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+use crate::ckks::Complex;
+use crate::ckks::Context;
+use crate::ckks::Evaluator;
+use crate::ckks::KeygenOptions;
+use fhe_api::ckks::entities::KeySet;
+use fhe_api::ckks::params::Preset;
+use fhe_api::ckks::Ciphertext;
+use fhe_api::{Backend, Seed};
+
+/// Rotation steps every suite key set carries.
+pub const ROTATIONS: [i64; 5] = [1, 2, 3, 4, -1];
+
+/// The preset `LUX_CKKS_PRESET` names, else `slots32768-scale40-depth34`: the one the
+/// ignored measurements run by default. Panics on a name that is not a preset.
+pub fn preset_from_env() -> Preset {
+    std::env::var("LUX_CKKS_PRESET")
+        .ok()
+        .map(|s| s.parse().expect("LUX_CKKS_PRESET names a CKKS preset"))
+        .unwrap_or(Preset::Slots32768Scale40Depth34)
+}
+
+/// Values in the unit disc from a seed.
+pub fn random_values(count: usize, seed: u64) -> Vec<Complex> {
+    let mut r = ChaCha20Rng::seed_from_u64(seed);
+    let mut unit = || (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+    (0..count).map(|_| Complex::new(unit() * 0.7, unit() * 0.7)).collect()
+}
+
+/// A context, keys (relin, [`ROTATIONS`], conjugation) and evaluator from a seed.
+pub fn setup(backend: Arc<dyn Backend>, preset: Preset, seed: u64) -> (Context, KeySet, Evaluator) {
+    let ctx = Context::from_preset(backend, preset).expect("context");
+    let options = KeygenOptions { relin: true, rotations: ROTATIONS.to_vec(), conjugation: true };
+    let keys = ctx.keygen_from_seed(&Seed::derive("lux-fhe-ckks-conformance", seed), &options).expect("keygen");
+    let ev = ctx.evaluator(&keys.eval).expect("evaluator");
+    (ctx, keys, ev)
+}
+
+pub(crate) fn encrypt(ctx: &Context, keys: &KeySet, values: &[Complex], seed: u64) -> Ciphertext {
+    let pt = ctx.encode(values).expect("encode");
+    ctx.encrypt_seeded(&keys.pk, &pt, &Seed::derive("lux-fhe-ckks-encrypt", seed)).expect("encrypt")
+}
+
+pub(crate) fn rotate_plain(v: &[Complex], k: i64) -> Vec<Complex> {
+    let n = v.len() as i64;
+    (0..n).map(|i| v[(i + k).rem_euclid(n) as usize]).collect()
+}
+
+/// Stamps the CKKS suite for one backend. `ckks_conformance_tests!(backend, oracle,
+/// preset = Preset::X)` runs it; `ckks_conformance_tests!(unsupported = "why")`
+/// stamps the same test names as `#[ignore]`d with the reason (a backend without the
+/// capability is reported as skipped, never as a pass).
+#[macro_export]
+macro_rules! ckks_conformance_tests {
+    (unsupported = $reason:literal) => {
+        mod ckks_conformance {
+            #[test]
+            #[ignore = $reason]
+            fn ckks_ops_match_plaintext() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_byte_equal_to_oracle() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_depth_chain() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_both_modes_evaluate_polynomials() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_rejects_misuse() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_other_key_sets_are_refused() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_keys_later_and_sparse_packing() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_ciphertexts_travel_as_bytes() {}
+        }
+    };
+    ($backend:expr, $oracle:expr, preset = $preset:expr) => {
+        mod ckks_conformance {
+            #[allow(unused_imports)]
+            use super::*;
+            use $crate::testing::ckks as suite;
+
+            #[test]
+            fn ckks_ops_match_plaintext() {
+                let report = suite::ops_match_plaintext($backend, $preset, 15.0);
+                for r in report {
+                    eprintln!("{}: {} {:.1} bits", $preset, r.op, r.bits);
+                }
+            }
+            #[test]
+            fn ckks_hoisted_equals_separate() {
+                suite::hoisted_equals_separate($backend, $preset);
+            }
+            #[test]
+            fn ckks_fresh_noise_is_the_rounding() {
+                suite::fresh_noise_is_the_rounding($backend, $preset);
+            }
+            #[test]
+            fn ckks_depth_chain() {
+                let bits = suite::depth_chain($backend, $preset, 10.0);
+                eprintln!("{}: {bits:.1} bits after the whole chain", $preset);
+            }
+            #[test]
+            fn ckks_byte_equal_to_oracle() {
+                suite::byte_equal_to_oracle($backend, $oracle, $preset);
+            }
+            #[test]
+            fn ckks_rejects_misuse() {
+                suite::rejects_misuse($backend, $preset);
+            }
+            #[test]
+            fn ckks_evaluator_is_shared_across_threads() {
+                suite::evaluator_is_shared_across_threads($backend, $preset);
+            }
+            #[test]
+            fn ckks_both_modes_evaluate_polynomials() {
+                suite::both_modes_evaluate_polynomials($backend, $preset, 15.0);
+            }
+            #[test]
+            fn ckks_other_key_sets_are_refused() {
+                suite::other_key_sets_are_refused($backend, $preset);
+            }
+            #[test]
+            fn ckks_keys_later_and_sparse_packing() {
+                suite::keys_later_and_sparse_packing($backend, $preset);
+            }
+            #[test]
+            fn ckks_ciphertexts_travel_as_bytes() {
+                suite::ciphertexts_travel_as_bytes($backend, $preset);
+            }
+        }
+    };
+}
