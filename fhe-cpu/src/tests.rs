@@ -162,6 +162,17 @@ fhe_schemes::ckks_conformance_tests!(
     preset = fhe_api::ckks::params::Preset::Slots4096Scale40Depth2
 );
 
+/// `x * x + x` and `c * x + x` in both modes at every other preset (the suite above runs
+/// the smallest); about 15 s on 2 cores, the big preset's keys most of it.
+#[test]
+fn ckks_polynomials_at_every_preset() {
+    use fhe_api::ckks::params::Preset;
+    for preset in [Preset::Slots8192Scale40Depth6, Preset::Slots16384Scale40Depth14, Preset::Slots32768Scale40Depth34] {
+        let backend = std::sync::Arc::new(CpuBackend::new(None).unwrap());
+        fhe_schemes::testing::ckks::both_modes_evaluate_polynomials(backend, preset, 15.0);
+    }
+}
+
 /// Where one gate bootstrap's time goes on `PN10QP27` and `PN11QP54` with the default
 /// variant, as a gate sees it: each call on a fresh ciphertext, the key-switching rows
 /// read after a blind rotation has streamed the bootstrapping key through the caches.
