@@ -36,13 +36,16 @@ keeps serving (tracebacks go to stderr, never to stdout). Requests:
         hoisted4     EvalFastRotationPrecompute(ct) and EvalFastRotation(ct, i, 2N,
                      digits) for i = 1..4, timed together; the reply also has
                      "precompute_ns" (the precompute part of each sample)
+        mul_plain_kept  EvalMult(ct1, pt2): a fresh top-level ciphertext times a
+                     plaintext encoded beforehand (held in evaluation form), no rescale
       "decrypt_raw" is not offered: the Python API has no decrypt without decode.
       Result objects are released after the clock stops (destruction is not timed).
   {"cmd":"precision"}
       Random values, real and imaginary parts uniform in [-1,1] ("complex" data type)
       or real values in [-1,1] ("real"); for "mul": Enc(x)*Enc(y), relinearise,
       ModReduce, decrypt, against x*y; "fresh": Dec(Enc(x)) against x; "rotate":
-      Dec(EvalRotate(Enc(x),1)) against x shifted left by one slot. Each gives
+      Dec(EvalRotate(Enc(x),1)) against x shifted left by one slot; "mul_plain":
+      Dec(ModReduce(EvalMult(Enc(x), Encode(y)))) against x*y. Each gives
       "bits_max" = -log2(max |err|) and "bits_mean" = -log2(mean |err|), |.| the
       complex modulus, over all slots.
   {"cmd":"info"}   version and build, without a context.

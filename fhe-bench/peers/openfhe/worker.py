@@ -248,8 +248,10 @@ class Worker:
                 self.ctx["pt"] = self._encode(self.ctx["x"])
             elif name == "ct1":
                 self.ctx["ct1"] = cc.Encrypt(pk, self._input("pt"))
+            elif name == "pt2":
+                self.ctx["pt2"] = self._encode(self._values(2))
             elif name == "ct2":
-                self.ctx["ct2"] = cc.Encrypt(pk, self._encode(self._values(2)))
+                self.ctx["ct2"] = cc.Encrypt(pk, self._input("pt2"))
             elif name == "prod":
                 self.ctx["prod"] = cc.EvalMult(self._input("ct1"), self._input("ct2"))
             elif name == "ct_1limb":
@@ -276,6 +278,9 @@ class Worker:
         if op == "mul_relin":
             a, b = self._input("ct1"), self._input("ct2")
             return lambda: cc.EvalMult(a, b)
+        if op == "mul_plain_kept":
+            ct, pt = self._input("ct1"), self._input("pt2")
+            return lambda: cc.EvalMult(ct, pt)
         if op == "rescale":
             if self.depth < 1:
                 raise Refused("rescale: depth 0 leaves no level to drop")
@@ -291,7 +296,8 @@ class Worker:
             if missing:
                 raise Refused(f"hoisted4: no rotation keys for {missing} (setup's rotations must hold 1..4)")
             return None  # timed by time_hoisted4
-        raise Refused(f"unknown op {op!r} (encrypt, decrypt, decrypt_1limb, mul_relin, rescale, rotate, hoisted4)")
+        raise Refused(f"unknown op {op!r} (encrypt, decrypt, decrypt_1limb, mul_relin, rescale, rotate, hoisted4, "
+                      "mul_plain_kept)")
 
     def time_op(self, req):
         if self.cc is None:
@@ -382,8 +388,10 @@ class Worker:
             prod = cc.ModReduce(cc.EvalMult(ctx, cty))
             got, pt = dec(prod)
             out["mul"] = bits(got, x * y, pt)
+            got, pt = dec(cc.ModReduce(cc.EvalMult(ctx, self._encode(y))))
+            out["mul_plain"] = bits(got, x * y, pt)
         else:
-            out["mul"] = None
+            out["mul"] = out["mul_plain"] = None
         if 1 in self.rotations:
             got, pt = dec(cc.EvalRotate(ctx, 1))
             out["rotate"] = bits(got, np.roll(x, -1), pt)

@@ -3,8 +3,9 @@
 //! ([`crate::peers::openfhe`], a Python worker the bench starts).
 //!
 //! - [`CkksOp`]: the operations (`ckks_keygen`, `ckks_encrypt`, `ckks_decrypt`,
-//!   `ckks_mul_relin`, `ckks_rescale`, `ckks_rotate`, `ckks_hoisted4`), each timed as
-//!   OpenFHE's worker times its counterpart (what one call covers is in
+//!   `ckks_mul_relin`, `ckks_rescale`, `ckks_rotate`, `ckks_hoisted4`,
+//!   `ckks_mul_plain_kept`, and `ckks_mul_plain`, which has no OpenFHE counterpart),
+//!   each timed as OpenFHE's worker times its counterpart (what one call covers is in
 //!   `bench/SCHEMA.md`);
 //! - [`CkksFixture`]: keys, encoded and encrypted inputs made once, untimed, and the
 //!   decryption of every operation's output checked against plaintext arithmetic before
@@ -27,6 +28,7 @@ use std::time::Instant;
 use fhe_api::ckks::entities::{KeySet, Plaintext};
 use fhe_api::ckks::params::Preset;
 use fhe_api::ckks::Ciphertext;
+use fhe_api::ckks::PreparedPlaintext;
 use fhe_api::rng::SplitMix64;
 use fhe_api::{Backend, Seed};
 use fhe_schemes::ckks::Complex;
@@ -66,10 +68,18 @@ pub enum CkksOp {
     Rotate,
     /// Four rotations (1..4) sharing one decomposition (`rotate_hoisted`).
     Hoisted4,
+    /// Multiplication of a top-level ciphertext by a plaintext kept prepared on the
+    /// backend (`prepare_plaintext` once, untimed; OpenFHE: `EvalMult(ct, pt)`, its
+    /// plaintexts held in evaluation form).
+    MulPlainKept,
+    /// The same with a host plaintext, prepared (cut to the level, taken to evaluation
+    /// form on the backend) on every call: the only form before plaintexts could be
+    /// kept. No OpenFHE counterpart.
+    MulPlain,
 }
 
 impl CkksOp {
-    pub const ALL: [CkksOp; 7] = [
+    pub const ALL: [CkksOp; 9] = [
         CkksOp::Keygen,
         CkksOp::Encrypt,
         CkksOp::Decrypt,
@@ -77,6 +87,8 @@ impl CkksOp {
         CkksOp::Rescale,
         CkksOp::Rotate,
         CkksOp::Hoisted4,
+        CkksOp::MulPlainKept,
+        CkksOp::MulPlain,
     ];
 
     /// The row's `operation`.
@@ -89,7 +101,14 @@ impl CkksOp {
             CkksOp::Rescale => "ckks_rescale",
             CkksOp::Rotate => "ckks_rotate",
             CkksOp::Hoisted4 => "ckks_hoisted4",
+            CkksOp::MulPlainKept => "ckks_mul_plain_kept",
+            CkksOp::MulPlain => "ckks_mul_plain",
         }
+    }
+
+    /// Whether OpenFHE's worker times a counterpart (all but `mul_plain`).
+    pub const fn has_peer(self) -> bool {
+        !matches!(self, CkksOp::MulPlain)
     }
 
     /// The name without the `ckks_` prefix: the OpenFHE worker's `op` (`keygen` is its
@@ -199,6 +218,10 @@ pub struct CkksFixture {
     pub y: Vec<Complex>,
     /// `x` encoded at the top level (what `encrypt` encrypts).
     pub pt: Plaintext,
+    /// `y` encoded at the top level (what the plaintext products multiply by), and the
+    /// same kept prepared on the backend.
+    pub pt_y: Plaintext,
+    pub kept_y: PreparedPlaintext,
     pub cx: Ciphertext,
     pub cy: Ciphertext,
     /// `cx * cy`, relinearized (what `rescale` rescales).
@@ -217,9 +240,12 @@ impl CkksFixture {
         let (x, y) = (values(slots, 1), values(slots, 2));
         let pt = ctx.encode(&x)?;
         let cx = ctx.encrypt_seeded(&keys.pk, &pt, &Seed::derive(seed_root, 1))?;
-        let cy = ctx.encrypt_seeded(&keys.pk, &ctx.encode(&y)?, &Seed::derive(seed_root, 2))?;
+        let pt_y = ctx.encode(&y)?;
+        let cy = ctx.encrypt_seeded(&keys.pk, &pt_y, &Seed::derive(seed_root, 2))?;
+        let kept_y = ev.prepare_plaintext(&pt_y)?;
         let prod = ev.mul(&cx, &cy)?;
-        Ok(CkksFixture { preset, ctx, keys, ev, x, y, pt, cx, cy, prod, seed_root: seed_root.to_string(), calls: 0 })
+        let seed_root = seed_root.to_string();
+        Ok(CkksFixture { preset, ctx, keys, ev, x, y, pt, pt_y, kept_y, cx, cy, prod, seed_root, calls: 0 })
     }
 
     fn decrypt(&self, h: &Ciphertext) -> Result<Vec<Complex>> {
@@ -229,7 +255,8 @@ impl CkksFixture {
     /// The precision in bits of `op`'s output against plaintext arithmetic (`None` for
     /// key generation): `encrypt` and `decrypt` Dec(Enc(x)) against x, `mul_relin` and
     /// `rescale` Dec(Rescale(x * y)) against x y, `rotate` the rotation by one, and
-    /// `hoisted4` the worst of its four rotations.
+    /// `hoisted4` the worst of its four rotations, the plaintext products
+    /// Dec(Rescale(x * y)) with `y` a plaintext.
     pub fn precision(&self, op: CkksOp) -> Result<Option<f64>> {
         let ev = &self.ev;
         let bits = match op {
@@ -240,6 +267,14 @@ impl CkksFixture {
                 precision_bits(&self.decrypt(&ev.rescale(&self.prod)?)?, &want)
             }
             CkksOp::Rotate => precision_bits(&self.decrypt(&ev.rotate(&self.cx, 1)?)?, &rotate_plain(&self.x, 1)),
+            CkksOp::MulPlainKept | CkksOp::MulPlain => {
+                let want: Vec<Complex> = self.x.iter().zip(&self.y).map(|(&a, &b)| a * b).collect();
+                let prod = match op {
+                    CkksOp::MulPlain => ev.mul_plain(&self.cx, &self.pt_y)?,
+                    _ => ev.mul_plain(&self.cx, &self.kept_y)?,
+                };
+                precision_bits(&self.decrypt(&ev.rescale(&prod)?)?, &want)
+            }
             CkksOp::Hoisted4 => {
                 let outs = ev.rotate_hoisted(&self.cx, &ROTATIONS)?;
                 let mut worst = f64::INFINITY;
@@ -303,6 +338,8 @@ impl CkksFixture {
             CkksOp::Rescale => timed(|| ev.rescale(&self.prod)),
             CkksOp::Rotate => timed(|| ev.rotate(&self.cx, 1)),
             CkksOp::Hoisted4 => timed(|| ev.rotate_hoisted(&self.cx, &ROTATIONS)),
+            CkksOp::MulPlainKept => timed(|| ev.mul_plain(&self.cx, &self.kept_y)),
+            CkksOp::MulPlain => timed(|| ev.mul_plain(&self.cx, &self.pt_y)),
         }
     }
 }
@@ -390,6 +427,9 @@ pub fn run_alternated(
     if rounds == 0 || calls == 0 {
         return Err(Error::InvalidPlan(format!("rounds ({rounds}) and calls ({calls}) must be >= 1")));
     }
+    if let Some(op) = plan.operations.iter().find(|o| !o.has_peer()) {
+        return Err(Error::InvalidPlan(format!("{op} has no OpenFHE counterpart to alternate with")));
+    }
     let ours_precision = maybe_one_thread(plan.one_thread, || fixture.check(&plan.operations))?;
     let backend = fixture.ctx.backend().clone();
     let preset = fixture.preset;
@@ -439,6 +479,7 @@ pub fn run_alternated(
             match op {
                 CkksOp::Keygen => "KeyGen + EvalMultKeyGen + EvalRotateKeyGen(1..4), from the worker's setup",
                 CkksOp::Hoisted4 => "precision: its single rotation's (the worker measures no hoisted precision)",
+                CkksOp::MulPlainKept => "EvalMult(ct, pt) with pt made by MakeCKKSPackedPlaintext beforehand",
                 _ => "timed by the worker (time.perf_counter_ns per call)",
             }
         );
@@ -459,6 +500,8 @@ impl PeerPrecision {
             CkksOp::Encrypt | CkksOp::Decrypt => self.fresh,
             CkksOp::MulRelin | CkksOp::Rescale => self.mul,
             CkksOp::Rotate | CkksOp::Hoisted4 => self.rotate,
+            CkksOp::MulPlainKept => self.mul_plain,
+            CkksOp::MulPlain => None,
         }
     }
 }

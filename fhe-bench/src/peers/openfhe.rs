@@ -47,6 +47,8 @@ pub struct PeerPrecision {
     pub mul: Option<f64>,
     /// Dec(EvalRotate(Enc(x), 1)) against x rotated by one.
     pub rotate: Option<f64>,
+    /// Dec(ModReduce(EvalMult(Enc(x), Encode(y)))) against x y.
+    pub mul_plain: Option<f64>,
 }
 
 /// A running worker. Dropping it sends `quit` (and kills a worker that does not exit).
@@ -158,7 +160,12 @@ impl OpenFhe {
         }
         let r = self.ask(json!({"cmd": "precision"}))?;
         let bits = |k: &str| r.get(k).and_then(|o| o.get("bits_max")).and_then(Value::as_f64);
-        let p = PeerPrecision { fresh: bits("fresh"), mul: bits("mul"), rotate: bits("rotate") };
+        let p = PeerPrecision {
+            fresh: bits("fresh"),
+            mul: bits("mul"),
+            rotate: bits("rotate"),
+            mul_plain: bits("mul_plain"),
+        };
         self.precision = Some(p.clone());
         Ok(p)
     }

@@ -167,6 +167,24 @@ pub(super) unsafe fn dot_const(m: &Modulus, t: &[&[u64]], w: &[u64], y: &mut [u6
     }
 }
 
+/// `out = a b mod q < 2^46`, word by word ([`dot_pair`]'s reduction, one term a word).
+#[target_feature(enable = "avx512f,avx512ifma")]
+pub(super) unsafe fn mul(m: &Modulus, a: &[u64], b: &[u64], out: &mut [u64]) {
+    let r = Reducer::new(m.q);
+    let zero = _mm512_setzero_si512();
+    let whole = out.len() / L * L;
+    for ((o, x), y) in out[..whole].chunks_exact_mut(L).zip(a.chunks_exact(L)).zip(b.chunks_exact(L)) {
+        // SAFETY: each chunk holds L = 8 words; unaligned loads.
+        let (xv, yv) = unsafe { (_mm512_loadu_si512(x.as_ptr().cast()), _mm512_loadu_si512(y.as_ptr().cast())) };
+        let w = r.reduce(_mm512_madd52lo_epu64(zero, xv, yv), _mm512_madd52hi_epu64(zero, xv, yv));
+        // SAFETY: as the loads.
+        unsafe { _mm512_storeu_si512(o.as_mut_ptr().cast(), w) };
+    }
+    for ((o, &x), &y) in out[whole..].iter_mut().zip(&a[whole..]).zip(&b[whole..]) {
+        *o = m.mul(x, y);
+    }
+}
+
 /// The tensor product of two ciphertexts, word by word: `d0 = x0 y0`,
 /// `d1 = x0 y1 + x1 y0`, `d2 = x1 y1` mod `q < 2^46` ([`dot_pair`]'s reduction, one to
 /// two terms a word).

@@ -26,6 +26,19 @@ fn portable_mul_add(m: &Modulus, a: &[u64], b: &[u64], acc: &mut [u64]) {
     acc.iter_mut().zip(a.iter().zip(b)).for_each(|(c, (&a, &b))| *c = m.add(*c, m.mul(a, b)));
 }
 
+/// `out[i] = a[i] b[i] mod q` for words below `q` (equal lengths, checked by the caller):
+/// plaintext and constant products.
+pub fn mul(m: &Modulus, a: &[u64], b: &[u64], out: &mut [u64]) {
+    debug_assert!(a.len() == out.len() && b.len() == out.len());
+    #[cfg(target_arch = "x86_64")]
+    if ifma::takes_dot(m.q, 1) {
+        // SAFETY: `takes_dot` saw avx512f and avx512ifma on this CPU and `q < 2^46`.
+        unsafe { ifma::mul(m, a, b, out) };
+        return;
+    }
+    out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (&a, &b))| *o = m.mul(a, b));
+}
+
 /// Two inner products sharing their left operands, word by word:
 /// `o0 = sum_j e_j b_j` and `o1 = sum_j e_j a_j` mod `q` (key switching's digit sum, the
 /// key's two halves). Every slice has `o0`'s length, words below `q`.
@@ -286,6 +299,28 @@ mod tests {
                 let mut acc = acc0.clone();
                 portable_mul_add(&m, &a, &b, &mut acc);
                 assert_eq!(acc, want, "portable, q {q} n {n}");
+            }
+        }
+    }
+
+    /// [`mul`] against `u128` arithmetic, IFMA primes (below 2^46) and portable ones.
+    #[test]
+    fn mul_matches_u128_arithmetic() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 46) - 87, (1 << 46) + 15, (1 << 60) - 93] {
+            let m = Modulus::new(q);
+            for n in [0usize, 1, 7, 8, 9, 64, 1000] {
+                let mut words = || -> Vec<u64> {
+                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
+                    v.iter_mut().take(3).zip([0, 1, q - 1]).for_each(|(x, e)| *x = e);
+                    v
+                };
+                let (a, b) = (words(), words());
+                let want: Vec<u64> =
+                    a.iter().zip(&b).map(|(&a, &b)| (u128::from(a) * u128::from(b) % u128::from(q)) as u64).collect();
+                let mut out = vec![u64::MAX; n];
+                mul(&m, &a, &b, &mut out);
+                assert_eq!(out, want, "q {q} n {n}");
             }
         }
     }

@@ -109,7 +109,12 @@ pub fn plus_c0(plan: &CkksPlan, xs: &[Vec<u64>], m: &[u64], sub: bool) -> Vec<Ve
 
 /// `x * m` pointwise, `m` over at least `x`'s limbs.
 pub fn mul(plan: &CkksPlan, x: &[u64], m: &[u64]) -> Vec<u64> {
-    zip(plan, x, &m[..x.len()], |q, a, b| q.mul(a, b))
+    let n = plan.params.n();
+    let mut out = plan.take_vec(x.len());
+    out.par_chunks_mut(n).zip(x.par_chunks(n).zip(m.par_chunks(n))).enumerate().for_each(|(i, (o, (x, m)))| {
+        arith::mul(&plan.primes[i].m, x, m, o);
+    });
+    out
 }
 
 /// `acc += xs * m` part by part, in place.

@@ -23,14 +23,18 @@ pub(super) fn measure(a: RunArgs) -> Result<(), Fail> {
     if a.ckks_rounds == 0 || a.runs == 0 || a.ckks_iters == Some(0) || a.ckks_keygen_iters == Some(0) {
         return Err(Fail::Usage("--ckks-rounds, --runs and the CKKS iterations must be at least 1".into()));
     }
-    let ops = if a.ckks_ops.is_empty() {
-        CkksOp::ALL.to_vec()
+    let ops: Vec<CkksOp> = if a.ckks_ops.is_empty() {
+        // With the peer, the operations it has a counterpart for.
+        CkksOp::ALL.into_iter().filter(|o| !a.peers || o.has_peer()).collect()
     } else {
         a.ckks_ops
             .iter()
             .map(|o| o.parse::<CkksOp>().map_err(|e| Fail::Usage(e.to_string())))
             .collect::<Result<_, _>>()?
     };
+    if let Some(op) = ops.iter().find(|o| a.peers && !o.has_peer()) {
+        return Err(Fail::Usage(format!("{op} has no OpenFHE counterpart: leave it out of a --peers run")));
+    }
     // The peer first: a missing venv is said before anything is measured.
     let mut peer = if a.peers {
         let python = a.openfhe_python.clone().unwrap_or_else(|| OpenFhe::default_python(&workspace_root()));

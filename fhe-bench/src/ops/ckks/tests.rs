@@ -36,7 +36,7 @@ fn default_plans_follow_the_ring_size() {
     let big = CkksPlan::for_preset(Preset::Slots32768Scale40Depth34);
     assert_eq!((big.iterations, big.keygen_iterations), (10, 3));
     assert_eq!(big.calls_per_round(5), 2);
-    assert_eq!(CkksPlan::for_preset(SMALL).operations.len(), 7);
+    assert_eq!(CkksPlan::for_preset(SMALL).operations.len(), 9);
 }
 
 /// A tiny real run: every operation's row carries a precision (but key generation),
@@ -53,7 +53,7 @@ fn small_preset_rows_are_complete() {
         }
     })
     .unwrap();
-    assert_eq!(starts, 7);
+    assert_eq!(starts, CkksOp::ALL.len());
     assert_eq!(rows.iter().map(|r| r.operation.as_str()).collect::<Vec<_>>(), CkksOp::ALL.map(CkksOp::name));
     for r in &rows {
         assert_eq!(r.param_set, SMALL.name());
@@ -83,7 +83,7 @@ impl CkksPeer for FakePeer {
         Ok(vec![1e9; calls])
     }
     fn precision(&mut self) -> Result<PeerPrecision> {
-        Ok(PeerPrecision { fresh: Some(20.0), mul: Some(19.0), rotate: Some(18.0) })
+        Ok(PeerPrecision { fresh: Some(20.0), mul: Some(19.0), rotate: Some(18.0), mul_plain: Some(19.5) })
     }
     fn describe(&self) -> String {
         "fake".into()
@@ -127,6 +127,19 @@ fn alternated_rounds_pair_and_alternate() {
     let r = crate::ratios(&ours, &theirs);
     assert!(r.iter().all(|r| r.per_round.is_some()), "{r:?}");
     assert!(format_comparison(&ours, &theirs).contains("ckks_rotate"));
+}
+
+/// An operation OpenFHE has no counterpart for is refused before anything runs.
+#[test]
+fn an_operation_without_a_peer_is_not_alternated() {
+    let backend: Arc<dyn fhe_api::Backend> = Arc::new(CpuBackend::new(Some("harvey")).unwrap());
+    let mut fx = CkksFixture::new(backend, SMALL, SEED_ROOT).unwrap();
+    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut peer = FakePeer { log: log.clone() };
+    let plan = CkksPlan { operations: vec![CkksOp::MulPlainKept, CkksOp::MulPlain], ..CkksPlan::for_preset(SMALL) };
+    let err = run_alternated(&mut fx, &mut peer, &plan, 1, 1, &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("ckks_mul_plain has no OpenFHE counterpart"), "{err}");
+    assert!(log.borrow().is_empty());
 }
 
 #[test]
