@@ -7,13 +7,11 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use fhe_api::ckks::{
-    Ciphertext, CkksMeta, ExtCiphertext, ExtMeta, Hoisted, PreparedPlaintext, PreparedSwitchKey, SwitchKind,
-};
+use fhe_api::ckks::{Ciphertext, CkksMeta, ExtCiphertext, ExtMeta, Hoisted, PreparedPlaintext, PreparedSwitchKey};
 use fhe_api::ring::modulus::{csub, mul_shoup_lazy};
 use fhe_api::{Backend, Error, Result};
 
-use super::keyswitch::{inner_products, limb_prime, mod_down, CpuSwitchKey, Finish};
+use super::keyswitch::{inner_products, limb_prime, mod_down, Finish};
 use super::plan::CkksPlan;
 use super::{CpuCt, CpuHoisted, CpuPt};
 use crate::{arith, CpuBackend};
@@ -60,16 +58,10 @@ impl CpuBackend {
         let plan = &hc.plan;
         let (l, n) = (h.level(), plan.params.n());
         let lp = plan.level(l)?;
-        let up = hc.up.as_ref().ok_or_else(|| Error::InvalidInput("a hoisted ciphertext without its ModUp".into()))?;
-        let ext = up.of(&hc.c1);
+        let ext = hc.up()?.of(&hc.c1);
         keys.par_iter()
             .map(|key| {
-                let relin = || Error::InvalidInput("a relinearization key is not a Galois key".into());
-                if key.kind() == SwitchKind::Relin {
-                    return Err(relin());
-                }
-                let k = key.downcast::<CpuSwitchKey>(&self.name())?;
-                let perm = k.perm.as_ref().ok_or_else(relin)?;
+                let (k, perm) = self.galois_key(key)?;
                 let (mut u0, u1) = inner_products(plan, &lp, &ext, k, Some(perm));
                 // `P sigma(c0)` on `Q`'s limbs (zero on `P`'s): added to `u0` there.
                 let index = perm.index();

@@ -65,6 +65,26 @@ struct CpuHoisted {
     plan: Arc<CkksPlan>,
 }
 
+impl CpuHoisted {
+    /// The extended decomposition of `c1` (taken only while the handle is dropped).
+    fn up(&self) -> Result<&ModUp> {
+        self.up.as_ref().ok_or_else(|| Error::InvalidInput("a hoisted ciphertext without its ModUp".into()))
+    }
+}
+
+impl CpuBackend {
+    /// A Galois key's CPU form and its permutation (built at prepare time for every
+    /// Galois key); the relinearization key is refused.
+    fn galois_key<'k>(&self, key: &'k PreparedSwitchKey) -> Result<(&'k CpuSwitchKey, &'k EvalPermutation)> {
+        let relin = || Error::InvalidInput("a relinearization key is not a Galois key".into());
+        if key.kind() == SwitchKind::Relin {
+            return Err(relin());
+        }
+        let k = key.downcast::<CpuSwitchKey>(&self.name())?;
+        Ok((k, k.perm.as_ref().ok_or_else(relin)?))
+    }
+}
+
 impl Drop for CpuHoisted {
     fn drop(&mut self) {
         self.plan.recycle(std::mem::take(&mut self.c0));
@@ -138,18 +158,11 @@ impl CpuBackend {
     ) -> Result<Vec<Ciphertext>> {
         let plan = &h.plan;
         let lp = plan.level(level)?;
-        let up = h.up.as_ref().ok_or_else(|| Error::InvalidInput("a hoisted ciphertext without its ModUp".into()))?;
-        let ext = up.of(&h.c1);
+        let ext = h.up()?.of(&h.c1);
         // One rotation per core: each key's switch is independent of the others'.
         keys.par_iter()
             .map(|key| {
-                let relin = || Error::InvalidInput("a relinearization key is not a Galois key".into());
-                if key.kind() == SwitchKind::Relin {
-                    return Err(relin());
-                }
-                let k = key.downcast::<CpuSwitchKey>(&self.name())?;
-                // Built at prepare time for every Galois key.
-                let perm = k.perm.as_ref().ok_or_else(relin)?;
+                let (k, perm) = self.galois_key(key)?;
                 // Every word of both is written by `switch` (AddPermuted and Set).
                 let (mut c0, mut c1) = (plan.take_vec(h.c0.len()), plan.take_vec(h.c1.len()));
                 let finish0 = Finish::AddPermuted(&h.c0, perm.index());
