@@ -111,10 +111,19 @@ pub(crate) fn encrypt_pk(
     // `PublicKey::from_raw` refuses parameters without a special prime.
     let top = params.q().len();
     let p = all.get(top).ok_or_else(|| Error::InvalidInput("public-key encryption needs a special prime".into()))?;
-    let mut r = stream(&seed.0, "ckks-encrypt-v", 0);
-    let v = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
-    let e0 = sample_error(params, &seed.0, "ckks-encrypt-e0", 0);
-    let e1 = sample_error(params, &seed.0, "ckks-encrypt-e1", 0);
+    // Three independent streams, drawn on as many cores as there are.
+    let (v, (e0, e1)) = rayon::join(
+        || {
+            let mut r = stream(&seed.0, "ckks-encrypt-v", 0);
+            Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>())
+        },
+        || {
+            rayon::join(
+                || sample_error(params, &seed.0, "ckks-encrypt-e0", 0),
+                || sample_error(params, &seed.0, "ckks-encrypt-e1", 0),
+            )
+        },
+    );
     let sized = |words: Vec<u64>| match words.len() == limbs * n {
         true => Ok(words),
         false => Err(Error::InvalidInput(format!("a result buffer of {} words, expected {}", words.len(), limbs * n))),
