@@ -268,7 +268,8 @@ fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::KeySet) -> CpuSw
 }
 
 /// Speed-up of two threads over one for seed 1's operations, rounds alternated (a lab
-/// tool; the numbers that count come from `cargo xtask bench --ckks ... --threads`):
+/// tool; the numbers that count come from `cargo xtask bench --ckks` with and without
+/// `--ckks-all-threads`, `docs/perf/2026-12-06.md`):
 /// `LUX_CKKS_PRESET=slots32768-scale40-depth34 cargo test -p fhe-cpu --release --lib --
 /// --ignored --nocapture ckks_thread_scaling`.
 #[test]
