@@ -306,7 +306,8 @@ impl PyCiphertext {
     fn scale(&self) -> PyResult<f64> {
         Ok(self.get()?.scale().value())
     }
-    /// 2 after relinearization, 3 after `Evaluator.tensor`.
+    /// The degree in the secret: 1 (two parts) after relinearization, 2 after
+    /// `Evaluator.tensor`.
     #[getter]
     fn degree(&self) -> PyResult<usize> {
         Ok(self.get()?.degree())
