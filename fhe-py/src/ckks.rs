@@ -60,6 +60,7 @@ impl PyParams {
     }
 
     #[getter]
+    /// The parameter set's name.
     fn name(&self) -> &str {
         self.inner.name()
     }
@@ -69,22 +70,27 @@ impl PyParams {
         self.inner.n()
     }
     #[getter]
+    /// The slot count, `N / 2`.
     fn slots(&self) -> usize {
         self.inner.slots()
     }
     #[getter]
+    /// The multiplicative depth.
     fn depth(&self) -> usize {
         self.inner.depth()
     }
     #[getter]
+    /// The top level (`depth`).
     fn max_level(&self) -> usize {
         self.inner.max_level()
     }
     #[getter]
+    /// The number of key-switching digits.
     fn dnum(&self) -> usize {
         self.inner.dnum()
     }
     #[getter]
+    /// The bits of the default scale.
     fn scale_bits(&self) -> u32 {
         self.inner.scale_bits()
     }
@@ -94,6 +100,7 @@ impl PyParams {
         self.inner.default_scale().value()
     }
     #[getter]
+    /// The bits of the whole modulus `Q * P`.
     fn log_qp(&self) -> u32 {
         self.inner.log_qp()
     }
@@ -236,6 +243,7 @@ impl PyContext {
 #[pymethods]
 impl PyContext {
     #[getter]
+    /// The CKKS parameters.
     fn params(&self) -> PyParams {
         PyParams { inner: self.inner.params().clone() }
     }

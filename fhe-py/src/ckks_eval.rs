@@ -112,6 +112,7 @@ impl PyEvaluator {
 #[pymethods]
 impl PyEvaluator {
     #[getter]
+    /// `"manual"` or `"auto"`.
     fn mode(&self) -> &'static str {
         match self.inner.mode() {
             lux_fhe::ckks::Mode::Manual => "manual",
@@ -119,10 +120,12 @@ impl PyEvaluator {
         }
     }
     #[getter]
+    /// The CKKS parameters.
     fn params(&self) -> PyParams {
         PyParams { inner: self.inner.params().clone() }
     }
     #[getter]
+    /// The tag of the key set whose keys are prepared.
     fn tag(&self) -> String {
         self.inner.tag().to_string()
     }
@@ -139,12 +142,15 @@ impl PyEvaluator {
         heavy(py, || self.inner.add_keys(keys))
     }
 
+    /// `a + b`.
     fn add(&self, py: Python<'_>, a: &PyCiphertext, b: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.binary(py, a, b, |ev, a, b| ev.add(a, b))
     }
+    /// `a - b`.
     fn sub(&self, py: Python<'_>, a: &PyCiphertext, b: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.binary(py, a, b, |ev, a, b| ev.sub(a, b))
     }
+    /// `-a`.
     fn negate(&self, py: Python<'_>, a: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.negate(a))
     }
@@ -164,14 +170,17 @@ impl PyEvaluator {
         let pt = &pt.inner;
         Ok(PyPreparedPlaintext { inner: heavy(py, || self.inner.prepare_plaintext(pt))? })
     }
+    /// `a + p` for a `Plaintext` or `PreparedPlaintext`.
     fn add_plain(&self, py: Python<'_>, a: &PyCiphertext, p: &Bound<'_, PyAny>) -> PyResult<PyCiphertext> {
         let p = plain_ref(p)?;
         self.unary(py, a, |ev, a| with_plain!(p, |x| ev.add_plain(a, x)))
     }
+    /// `a - p` for a `Plaintext` or `PreparedPlaintext`.
     fn sub_plain(&self, py: Python<'_>, a: &PyCiphertext, p: &Bound<'_, PyAny>) -> PyResult<PyCiphertext> {
         let p = plain_ref(p)?;
         self.unary(py, a, |ev, a| with_plain!(p, |x| ev.sub_plain(a, x)))
     }
+    /// `a * p` for a `Plaintext` or `PreparedPlaintext` (rescale after).
     fn mul_plain(&self, py: Python<'_>, a: &PyCiphertext, p: &Bound<'_, PyAny>) -> PyResult<PyCiphertext> {
         let p = plain_ref(p)?;
         self.unary(py, a, |ev, a| with_plain!(p, |x| ev.mul_plain(a, x)))
@@ -193,6 +202,7 @@ impl PyEvaluator {
         let c = complex_arg(c)?;
         self.unary(py, a, |ev, a| ev.add_const(a, c))
     }
+    /// `a - c` for a real or complex constant `c`.
     fn sub_const(&self, py: Python<'_>, a: &PyCiphertext, c: &Bound<'_, PyAny>) -> PyResult<PyCiphertext> {
         let c = complex_arg(c)?;
         self.unary(py, a, |ev, a| ev.sub_const(a, c))
@@ -226,6 +236,7 @@ impl PyEvaluator {
     fn mul(&self, py: Python<'_>, a: &PyCiphertext, b: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.binary(py, a, b, |ev, a, b| ev.mul(a, b))
     }
+    /// `a * a`, relinearized (rescaled too in the automatic mode).
     fn square(&self, py: Python<'_>, a: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.square(a))
     }
@@ -242,12 +253,15 @@ impl PyEvaluator {
         let (a, b) = (a.get()?, b.get()?);
         self.in_place(py, acc, |ev, acc| ev.mul_then_add(acc, &a, &b))
     }
+    /// A degree-2 ciphertext (`tensor`) back to degree 1.
     fn relinearize(&self, py: Python<'_>, a: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.relinearize(a))
     }
+    /// Divides by the last prime: one level down, the scale back near `2**scale_bits`.
     fn rescale(&self, py: Python<'_>, a: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.rescale(a))
     }
+    /// The same message at a lower `level` (primes dropped, no rescale).
     fn drop_to_level(&self, py: Python<'_>, a: &PyCiphertext, level: usize) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.drop_to_level(a, level))
     }
@@ -277,6 +291,7 @@ impl PyEvaluator {
     fn rotate(&self, py: Python<'_>, a: &PyCiphertext, steps: i64) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.rotate(a, steps))
     }
+    /// The complex conjugate of every slot (needs the conjugation key).
     fn conjugate(&self, py: Python<'_>, a: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.conjugate(a))
     }
@@ -285,6 +300,7 @@ impl PyEvaluator {
         let a = a.get()?;
         Ok(PyHoisted { inner: heavy(py, || self.inner.hoist(&a))? })
     }
+    /// Rotations by each of `steps` of a `hoist`ed ciphertext.
     fn rotate_hoisted_with(&self, py: Python<'_>, h: &PyHoisted, steps: Vec<i64>) -> PyResult<Vec<PyCiphertext>> {
         let h = &h.inner;
         let out = heavy(py, || self.inner.rotate_hoisted_with(h, &steps))?;

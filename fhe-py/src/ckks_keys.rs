@@ -28,17 +28,21 @@ pub struct PyCkksSecretKey {
 #[pymethods]
 impl PyCkksSecretKey {
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> String {
         self.inner.params().name().to_string()
     }
     #[getter]
+    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
     fn tag(&self) -> String {
         self.inner.tag().to_string()
     }
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(secret_to_pybytes(py, self.inner.try_encode_zeroizing().py_err()?))
     }
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Self> {
         Ok(PyCkksSecretKey { inner: SecretKey::decode(data).py_err()? })
     }
@@ -56,17 +60,21 @@ pub struct PyCkksPublicKey {
 #[pymethods]
 impl PyCkksPublicKey {
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> String {
         self.inner.params().name().to_string()
     }
     #[getter]
+    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
     fn tag(&self) -> String {
         self.inner.tag().to_string()
     }
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(to_pybytes(py, &self.inner.try_encode().py_err()?))
     }
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         Ok(PyCkksPublicKey { inner: heavy(py, || PublicKey::decode(data))? })
     }
@@ -99,11 +107,13 @@ impl PySwitchingKey {
             SwitchKind::Relin => None,
         }
     }
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = heavy(py, || self.inner.try_encode())?;
         Ok(to_pybytes(py, &bytes))
     }
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         Ok(PySwitchingKey { inner: heavy(py, || SwitchingKey::decode(data))? })
     }
@@ -122,6 +132,7 @@ pub struct PyEvalKeys {
 #[pymethods]
 impl PyEvalKeys {
     #[getter]
+    /// Whether the relinearization key is in the bundle.
     fn has_relin(&self) -> bool {
         self.inner.relin.is_some()
     }
@@ -150,11 +161,13 @@ impl PyEvalKeys {
         }
         Ok(PyEvalKeys { inner: out })
     }
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = heavy(py, || self.inner.try_encode())?;
         Ok(to_pybytes(py, &bytes))
     }
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         Ok(PyEvalKeys { inner: heavy(py, || EvalKeys::decode(data))? })
     }
@@ -177,10 +190,13 @@ pub fn eval_keys_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyEvalK
 /// Every CKKS key of one secret: `sk`, `pk`, `eval`. Pickles as its three parts.
 #[pyclass(module = "lux_fhe.ckks", name = "KeySet", frozen)]
 pub struct PyCkksKeySet {
+    /// The secret key.
     #[pyo3(get)]
     sk: Py<PyCkksSecretKey>,
+    /// The public key.
     #[pyo3(get)]
     pk: Py<PyCkksPublicKey>,
+    /// The evaluation keys (send them to the server).
     #[pyo3(get)]
     eval: Py<PyEvalKeys>,
 }
@@ -218,22 +234,27 @@ pub struct PyPlaintext {
 #[pymethods]
 impl PyPlaintext {
     #[getter]
+    /// The level: how many rescales are left.
     fn level(&self) -> usize {
         self.inner.level()
     }
     #[getter]
+    /// The scale the values are multiplied by.
     fn scale(&self) -> f64 {
         self.inner.scale().value()
     }
     #[getter]
+    /// Whether it has limbs over the special primes too (`Context.encode_extended`).
     fn is_extended(&self) -> bool {
         self.inner.is_extended()
     }
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = heavy(py, || self.inner.try_encode())?;
         Ok(to_pybytes(py, &bytes))
     }
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         Ok(PyPlaintext { inner: heavy(py, || Plaintext::decode(data))? })
     }
@@ -255,10 +276,12 @@ pub struct PyPreparedPlaintext {
 #[pymethods]
 impl PyPreparedPlaintext {
     #[getter]
+    /// The level: how many rescales are left.
     fn level(&self) -> usize {
         self.inner.level()
     }
     #[getter]
+    /// The scale the values are multiplied by.
     fn scale(&self) -> f64 {
         self.inner.scale().value()
     }
@@ -299,10 +322,12 @@ impl PyCiphertext {
 #[pymethods]
 impl PyCiphertext {
     #[getter]
+    /// The level: how many rescales are left.
     fn level(&self) -> PyResult<usize> {
         Ok(self.get()?.level())
     }
     #[getter]
+    /// The scale the values are multiplied by.
     fn scale(&self) -> PyResult<f64> {
         Ok(self.get()?.scale().value())
     }
@@ -313,10 +338,12 @@ impl PyCiphertext {
         Ok(self.get()?.degree())
     }
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> PyResult<String> {
         Ok(self.get()?.params().name().to_string())
     }
     #[getter]
+    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
     fn tag(&self) -> PyResult<String> {
         Ok(self.get()?.tag().to_string())
     }
@@ -325,6 +352,7 @@ impl PyCiphertext {
     fn context(&self) -> PyContext {
         PyContext::new(self.ctx.clone())
     }
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let ct = self.get()?;
         let bytes = heavy(py, || self.ctx.to_bytes(&ct))?;

@@ -70,10 +70,12 @@ impl PyEngine {
         bits.into_iter().map(|b| self.encrypt_bit(pk, b, None)).collect()
     }
 
+    /// The bit `ct` holds.
     fn decrypt_bit(&self, sk: &PySecretKey, ct: &PyLweCiphertext) -> PyResult<bool> {
         self.inner.decrypt_bit(&sk.inner, &ct.inner).py_err()
     }
 
+    /// The bits `cts` hold, in order.
     fn decrypt_bits(&self, sk: &PySecretKey, cts: Vec<PyRef<'_, PyLweCiphertext>>) -> PyResult<Vec<bool>> {
         cts.iter().map(|c| self.inner.decrypt_bit(&sk.inner, &c.inner).py_err()).collect()
     }
@@ -102,10 +104,13 @@ impl PyEngine {
 /// (evaluation). Pickles as its three keys, each through its own bytes.
 #[pyclass(module = "lux_fhe", name = "KeySet", frozen)]
 pub struct PyKeySet {
+    /// The secret key.
     #[pyo3(get)]
     sk: Py<PySecretKey>,
+    /// The public key.
     #[pyo3(get)]
     pk: Py<PyPublicKey>,
+    /// The evaluation key (send it to the server).
     #[pyo3(get)]
     ek: Py<PyEvaluationKey>,
 }
@@ -153,6 +158,7 @@ pub struct PySecretKey {
 #[pymethods]
 impl PySecretKey {
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> &'static str {
         self.inner.params().name()
     }
@@ -163,11 +169,13 @@ impl PySecretKey {
         self.inner.tag().to_string()
     }
 
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         secret_to_pybytes(py, self.inner.encode_zeroizing())
     }
 
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Self> {
         Ok(PySecretKey { inner: SecretKey::decode(data).py_err()? })
     }
@@ -190,20 +198,24 @@ pub struct PyPublicKey {
 #[pymethods]
 impl PyPublicKey {
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> &'static str {
         self.inner.params().name()
     }
 
     #[getter]
+    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
     fn tag(&self) -> String {
         self.inner.tag().to_string()
     }
 
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         to_pybytes(py, &self.inner.encode())
     }
 
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Self> {
         Ok(PyPublicKey { inner: PublicKey::decode(data).py_err()? })
     }
@@ -227,21 +239,25 @@ pub struct PyEvaluationKey {
 #[pymethods]
 impl PyEvaluationKey {
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> &'static str {
         self.inner.params().name()
     }
 
     #[getter]
+    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
     fn tag(&self) -> String {
         self.inner.tag().to_string()
     }
 
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = heavy(py, || Ok(self.inner.encode()))?;
         Ok(to_pybytes(py, &bytes))
     }
 
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         Ok(PyEvaluationKey { inner: heavy(py, || EvaluationKey::decode(data))? })
     }
@@ -264,11 +280,13 @@ pub struct PyLweCiphertext {
 #[pymethods]
 impl PyLweCiphertext {
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> &'static str {
         self.inner.params().name()
     }
 
     #[getter]
+    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
     fn tag(&self) -> String {
         self.inner.tag().to_string()
     }
@@ -280,11 +298,13 @@ impl PyLweCiphertext {
         Ok(PyLweCiphertext { inner: lux_fhe::gates::constant(param_set(params)?, bit) })
     }
 
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         to_pybytes(py, &self.inner.encode())
     }
 
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Self> {
         Ok(PyLweCiphertext { inner: LweCiphertext::decode(data).py_err()? })
     }

@@ -75,11 +75,13 @@ impl PyServerKey {
 #[pymethods]
 impl PyServerKey {
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> &'static str {
         self.inner.params().name()
     }
 
     #[getter]
+    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
     fn tag(&self) -> String {
         self.inner.tag().to_string()
     }
@@ -95,26 +97,32 @@ impl PyServerKey {
         self.two(py, gate_arg(gate)?, a, b)
     }
 
+    /// `a AND b` (one bootstrap).
     fn and_(&self, py: Python<'_>, a: &PyLweCiphertext, b: &PyLweCiphertext) -> PyResult<PyLweCiphertext> {
         self.two(py, Gate::And, a, b)
     }
 
+    /// `a OR b` (one bootstrap).
     fn or_(&self, py: Python<'_>, a: &PyLweCiphertext, b: &PyLweCiphertext) -> PyResult<PyLweCiphertext> {
         self.two(py, Gate::Or, a, b)
     }
 
+    /// `NOT (a AND b)` (one bootstrap).
     fn nand(&self, py: Python<'_>, a: &PyLweCiphertext, b: &PyLweCiphertext) -> PyResult<PyLweCiphertext> {
         self.two(py, Gate::Nand, a, b)
     }
 
+    /// `NOT (a OR b)` (one bootstrap).
     fn nor(&self, py: Python<'_>, a: &PyLweCiphertext, b: &PyLweCiphertext) -> PyResult<PyLweCiphertext> {
         self.two(py, Gate::Nor, a, b)
     }
 
+    /// `a XOR b` (one bootstrap).
     fn xor(&self, py: Python<'_>, a: &PyLweCiphertext, b: &PyLweCiphertext) -> PyResult<PyLweCiphertext> {
         self.two(py, Gate::Xor, a, b)
     }
 
+    /// `NOT (a XOR b)` (one bootstrap).
     fn xnor(&self, py: Python<'_>, a: &PyLweCiphertext, b: &PyLweCiphertext) -> PyResult<PyLweCiphertext> {
         self.two(py, Gate::Xnor, a, b)
     }

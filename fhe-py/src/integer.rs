@@ -65,11 +65,13 @@ impl PyFheUint {
     }
 
     #[getter]
+    /// The width in bits.
     fn width(&self) -> usize {
         self.inner.width()
     }
 
     #[getter]
+    /// The parameter set's name.
     fn params(&self) -> &'static str {
         self.inner.params().name()
     }
@@ -79,11 +81,13 @@ impl PyFheUint {
         wrap(self.inner.bits().to_vec())
     }
 
+    /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         to_pybytes(py, &self.inner.encode())
     }
 
     #[classmethod]
+    /// Decodes `to_bytes()` output; malformed bytes raise `DecodeError` naming the cause.
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Self> {
         Ok(wrap_uint(FheUint::decode(data).py_err()?))
     }
@@ -143,10 +147,12 @@ impl PyServerKey {
         self.uint2(py, lux_fhe::ServerKey::mul_full, a, b)
     }
 
+    /// The smaller of `a` and `b`.
     fn min(&self, py: Python<'_>, a: &PyFheUint, b: &PyFheUint) -> PyResult<PyFheUint> {
         self.uint2(py, lux_fhe::ServerKey::min, a, b)
     }
 
+    /// The larger of `a` and `b`.
     fn max(&self, py: Python<'_>, a: &PyFheUint, b: &PyFheUint) -> PyResult<PyFheUint> {
         self.uint2(py, lux_fhe::ServerKey::max, a, b)
     }
