@@ -1,7 +1,7 @@
 //! The Rust side of the Python-vs-Rust overhead benchmark (`fhe-py/bench/overhead.py`):
 //! the same call on the same objects, timed call by call inside Rust with the GIL
-//! released, so Python can alternate rounds of its own calls with rounds of these and
-//! compare per-round medians on one machine minute. Not a test: it asserts nothing.
+//! released, so Python can interleave its own calls with these one by one and compare
+//! on the same machine moment. Not a test: it asserts nothing.
 
 use std::time::Instant;
 
