@@ -16,7 +16,7 @@ use pyo3::types::{PyBytes, PyTuple, PyType};
 
 use crate::ckks::{default_context, PyContext};
 use crate::errors::IntoPy;
-use crate::wire::{heavy, reduce, secret_to_pybytes, to_pybytes};
+use crate::wire::{heavy, keyed_object, reduce, secret_to_pybytes, to_pybytes};
 
 /// A CKKS secret key; its words are wiped when the object is freed. `to_bytes()`
 /// returns them (secret: treat the bytes as the key).
@@ -27,16 +27,6 @@ pub struct PyCkksSecretKey {
 
 #[pymethods]
 impl PyCkksSecretKey {
-    #[getter]
-    /// The parameter set's name.
-    fn params(&self) -> String {
-        self.inner.params().name().to_string()
-    }
-    #[getter]
-    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
-    fn tag(&self) -> String {
-        self.inner.tag().to_string()
-    }
     /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(secret_to_pybytes(py, self.inner.try_encode_zeroizing().py_err()?))
@@ -46,10 +36,9 @@ impl PyCkksSecretKey {
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Self> {
         Ok(PyCkksSecretKey { inner: SecretKey::decode(data).py_err()? })
     }
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any())
-    }
 }
+
+keyed_object!(PyCkksSecretKey, "SecretKey");
 
 /// A CKKS public key (encrypts).
 #[pyclass(module = "lux_fhe.ckks", name = "PublicKey", frozen)]
@@ -59,16 +48,6 @@ pub struct PyCkksPublicKey {
 
 #[pymethods]
 impl PyCkksPublicKey {
-    #[getter]
-    /// The parameter set's name.
-    fn params(&self) -> String {
-        self.inner.params().name().to_string()
-    }
-    #[getter]
-    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
-    fn tag(&self) -> String {
-        self.inner.tag().to_string()
-    }
     /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(to_pybytes(py, &self.inner.try_encode().py_err()?))
@@ -78,10 +57,9 @@ impl PyCkksPublicKey {
     fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         Ok(PyCkksPublicKey { inner: heavy(py, || PublicKey::decode(data))? })
     }
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any())
-    }
 }
+
+keyed_object!(PyCkksPublicKey, "PublicKey");
 
 /// One key-switching key: relinearization, or the Galois key of one element.
 #[pyclass(module = "lux_fhe.ckks", name = "SwitchingKey", frozen)]

@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyTuple, PyType};
 use crate::ckks::{params_arg, PyContext};
 use crate::errors::IntoPy;
 use crate::gates::PyServerKey;
-use crate::wire::{heavy, reduce, secret_to_pybytes, seed_or_os, to_pybytes};
+use crate::wire::{heavy, keyed_object, secret_to_pybytes, seed_or_os, to_pybytes};
 
 /// A backend chosen as in Rust: `Engine()` reads `LUX_FHE_BACKEND` (`cpu`, `cuda`,
 /// `hip`, `wgpu`, `auto` or unset, optionally `kind:ntt-variant`), `Engine("cpu")` takes
@@ -157,18 +157,6 @@ pub struct PySecretKey {
 
 #[pymethods]
 impl PySecretKey {
-    #[getter]
-    /// The parameter set's name.
-    fn params(&self) -> &'static str {
-        self.inner.params().name()
-    }
-
-    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
-    #[getter]
-    fn tag(&self) -> String {
-        self.inner.tag().to_string()
-    }
-
     /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         secret_to_pybytes(py, self.inner.encode_zeroizing())
@@ -179,15 +167,9 @@ impl PySecretKey {
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Self> {
         Ok(PySecretKey { inner: SecretKey::decode(data).py_err()? })
     }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any())
-    }
-
-    fn __repr__(&self) -> String {
-        format!("SecretKey({}, tag {})", self.inner.params().name(), self.inner.tag())
-    }
 }
+
+keyed_object!(PySecretKey, "SecretKey");
 
 /// A bit-scheme public key (encrypts bits and integers).
 #[pyclass(module = "lux_fhe", name = "PublicKey", frozen)]
@@ -197,18 +179,6 @@ pub struct PyPublicKey {
 
 #[pymethods]
 impl PyPublicKey {
-    #[getter]
-    /// The parameter set's name.
-    fn params(&self) -> &'static str {
-        self.inner.params().name()
-    }
-
-    #[getter]
-    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
-    fn tag(&self) -> String {
-        self.inner.tag().to_string()
-    }
-
     /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         to_pybytes(py, &self.inner.encode())
@@ -219,15 +189,9 @@ impl PyPublicKey {
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Self> {
         Ok(PyPublicKey { inner: PublicKey::decode(data).py_err()? })
     }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any())
-    }
-
-    fn __repr__(&self) -> String {
-        format!("PublicKey({}, tag {})", self.inner.params().name(), self.inner.tag())
-    }
 }
+
+keyed_object!(PyPublicKey, "PublicKey");
 
 /// A bit-scheme evaluation key (bootstrapping and key-switching keys), tens of MB;
 /// `Engine.server_key` prepares it for evaluation.
@@ -238,18 +202,6 @@ pub struct PyEvaluationKey {
 
 #[pymethods]
 impl PyEvaluationKey {
-    #[getter]
-    /// The parameter set's name.
-    fn params(&self) -> &'static str {
-        self.inner.params().name()
-    }
-
-    #[getter]
-    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
-    fn tag(&self) -> String {
-        self.inner.tag().to_string()
-    }
-
     /// The versioned binary encoding (`docs/FORMAT.md`).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = heavy(py, || Ok(self.inner.encode()))?;
@@ -261,15 +213,9 @@ impl PyEvaluationKey {
     fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         Ok(PyEvaluationKey { inner: heavy(py, || EvaluationKey::decode(data))? })
     }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any())
-    }
-
-    fn __repr__(&self) -> String {
-        format!("EvaluationKey({}, tag {})", self.inner.params().name(), self.inner.tag())
-    }
 }
+
+keyed_object!(PyEvaluationKey, "EvaluationKey");
 
 /// One encrypted bit (an LWE ciphertext). Equal when their bytes are equal.
 #[pyclass(module = "lux_fhe", name = "LweCiphertext", frozen)]
@@ -279,18 +225,6 @@ pub struct PyLweCiphertext {
 
 #[pymethods]
 impl PyLweCiphertext {
-    #[getter]
-    /// The parameter set's name.
-    fn params(&self) -> &'static str {
-        self.inner.params().name()
-    }
-
-    #[getter]
-    /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
-    fn tag(&self) -> String {
-        self.inner.tag().to_string()
-    }
-
     /// The noiseless encryption of a public constant (it belongs to no key).
     #[staticmethod]
     #[pyo3(signature = (bit, params = "PN10QP27"))]
@@ -309,10 +243,6 @@ impl PyLweCiphertext {
         Ok(PyLweCiphertext { inner: LweCiphertext::decode(data).py_err()? })
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(slf.as_any())
-    }
-
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other.cast::<Self>().is_ok_and(|o| o.get().inner == self.inner)
     }
@@ -323,8 +253,6 @@ impl PyLweCiphertext {
         self.inner.hash(&mut h);
         h.finish()
     }
-
-    fn __repr__(&self) -> String {
-        format!("LweCiphertext({}, tag {})", self.inner.params().name(), self.inner.tag())
-    }
 }
+
+keyed_object!(PyLweCiphertext, "LweCiphertext");

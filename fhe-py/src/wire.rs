@@ -62,3 +62,35 @@ pub fn init_logging(filter: &str) -> PyResult<()> {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
     Ok(())
 }
+
+/// The members every keyed object with bytes shares: its parameter set's name, its key
+/// set's tag, pickling through its bytes, and a repr naming both. Stamped as a second
+/// `#[pymethods]` block (pyo3's `multiple-pymethods`), so each class spells only its own
+/// encoding.
+macro_rules! keyed_object {
+    ($py:ty, $name:literal) => {
+        #[pymethods]
+        impl $py {
+            /// The parameter set's name.
+            #[getter]
+            fn params(&self) -> String {
+                self.inner.params().name().to_string()
+            }
+
+            /// The key set's tag, 16 hex digits (`docs/FORMAT.md`, "Key tags").
+            #[getter]
+            fn tag(&self) -> String {
+                self.inner.tag().to_string()
+            }
+
+            fn __reduce__<'py>(slf: &pyo3::Bound<'py, Self>) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::types::PyTuple>> {
+                $crate::wire::reduce(slf.as_any())
+            }
+
+            fn __repr__(&self) -> String {
+                format!(concat!($name, "({}, tag {})"), self.inner.params().name(), self.inner.tag())
+            }
+        }
+    };
+}
+pub(crate) use keyed_object;
