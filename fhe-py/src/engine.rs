@@ -57,17 +57,26 @@ impl PyEngine {
 
     /// Public-key encryption of one bit (OS randomness, or the 32-byte `seed`).
     #[pyo3(signature = (pk, bit, seed = None))]
-    fn encrypt_bit(&self, pk: &PyPublicKey, bit: bool, seed: Option<&[u8]>) -> PyResult<PyLweCiphertext> {
-        let ct = match seed {
+    fn encrypt_bit(
+        &self,
+        py: Python<'_>,
+        pk: &PyPublicKey,
+        bit: bool,
+        seed: Option<&[u8]>,
+    ) -> PyResult<PyLweCiphertext> {
+        let seed = seed.map(|s| seed_or_os(Some(s))).transpose()?;
+        let ct = heavy(py, || match &seed {
             None => self.inner.encrypt_bit(&pk.inner, bit),
-            Some(_) => self.inner.encrypt_bit_seeded(&pk.inner, bit, &seed_or_os(seed)?),
-        };
-        Ok(PyLweCiphertext { inner: ct.py_err()? })
+            Some(s) => self.inner.encrypt_bit_seeded(&pk.inner, bit, s),
+        })?;
+        Ok(PyLweCiphertext { inner: ct })
     }
 
     /// Encrypts each bit of `bits` (a list of bools) under the public key.
-    fn encrypt_bits(&self, pk: &PyPublicKey, bits: Vec<bool>) -> PyResult<Vec<PyLweCiphertext>> {
-        bits.into_iter().map(|b| self.encrypt_bit(pk, b, None)).collect()
+    fn encrypt_bits(&self, py: Python<'_>, pk: &PyPublicKey, bits: Vec<bool>) -> PyResult<Vec<PyLweCiphertext>> {
+        let cts =
+            heavy(py, || bits.iter().map(|&b| self.inner.encrypt_bit(&pk.inner, b)).collect::<Result<Vec<_>, _>>())?;
+        Ok(cts.into_iter().map(|inner| PyLweCiphertext { inner }).collect())
     }
 
     /// The bit `ct` holds.
@@ -76,8 +85,14 @@ impl PyEngine {
     }
 
     /// The bits `cts` hold, in order.
-    fn decrypt_bits(&self, sk: &PySecretKey, cts: Vec<PyRef<'_, PyLweCiphertext>>) -> PyResult<Vec<bool>> {
-        cts.iter().map(|c| self.inner.decrypt_bit(&sk.inner, &c.inner).py_err()).collect()
+    fn decrypt_bits(
+        &self,
+        py: Python<'_>,
+        sk: &PySecretKey,
+        cts: Vec<PyRef<'_, PyLweCiphertext>>,
+    ) -> PyResult<Vec<bool>> {
+        let cts = crate::gates::owned(&cts);
+        heavy(py, || cts.iter().map(|c| self.inner.decrypt_bit(&sk.inner, c)).collect())
     }
 
     /// Prepares the evaluation key on the backend once (resident on a GPU): the

@@ -61,7 +61,7 @@ impl PyFheUint {
 
     /// The value as a Python `int`.
     fn decrypt<'py>(&self, py: Python<'py>, sk: &PySecretKey) -> PyResult<Bound<'py, PyAny>> {
-        int_of(py, &self.inner.decrypt(&sk.inner).py_err()?)
+        int_of(py, &heavy(py, || self.inner.decrypt(&sk.inner))?)
     }
 
     #[getter]
