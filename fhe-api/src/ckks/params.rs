@@ -105,6 +105,8 @@ pub struct Params {
     secret: SecretDist,
     /// Centered-binomial `eta` of every error term ([`CKKS_NOISE_ETA`]).
     noise_eta: u32,
+    /// Built by [`Params::insecure_for_tests`]: the security check is skipped.
+    insecure: bool,
 }
 
 impl Params {
@@ -236,6 +238,10 @@ impl Params {
     /// (`Error::SecurityBound`, naming `log QP` and the bound), or one no table covers
     /// (`Error::InvalidInput`).
     pub fn check_security(&self) -> Result<()> {
+        if self.insecure {
+            tracing::warn!(params = %self.name, "insecure CKKS parameters (tests only): security check skipped");
+            return Ok(());
+        }
         let bound = self.security_bound().ok_or_else(|| {
             Error::InvalidInput(format!(
                 "no 128-bit bound for {} secrets at N = {} (ternary: N = 2^10..2^17; sparse: N = 2^15..2^17 \
@@ -264,6 +270,21 @@ impl Params {
         let params = Params::build_chain(literal)?;
         params.check_security()?;
         Ok(params)
+    }
+
+    /// The chain of `literal` WITHOUT the security check, named `insecure-<name>`: small
+    /// configurations that let CI run circuits (bootstrapping) whose secure sizes take
+    /// minutes. Never for data: tests using it say "insecure" in their names.
+    pub fn insecure_for_tests(literal: &ParamsLiteral) -> Result<Params> {
+        let mut params = Params::build_chain(literal)?;
+        params.name = format!("insecure-{}", params.name);
+        params.insecure = true;
+        Ok(params)
+    }
+
+    /// Whether these parameters skip the security check ([`Params::insecure_for_tests`]).
+    pub fn is_insecure(&self) -> bool {
+        self.insecure
     }
 
     /// The chain of `literal`, before the security check.
@@ -296,6 +317,7 @@ impl Params {
             dnum,
             secret,
             noise_eta: CKKS_NOISE_ETA,
+            insecure: false,
         };
         params.dnum = params.digits(params.max_level()).len();
         // P > every digit: the key-switching error is then about the rounding error of

@@ -230,3 +230,15 @@ fn lit(
         secret: SecretDist::Ternary,
     }
 }
+
+#[test]
+fn insecure_parameters_are_named_so_and_only_they_skip_the_check() {
+    let l = lit("boot-ci", 12, 50, 12, 60, 60, 3);
+    assert!(matches!(Params::new(&l), Err(Error::SecurityBound { .. })));
+    let p = Params::insecure_for_tests(&l).unwrap();
+    assert!(p.is_insecure() && p.name() == "insecure-boot-ci");
+    p.check_security().unwrap();
+    assert!(!Preset::Slots4096Scale40Depth2.params().is_insecure());
+    // The chain itself is validated as for secure parameters.
+    assert!(Params::insecure_for_tests(&lit("bad", 12, 50, 12, 61, 60, 3)).is_err());
+}
