@@ -394,6 +394,9 @@ pub enum Preset {
     Slots16384Scale40Depth14,
     /// N = 2^16, 34 levels, dnum 6: seed 1's `slots32768-scale40-depth34`.
     Slots32768Scale40Depth34,
+    /// N = 2^16, 59-bit scale, 60-bit first prime, 22 levels, dnum 4, uniform ternary:
+    /// the bootstrappable configuration of OpenFHE's benchmark (level budget `{3, 3}`).
+    Slots32768Scale59Depth22,
 }
 
 /// The numbers a CKKS configuration is generated from (Lattigo's `ParametersLiteral`):
@@ -421,11 +424,12 @@ pub struct ParamsLiteral {
 
 impl Preset {
     /// Every preset, in a fixed order (the order of reports and format ids).
-    pub const ALL: [Preset; 4] = [
+    pub const ALL: [Preset; 5] = [
         Preset::Slots4096Scale40Depth2,
         Preset::Slots8192Scale40Depth6,
         Preset::Slots16384Scale40Depth14,
         Preset::Slots32768Scale40Depth34,
+        Preset::Slots32768Scale59Depth22,
     ];
 
     /// Stable numeric id in serialized headers (the bit scheme's sets use 1 ..= 100).
@@ -435,6 +439,7 @@ impl Preset {
             Preset::Slots8192Scale40Depth6 => 102,
             Preset::Slots16384Scale40Depth14 => 103,
             Preset::Slots32768Scale40Depth34 => 104,
+            Preset::Slots32768Scale59Depth22 => 105,
         }
     }
 
@@ -445,6 +450,7 @@ impl Preset {
             102 => Some(Preset::Slots8192Scale40Depth6),
             103 => Some(Preset::Slots16384Scale40Depth14),
             104 => Some(Preset::Slots32768Scale40Depth34),
+            105 => Some(Preset::Slots32768Scale59Depth22),
             _ => None,
         }
     }
@@ -456,6 +462,7 @@ impl Preset {
             Preset::Slots8192Scale40Depth6 => "slots8192-scale40-depth6",
             Preset::Slots16384Scale40Depth14 => "slots16384-scale40-depth14",
             Preset::Slots32768Scale40Depth34 => "slots32768-scale40-depth34",
+            Preset::Slots32768Scale59Depth22 => "slots32768-scale59-depth22",
         }
     }
 
@@ -466,7 +473,7 @@ impl Preset {
         let s = |log_n, depth, first_bits, dnum| ParamsLiteral {
             name: self.name().to_string(),
             log_n,
-            scale_bits: 40,
+            scale_bits: if self == Preset::Slots32768Scale59Depth22 { 59 } else { 40 },
             depth,
             first_bits,
             special_bits: 60,
@@ -480,6 +487,7 @@ impl Preset {
             Preset::Slots8192Scale40Depth6 => s(14, 6, 60, 4),
             Preset::Slots16384Scale40Depth14 => s(15, 14, 60, 3),
             Preset::Slots32768Scale40Depth34 => s(16, 34, 60, 6),
+            Preset::Slots32768Scale59Depth22 => s(16, 22, 60, 4),
         }
     }
 
@@ -489,12 +497,14 @@ impl Preset {
         static S8192: OnceLock<Params> = OnceLock::new();
         static S16384: OnceLock<Params> = OnceLock::new();
         static S32768: OnceLock<Params> = OnceLock::new();
+        static S32768B: OnceLock<Params> = OnceLock::new();
         // One cell per preset by an exhaustive match: a new preset fails to compile here.
         let cell = match self {
             Preset::Slots4096Scale40Depth2 => &S4096,
             Preset::Slots8192Scale40Depth6 => &S8192,
             Preset::Slots16384Scale40Depth14 => &S16384,
             Preset::Slots32768Scale40Depth34 => &S32768,
+            Preset::Slots32768Scale59Depth22 => &S32768B,
         };
         cell.get_or_init(|| {
             Params::new(&self.literal()).expect("presets are generated deterministically and tested secure")

@@ -318,12 +318,14 @@ mod tests {
     }
 
     #[test]
-    fn turns_match_std_within_an_ulp_and_are_exact_at_the_octants() {
+    fn turns_match_std_and_are_exact_at_the_octants() {
         for k in -4000..4000 {
             let t = k as f64 * 0.013 + 0.0007;
             let (c, s) = cos_sin_turns(t);
+            // The reference rounds 2 pi t first: its own error grows with |t|.
             let a = 2.0 * std::f64::consts::PI * t;
-            assert!((c - a.cos()).abs() < 4e-15 && (s - a.sin()).abs() < 4e-15, "{t}");
+            let tol = 4e-15 + a.abs() * 2.5e-16;
+            assert!((c - a.cos()).abs() < tol && (s - a.sin()).abs() < tol, "{t}");
         }
         assert_eq!(cos_sin_turns(0.0), (1.0, 0.0));
         assert_eq!(cos_sin_turns(0.25).0.abs(), 0.0);

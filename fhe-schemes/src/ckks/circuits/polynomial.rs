@@ -5,8 +5,10 @@
 //! `ceil(log2 i)`. A series of degree below `B` is a leaf: `sum c_i T_i`, the babies
 //! multiplied by constants and summed before one rescale (lazy: one level for all). A
 //! longer one is split at the largest giant `T_g <= degree` (`p = q T_g + r`, with
-//! `T_{g+j} = 2 T_g T_j - T_{g-j}`), and both halves recursed. Depth: `ceil(log2(d + 1))
-//! + 1` for a full series of degree `d` ([`chebyshev_depth`]).
+//! `T_{g+j} = 2 T_g T_j - T_{g-j}`), and both halves recursed against a target depth: the
+//! quotient in one level less than the remainder, so its product with `T_g` lands in
+//! time, and a leaf only where its constants fit. Depth: `ceil(log2(d + 1))` for most `d`
+//! ([`chebyshev_depth`]), the optimum.
 //!
 //! Scales: every intermediate sits at the canonical scale of its level
 //! ([`fhe_api::ckks::Params::scale_at`]), so a product of two rescaled lands on the next
@@ -28,27 +30,41 @@ pub fn baby_steps(degree: usize) -> usize {
     1 << m.div_ceil(2).max(1)
 }
 
-/// Levels [`Evaluator::eval_chebyshev`] spends on a series of `degree` whose
-/// coefficients are all nonzero, from an input at its canonical scale on `[-1, 1]` (one
-/// more otherwise).
+/// `ceil(log2 i)`: the depth of `T_i` (`T_0` and `T_1` are free).
+fn basis_depth(i: usize) -> usize {
+    (usize::BITS - (i.max(1) - 1).leading_zeros()) as usize
+}
+
+/// The largest power of two at or below `d >= 1`.
+fn giant(d: usize) -> usize {
+    1 << (usize::BITS - 1 - d.leading_zeros())
+}
+
+/// Whether a series of degree `d` (babies `< bb`) can be evaluated in `depth` levels: as a
+/// leaf (its top baby's depth, plus one for the constants), or split at the giant `T_g`
+/// with the quotient in `depth - 1` (so its product with `T_g` fits) and the remainder
+/// in `depth`.
+fn fits(d: usize, depth: usize, bb: usize) -> bool {
+    if d == 0 {
+        return true;
+    }
+    if d < bb && basis_depth(d) < depth {
+        return true;
+    }
+    if d < 2 || depth == 0 {
+        return false;
+    }
+    let g = giant(d);
+    basis_depth(g) < depth && (d == g || fits(d - g, depth - 1, bb)) && fits(g - 1, depth, bb)
+}
+
+/// Levels [`Evaluator::eval_chebyshev`] spends on a series of `degree`, from an input at
+/// its canonical scale on `[-1, 1]` (one more otherwise): `ceil(log2(degree + 1))` for
+/// most degrees (59, 119, 247 ...), one more just below a power of two (63, 127 ...),
+/// where the last leaf's constants cannot share a level with its giant.
 pub fn chebyshev_depth(degree: usize) -> usize {
-    fn basis(i: usize) -> usize {
-        (usize::BITS - (i.max(1) - 1).leading_zeros()) as usize // ceil(log2 i)
-    }
-    // Depth of evaluating degree `d` (babies `< bb`), mirroring `eval`.
-    fn rec(d: usize, bb: usize) -> usize {
-        if d == 0 {
-            return 0;
-        }
-        if d < bb {
-            return basis(d) + 1;
-        }
-        let g = 1 << (usize::BITS - 1 - d.leading_zeros());
-        let q = if d == g { 0 } else { rec(d - g, bb) };
-        let prod = if d == g { basis(g) + 1 } else { q.max(basis(g)) + 1 };
-        prod.max(rec(g - 1, bb))
-    }
-    rec(degree, baby_steps(degree))
+    let bb = baby_steps(degree);
+    (basis_depth(degree + 1)..).find(|&d| fits(degree, d, bb)).expect("depth ceil(log2) + 1 always fits")
 }
 
 /// A partial result: a constant (no ciphertext yet) or a ciphertext at its level's
@@ -76,7 +92,7 @@ impl Evaluator {
         }
         let mut basis = BTreeMap::from([(1usize, self.chebyshev_input(x, p.a, p.b)?)]);
         let bb = baby_steps(p.degree());
-        match self.eval_series(&mut basis, &p.coeffs, bb)? {
+        match self.eval_series(&mut basis, &p.coeffs, bb, need)? {
             Value::Ct(ct) => Ok(ct),
             // A constant series: `0 * x + c`, a ciphertext like any other result.
             Value::Const(c) => {
@@ -151,15 +167,22 @@ impl Evaluator {
         self.canonical_label(self.rescale(&self.mul_relin_only(&a, &b)?)?)
     }
 
-    fn eval_series(&self, basis: &mut BTreeMap<usize, Ciphertext>, c: &[f64], bb: usize) -> Result<Value> {
-        let d = c.len() - 1;
-        if c[1..].iter().all(|&x| x == 0.0) {
+    /// The series `c` in at most `depth` levels below the input (`fits` said it can).
+    fn eval_series(
+        &self,
+        basis: &mut BTreeMap<usize, Ciphertext>,
+        c: &[f64],
+        bb: usize,
+        depth: usize,
+    ) -> Result<Value> {
+        let Some(d) = c.iter().rposition(|&x| x != 0.0).filter(|&d| d > 0) else {
             return Ok(Value::Const(c[0]));
-        }
-        if d < bb {
+        };
+        let c = &c[..=d];
+        if d < bb && basis_depth(d) < depth {
             return self.leaf(basis, c, None).map(Value::Ct);
         }
-        let g = 1 << (usize::BITS - 1 - d.leading_zeros());
+        let g = giant(d);
         // p = q T_g + r: q_0 = c_g, q_j = 2 c_(g+j); r_i = c_i - c_(2g-i) where 2g - i <= d.
         let mut q: Vec<f64> = c[g..].iter().map(|&x| 2.0 * x).collect();
         q[0] = c[g];
@@ -170,7 +193,7 @@ impl Evaluator {
             }
         }
         let tg = self.chebyshev_t(basis, g)?;
-        let qg = match self.eval_series(basis, &q, bb)? {
+        let qg = match self.eval_series(basis, &q, bb, depth - 1)? {
             Value::Const(k) => {
                 let l = tg.level();
                 let f = self.params().scale_at(l - 1).value() * self.params().q()[l].0 as f64 / tg.scale().value();
@@ -178,7 +201,7 @@ impl Evaluator {
             }
             Value::Ct(qc) => self.canonical_product(&qc, &tg)?,
         };
-        Ok(Value::Ct(match self.eval_series(basis, &r, bb)? {
+        Ok(Value::Ct(match self.eval_series(basis, &r, bb, depth)? {
             Value::Const(k) => self.add_const(&qg, k)?,
             Value::Ct(rc) => {
                 let l = qg.level().min(rc.level());

@@ -52,28 +52,51 @@ pub struct ModPoly {
 }
 
 impl ModPoly {
-    /// The cheapest `(r, degree)` (fewest levels, then lowest degree: fewer products) whose interpolant is
-    /// within `2^-target_bits / 2^r` of the cosine on `[-1, 1]` (`r` double angles
-    /// multiply an error by `2^r sin(2^r t) / sin t`, about `2^r` near the integers).
+    /// The cheapest `(r, degree)` (fewest levels, then lowest degree: fewer products) whose
+    /// interpolant is within `2^-target_bits / 2^r` of the cosine on `[-1, 1]` (`r`
+    /// double angles multiply an error by `2^r sin(2^r t) / sin t`, about `2^r` near the
+    /// integers), and never asked below `2^-47` (the `f64` floor of the check itself).
     pub fn new(k: u32, target_bits: u32) -> Result<ModPoly> {
+        // The highest degree each depth allows (`chebyshev_depth` grows with the degree).
+        let mut top = [0usize; 11];
+        for d in 1..=1023usize {
+            let depth = chebyshev_depth(d);
+            if depth < top.len() {
+                top[depth] = d;
+            }
+        }
         let mut best: Option<((usize, usize), ModPoly)> = None;
         for r in 0..=10u32 {
             let f = move |u: f64| cos_sin_turns(((k as f64 + 1.0) * u - 0.25) / (1u64 << r) as f64).0;
-            let bound = (-(target_bits as f64) - r as f64).exp2();
-            for m in 3..=9u32 {
-                let degree = (1usize << m) - 1;
-                let poly = Chebyshev::interpolate(f, -1.0, 1.0, degree)?;
-                if poly.max_error(f, 8 * degree + 1) <= bound {
-                    let cost = (chebyshev_depth(degree) + r as usize, degree);
-                    if best.as_ref().is_none_or(|(c, _)| cost < *c) {
-                        best = Some((cost, ModPoly { k, double_angles: r, poly }));
-                    }
-                    break;
+            let bound = (-((target_bits + r).min(47) as f64)).exp2();
+            let passes = |d: usize| -> Result<Option<Chebyshev>> {
+                let poly = Chebyshev::interpolate(f, -1.0, 1.0, d)?;
+                Ok((poly.max_error(f, 8 * d + 1) <= bound).then_some(poly))
+            };
+            for depth in 3..top.len() {
+                if passes(top[depth])?.is_none() {
+                    continue;
                 }
+                // The lowest passing degree at this depth (the error falls with the degree).
+                let (mut lo, mut hi) = (top[depth - 1] + 1, top[depth]);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if passes(mid)?.is_some() {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                let poly = passes(hi)?.expect("the top degree passed");
+                let cost = (depth + r as usize, hi);
+                if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+                    best = Some((cost, ModPoly { k, double_angles: r, poly }));
+                }
+                break;
             }
         }
         best.map(|(_, p)| p)
-            .ok_or_else(|| Error::InvalidInput(format!("no EvalMod polynomial of degree < 512 for K = {k}")))
+            .ok_or_else(|| Error::InvalidInput(format!("no EvalMod polynomial of degree < 1024 for K = {k}")))
     }
 
     /// Levels EvalMod spends.

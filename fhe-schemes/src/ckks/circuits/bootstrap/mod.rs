@@ -28,6 +28,10 @@ use crate::ckks::evaluator::Evaluator;
 use crate::ckks::keygen::KeygenOptions;
 use evalmod::{k_bound, ModPoly, FAILURE_LOG2};
 
+/// Bits of the EvalMod approximation (before its double angles): past the noise the
+/// steps after ModRaise leave, so it never limits the precision.
+const EVAL_MOD_BITS: u32 = 36;
+
 /// How to bootstrap; [`BootstrapConfig::default`] is OpenFHE's `{3, 3}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BootstrapConfig {
@@ -44,7 +48,7 @@ pub struct BootstrapConfig {
 
 impl Default for BootstrapConfig {
     fn default() -> Self {
-        BootstrapConfig { level_budget: (3, 3), prescale_bits: 8, failure_log2: FAILURE_LOG2, arcsine: true }
+        BootstrapConfig { level_budget: (3, 3), prescale_bits: 8, failure_log2: FAILURE_LOG2, arcsine: false }
     }
 }
 
@@ -64,7 +68,7 @@ impl Plan {
         let q0 = params.q()[0].0 as f64;
         let s0 = q0 / (1u64 << config.prescale_bits) as f64;
         let k = k_bound(params, config.failure_log2);
-        let modp = ModPoly::new(k, 42)?;
+        let modp = ModPoly::new(k, EVAL_MOD_BITS)?;
         // CoeffsToSlots: u = (s0 / (q0 (K + 1))) U^-1 z, halved for the real and
         // imaginary extraction (`ct + conj(ct)` doubles).
         let alpha = s0 / (q0 * (k as f64 + 1.0)) / 2.0;

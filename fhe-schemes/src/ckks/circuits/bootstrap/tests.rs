@@ -30,7 +30,7 @@ fn insecure_bootstrap_restores_levels_and_values() {
     if let Ok(c) = std::env::var("BOOT_C") {
         config.prescale_bits = c.parse().unwrap();
     }
-    config.arcsine = std::env::var("BOOT_NOARC").is_err();
+    config.arcsine = std::env::var("BOOT_ARC").is_ok();
     let options = Bootstrapper::key_options(&params, &config).unwrap();
     let keys = ctx.keygen_from_seed(&Seed([7; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
@@ -57,4 +57,43 @@ fn insecure_bootstrap_restores_levels_and_values() {
     );
     assert_eq!(out.level(), bs.output_level());
     assert!(bits > 15.0, "{bits}");
+}
+
+/// The peer's configuration (N = 2^16, uniform ternary): time, precision, levels.
+/// `cargo test -p fhe-schemes --release --lib -- --ignored --nocapture bootstrap_at_the_peer_preset`
+#[test]
+#[ignore]
+fn bootstrap_at_the_peer_preset() {
+    let preset = fhe_api::ckks::Preset::Slots32768Scale59Depth22;
+    let ctx = Context::from_preset(Arc::new(CpuBackend::new(None).unwrap()), preset).unwrap();
+    let params = ctx.params().clone();
+    let config = BootstrapConfig::default();
+    let t = std::time::Instant::now();
+    let options = Bootstrapper::key_options(&params, &config).unwrap();
+    let keys = ctx.keygen_from_seed(&Seed([7; 32]), &options).unwrap();
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    eprintln!(
+        "setup {:.1} s, {} rotation keys, {} plaintexts",
+        t.elapsed().as_secs_f64(),
+        options.rotations.len(),
+        bs.plaintexts()
+    );
+    let n = params.slots();
+    let values: Vec<Complex> = (0..n).map(|i| Complex::new(((i * 7919 % 10007) as f64 / 5003.5) - 1.0, 0.0)).collect();
+    let pt = ctx.encode_at(&values, 1, params.scale_at(1)).unwrap();
+    let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([9; 32])).unwrap();
+    for _ in 0..2 {
+        let t = std::time::Instant::now();
+        let out = bs.bootstrap(&ev, &ct).unwrap();
+        let dt = t.elapsed().as_secs_f64();
+        let got = ctx.decrypt(&keys.sk, &out).unwrap();
+        eprintln!(
+            "bootstrap {dt:.2} s: {:.1} bits, output level {}, K = {}, EvalMod {:?}",
+            precision_bits(&got, &values),
+            out.level(),
+            bs.k(),
+            bs.eval_mod_shape()
+        );
+    }
 }
