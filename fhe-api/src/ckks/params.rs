@@ -105,6 +105,8 @@ pub struct Params {
     secret: SecretDist,
     /// Centered-binomial `eta` of every error term ([`CKKS_NOISE_ETA`]).
     noise_eta: u32,
+    /// Built by [`Params::insecure_for_tests`]: the security check is skipped.
+    insecure: bool,
 }
 
 impl Params {
@@ -236,6 +238,10 @@ impl Params {
     /// (`Error::SecurityBound`, naming `log QP` and the bound), or one no table covers
     /// (`Error::InvalidInput`).
     pub fn check_security(&self) -> Result<()> {
+        if self.insecure {
+            tracing::warn!(params = %self.name, "insecure CKKS parameters (tests only): security check skipped");
+            return Ok(());
+        }
         let bound = self.security_bound().ok_or_else(|| {
             Error::InvalidInput(format!(
                 "no 128-bit bound for {} secrets at N = {} (ternary: N = 2^10..2^17; sparse: N = 2^15..2^17 \
@@ -264,6 +270,21 @@ impl Params {
         let params = Params::build_chain(literal)?;
         params.check_security()?;
         Ok(params)
+    }
+
+    /// The chain of `literal` WITHOUT the security check, named `insecure-<name>`: small
+    /// configurations that let CI run circuits (bootstrapping) whose secure sizes take
+    /// minutes. Never for data: tests using it say "insecure" in their names.
+    pub fn insecure_for_tests(literal: &ParamsLiteral) -> Result<Params> {
+        let mut params = Params::build_chain(literal)?;
+        params.name = format!("insecure-{}", params.name);
+        params.insecure = true;
+        Ok(params)
+    }
+
+    /// Whether these parameters skip the security check ([`Params::insecure_for_tests`]).
+    pub fn is_insecure(&self) -> bool {
+        self.insecure
     }
 
     /// The chain of `literal`, before the security check.
@@ -296,6 +317,7 @@ impl Params {
             dnum,
             secret,
             noise_eta: CKKS_NOISE_ETA,
+            insecure: false,
         };
         params.dnum = params.digits(params.max_level()).len();
         // P > every digit: the key-switching error is then about the rounding error of
@@ -372,6 +394,9 @@ pub enum Preset {
     Slots16384Scale40Depth14,
     /// N = 2^16, 34 levels, dnum 6: seed 1's `slots32768-scale40-depth34`.
     Slots32768Scale40Depth34,
+    /// N = 2^16, 59-bit scale, 60-bit first prime, 22 levels, dnum 4, uniform ternary:
+    /// the bootstrappable configuration of OpenFHE's benchmark (level budget `{3, 3}`).
+    Slots32768Scale59Depth22,
 }
 
 /// The numbers a CKKS configuration is generated from (Lattigo's `ParametersLiteral`):
@@ -399,11 +424,12 @@ pub struct ParamsLiteral {
 
 impl Preset {
     /// Every preset, in a fixed order (the order of reports and format ids).
-    pub const ALL: [Preset; 4] = [
+    pub const ALL: [Preset; 5] = [
         Preset::Slots4096Scale40Depth2,
         Preset::Slots8192Scale40Depth6,
         Preset::Slots16384Scale40Depth14,
         Preset::Slots32768Scale40Depth34,
+        Preset::Slots32768Scale59Depth22,
     ];
 
     /// Stable numeric id in serialized headers (the bit scheme's sets use 1 ..= 100).
@@ -413,6 +439,7 @@ impl Preset {
             Preset::Slots8192Scale40Depth6 => 102,
             Preset::Slots16384Scale40Depth14 => 103,
             Preset::Slots32768Scale40Depth34 => 104,
+            Preset::Slots32768Scale59Depth22 => 105,
         }
     }
 
@@ -423,6 +450,7 @@ impl Preset {
             102 => Some(Preset::Slots8192Scale40Depth6),
             103 => Some(Preset::Slots16384Scale40Depth14),
             104 => Some(Preset::Slots32768Scale40Depth34),
+            105 => Some(Preset::Slots32768Scale59Depth22),
             _ => None,
         }
     }
@@ -434,6 +462,7 @@ impl Preset {
             Preset::Slots8192Scale40Depth6 => "slots8192-scale40-depth6",
             Preset::Slots16384Scale40Depth14 => "slots16384-scale40-depth14",
             Preset::Slots32768Scale40Depth34 => "slots32768-scale40-depth34",
+            Preset::Slots32768Scale59Depth22 => "slots32768-scale59-depth22",
         }
     }
 
@@ -444,7 +473,7 @@ impl Preset {
         let s = |log_n, depth, first_bits, dnum| ParamsLiteral {
             name: self.name().to_string(),
             log_n,
-            scale_bits: 40,
+            scale_bits: if self == Preset::Slots32768Scale59Depth22 { 59 } else { 40 },
             depth,
             first_bits,
             special_bits: 60,
@@ -458,6 +487,7 @@ impl Preset {
             Preset::Slots8192Scale40Depth6 => s(14, 6, 60, 4),
             Preset::Slots16384Scale40Depth14 => s(15, 14, 60, 3),
             Preset::Slots32768Scale40Depth34 => s(16, 34, 60, 6),
+            Preset::Slots32768Scale59Depth22 => s(16, 22, 60, 4),
         }
     }
 
@@ -467,12 +497,14 @@ impl Preset {
         static S8192: OnceLock<Params> = OnceLock::new();
         static S16384: OnceLock<Params> = OnceLock::new();
         static S32768: OnceLock<Params> = OnceLock::new();
+        static S32768B: OnceLock<Params> = OnceLock::new();
         // One cell per preset by an exhaustive match: a new preset fails to compile here.
         let cell = match self {
             Preset::Slots4096Scale40Depth2 => &S4096,
             Preset::Slots8192Scale40Depth6 => &S8192,
             Preset::Slots16384Scale40Depth14 => &S16384,
             Preset::Slots32768Scale40Depth34 => &S32768,
+            Preset::Slots32768Scale59Depth22 => &S32768B,
         };
         cell.get_or_init(|| {
             Params::new(&self.literal()).expect("presets are generated deterministically and tested secure")

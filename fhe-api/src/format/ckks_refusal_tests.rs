@@ -94,7 +94,7 @@ fn relabelled_headers_are_refused() {
             assert!(matches!(decode_err(kind, &b), DecodeError::WrongKind { .. }), "{kind} as {other}");
         }
         let mut b = bytes.clone();
-        for id in [0u16, 1, 2, 3, 100, 105, 0xFFFF] {
+        for id in [0u16, 1, 2, 3, 100, 106, 0xFFFF] {
             b[PARAMS_AT..PARAMS_AT + 2].copy_from_slice(&id.to_le_bytes());
             assert_eq!(decode_err(kind, &b), DecodeError::UnknownParamSet(id), "bit-scheme set ids are not presets");
             assert!(peek_ckks_header(&b).is_err());

@@ -96,6 +96,11 @@ pub trait CkksOps: Send + Sync {
     fn rescale(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
     /// Drops the top limbs down to `out`'s level (no division).
     fn drop_to_level(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
+    /// Bootstrapping's ModRaise: a degree-1 ciphertext at level 0 read as integers
+    /// (each part's coefficients mod `q_0`, centered: `(-q_0/2, q_0/2]`) and reduced mod
+    /// every prime up to `out`'s level. It decrypts to `m + q_0 I` for a small integer
+    /// polynomial `I`.
+    fn mod_raise(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
     /// `sigma_g(a)` switched back to `s` with the Galois key of `g` (rotation, conjugation).
     fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext>;
     /// The key-switching decomposition of `a`'s `c1` (ModUp), resident, for any number of

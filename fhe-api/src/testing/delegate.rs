@@ -187,6 +187,9 @@ impl<B: Backend, T: Tamper> CkksOps for Delegate<B, T> {
     fn drop_to_level(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
         self.one("drop_to_level", self.ops().drop_to_level(a, out))
     }
+    fn mod_raise(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.one("mod_raise", self.ops().mod_raise(a, out))
+    }
     fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
         self.one("apply_galois", self.ops().apply_galois(a, key, out))
     }

@@ -414,6 +414,16 @@ impl CkksOps for CpuBackend {
         self.wrap(&plan, out, parts)
     }
 
+    fn mod_raise(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
+        if a.level() != 0 {
+            return Err(Error::Level { op: "mod_raise", found: a.level(), needed: fhe_api::LevelNeed::Equal(0) });
+        }
+        degree_one(a, "ModRaise")?;
+        let plan = self.plan_for(a, &out, out.level())?;
+        let parts = self.ct(a)?.parts.iter().map(|x| rescale::raise(&plan, out.level(), x)).collect();
+        self.wrap(&plan, out, parts)
+    }
+
     fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
         self.plan_for(a, &out, a.level())?;
         let h = self.hoisted(a)?;

@@ -1,4 +1,6 @@
-//! Rescale by the last prime, in evaluation form. Pinned: limb `l` to coefficient form;
+//! Rescale by the last prime, and bootstrapping's ModRaise, in evaluation form.
+//!
+//! Rescale: Pinned: limb `l` to coefficient form;
 //! `d` its centered remainder (`r = (x_l + h) mod q_l`, `d = r - h`, `h = floor(q_l / 2)`),
 //! taken modulo each `q_i` and to evaluation form; then `y_i = (x_i - d_i) q_l^-1 mod q_i`.
 //! So `y = round(x / q_l)`, halves rounding up.
@@ -25,6 +27,23 @@ pub fn rescale(plan: &CkksPlan, lp: &LevelPlan, x: &[u64]) -> Vec<u64> {
         centered_remainder_to(&plan.primes[l].m, &pr.m, &top, d);
         pr.ntt.forward(d);
         arith::sub_scale(&pr.m, xi, lp.ql_inv[i], d);
+    });
+    out
+}
+
+/// ModRaise: the one limb of `x` (evaluation form mod `q_0`) to coefficient form, its
+/// centered remainder (`(-q_0/2, q_0/2]`, as rescale's) reduced mod each of `q_0 ..
+/// q_level` and taken to evaluation form. Limb 0 comes back unchanged.
+pub fn raise(plan: &CkksPlan, level: usize, x: &[u64]) -> Vec<u64> {
+    let n = plan.params.n();
+    let mut coeffs = plan.take(n);
+    coeffs.copy_from_slice(&x[..n]);
+    plan.primes[0].ntt.inverse(&mut coeffs);
+    let mut out = plan.take_vec((level + 1) * n);
+    out.par_chunks_mut(n).enumerate().for_each(|(i, limb)| {
+        let pr = &plan.primes[i];
+        centered_remainder_to(&plan.primes[0].m, &pr.m, &coeffs, limb);
+        pr.ntt.forward(limb);
     });
     out
 }

@@ -148,6 +148,29 @@ fn build_roots(log_m: u32) -> Vec<Complex> {
         .collect()
 }
 
+/// `(cos 2 pi t, sin 2 pi t)` for an angle of `t` turns, the same on every platform (no
+/// libm): `t` reduced to `[0, 1/8]` turns by exact operations (`t - round(t)`, and
+/// `1/2 - r`, `1/4 - r` by Sterbenz's lemma), then [`cos_sin_dd`] once, rounded to `f64`.
+/// Exact for `|t| < 2^52`; beyond that every `f64` is an integer (angle 0).
+pub fn cos_sin_turns(t: f64) -> (f64, f64) {
+    if !t.is_finite() {
+        return (f64::NAN, f64::NAN);
+    }
+    let r = t - t.round(); // exact, in [-1/2, 1/2]
+    let (neg_sin, r) = if r < 0.0 { (true, -r) } else { (false, r) };
+    // r in [0, 1/2]: cos(2 pi r) = -cos(2 pi (1/2 - r)), sin the same.
+    let (neg_cos, r) = if r > 0.25 { (true, 0.5 - r) } else { (false, r) };
+    // r in [0, 1/4]: swap cos and sin about 1/8.
+    let (c, s) = if r > 0.125 {
+        let (c, s) = cos_sin_dd(PI.mul(Dd::from(2.0 * (0.25 - r))));
+        (s.hi, c.hi)
+    } else {
+        let (c, s) = cos_sin_dd(PI.mul(Dd::from(2.0 * r)));
+        (c.hi, s.hi)
+    };
+    (if neg_cos { -c } else { c }, if neg_sin { -s } else { s })
+}
+
 /// The table `exp(2 pi i t / M)`, `t = 0 .. M`, `M = 2^log_m` (`3 <= log_m <= 18`),
 /// built once per `M` for the process.
 pub fn roots(log_m: u32) -> &'static [Complex] {
@@ -292,6 +315,26 @@ mod tests {
         let (c, s) = cos_sin_dd(PI.div_f64(4.0));
         assert!(close(c, s));
         assert_eq!(c.hi, 0.5f64.sqrt());
+    }
+
+    #[test]
+    fn turns_match_std_and_are_exact_at_the_octants() {
+        for k in -4000..4000 {
+            let t = k as f64 * 0.013 + 0.0007;
+            let (c, s) = cos_sin_turns(t);
+            // The reference rounds 2 pi t first: its own error grows with |t|.
+            let a = 2.0 * std::f64::consts::PI * t;
+            let tol = 4e-15 + a.abs() * 2.5e-16;
+            assert!((c - a.cos()).abs() < tol && (s - a.sin()).abs() < tol, "{t}");
+        }
+        assert_eq!(cos_sin_turns(0.0), (1.0, 0.0));
+        assert_eq!(cos_sin_turns(0.25).0.abs(), 0.0);
+        assert_eq!(cos_sin_turns(0.25).1, 1.0);
+        assert_eq!(cos_sin_turns(-0.5), (-1.0, 0.0));
+        assert_eq!(cos_sin_turns(3.0), (1.0, 0.0));
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        assert_eq!(cos_sin_turns(0.125), (h, h));
+        assert!(cos_sin_turns(f64::NAN).0.is_nan());
     }
 
     #[test]

@@ -8,9 +8,11 @@
 //! | `encrypt` | public- and secret-key encryption, decryption |
 //! | `context` | [`Context`]: one parameter set on one backend, the user's starting point |
 //! | `evaluator` | [`Evaluator`]: level and scale bookkeeping over a backend's `CkksOps` |
+//! | `circuits` | polynomials, linear transforms, slot sums and bootstrapping over the evaluator |
 //!
 //! The objects themselves (parameters, keys, plaintexts, ciphertexts) are `fhe_api::ckks`'s.
 
+pub mod circuits;
 mod context;
 mod encoding;
 mod encrypt;
@@ -18,6 +20,7 @@ mod evaluator;
 mod fft;
 mod keygen;
 
+pub use circuits::{BootstrapConfig, Bootstrapper, Chebyshev, LinearTransform, PreparedLinearTransform};
 pub use context::{precision_bits, Context};
 pub use encoding::{Complex, Encoder};
 pub use evaluator::{ckks_ops, Evaluator, HoistedCiphertext, Mode, PlainOperand};

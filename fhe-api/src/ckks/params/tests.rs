@@ -53,11 +53,12 @@ fn each_preset_has_the_smallest_dnum_that_fits() {
 /// The chains are part of the format: these pins are the cross-platform contract.
 #[test]
 fn generation_is_deterministic_and_pinned() {
-    let pins: [(Preset, [u64; 2], u32, usize); 4] = [
+    let pins: [(Preset, [u64; 2], u32, usize); 5] = [
         (Preset::Slots4096Scale40Depth2, [36028797018652673, 1099511480321], 196, 1),
         (Preset::Slots8192Scale40Depth6, [1152921504606748673, 1099510054913], 420, 2),
         (Preset::Slots16384Scale40Depth14, [1152921504606584833, 1099510054913], 860, 4),
         (Preset::Slots32768Scale40Depth34, [1152921504606584833, 1099510054913], 1721, 5),
+        (Preset::Slots32768Scale59Depth22, [1152921504606584833, 576460752300015617], 1719, 6),
     ];
     for (preset, first_two, log_qp, k) in pins {
         let p = preset.params();
@@ -229,4 +230,16 @@ fn lit(
         dnum,
         secret: SecretDist::Ternary,
     }
+}
+
+#[test]
+fn insecure_parameters_are_named_so_and_only_they_skip_the_check() {
+    let l = lit("boot-ci", 12, 50, 12, 60, 60, 3);
+    assert!(matches!(Params::new(&l), Err(Error::SecurityBound { .. })));
+    let p = Params::insecure_for_tests(&l).unwrap();
+    assert!(p.is_insecure() && p.name() == "insecure-boot-ci");
+    p.check_security().unwrap();
+    assert!(!Preset::Slots4096Scale40Depth2.params().is_insecure());
+    // The chain itself is validated as for secure parameters.
+    assert!(Params::insecure_for_tests(&lit("bad", 12, 50, 12, 61, 60, 3)).is_err());
 }

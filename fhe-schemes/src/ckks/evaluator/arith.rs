@@ -61,7 +61,7 @@ pub(super) fn int_residues(params: &fhe_api::ckks::Params, v: i128, level: usize
 }
 
 /// `c` encoded at scale `f` for `level`.
-pub(super) fn const_residues(
+pub(crate) fn const_residues(
     params: &fhe_api::ckks::Params,
     c: Complex,
     f: f64,

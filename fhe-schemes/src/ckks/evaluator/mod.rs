@@ -8,6 +8,7 @@
 //! | `arith` | sums, plaintexts, constants, multiplication by `i` |
 //! | `mul` | products, relinearization, rescale, levels and scales |
 //! | `rotate` | rotations, conjugation, hoisting |
+//! | `scaled` | exact-scale steps for circuits: constants at a chosen scale, relabels, ModRaise |
 //!
 //! Two modes ([`Mode`]). **Manual**: operations never change a level on their own; binary
 //! operations need one level and one scale ([`fhe_api::ckks::Scale::same_as`]), products
@@ -20,6 +21,7 @@
 mod arith;
 mod mul;
 mod rotate;
+mod scaled;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -125,7 +127,7 @@ impl Evaluator {
         Ok(())
     }
 
-    fn ops(&self) -> &dyn CkksOps {
+    pub(crate) fn ops(&self) -> &dyn CkksOps {
         self.backend.ckks().expect("checked at construction")
     }
 
@@ -159,7 +161,7 @@ impl Evaluator {
 
     /// `a` is of these parameters and of this evaluator's key set (or of none; an
     /// evaluator given no key yet takes any set's).
-    fn check_one(&self, a: &CkksMeta) -> Result<()> {
+    pub(crate) fn check_one(&self, a: &CkksMeta) -> Result<()> {
         check_params(&self.params, a.params())?;
         match self.tag() {
             t if t.is_none() => Ok(()),
@@ -168,7 +170,7 @@ impl Evaluator {
     }
 
     /// Both operands checked, and their combined tag.
-    fn check_pair(&self, a: &CkksMeta, b: &CkksMeta) -> Result<KeyTag> {
+    pub(crate) fn check_pair(&self, a: &CkksMeta, b: &CkksMeta) -> Result<KeyTag> {
         self.check_one(a)?;
         self.check_one(b)?;
         a.tag().combine(b.tag())
@@ -185,17 +187,24 @@ impl Evaluator {
         Ok(())
     }
 
-    fn relin_key(&self) -> Result<Arc<PreparedSwitchKey>> {
+    pub(crate) fn relin_key(&self) -> Result<Arc<PreparedSwitchKey>> {
         self.relin.read().map_err(poisoned)?.clone().ok_or(Error::MissingKey(KeyNeed::Relinearization))
     }
 
-    fn galois_key(&self, g: u64, need: impl FnOnce() -> KeyNeed) -> Result<Arc<PreparedSwitchKey>> {
+    pub(crate) fn galois_key(&self, g: u64, need: impl FnOnce() -> KeyNeed) -> Result<Arc<PreparedSwitchKey>> {
         self.galois.read().map_err(poisoned)?.get(&g).cloned().ok_or_else(|| Error::MissingKey(need()))
     }
 
     /// `meta` at `level` with `scale` and `tag`, checked (a scale that would reach the
     /// modulus is `Error::ScaleOverflow` naming `op`).
-    fn out(&self, op: &'static str, like: &CkksMeta, level: usize, scale: Scale, tag: KeyTag) -> Result<CkksMeta> {
+    pub(crate) fn out(
+        &self,
+        op: &'static str,
+        like: &CkksMeta,
+        level: usize,
+        scale: Scale,
+        tag: KeyTag,
+    ) -> Result<CkksMeta> {
         like.with(op, level, scale, tag)
     }
 }

@@ -166,7 +166,7 @@ impl Evaluator {
     }
 
     /// A product's rescale in the automatic mode (the product as it is in the manual one).
-    pub(super) fn auto_rescale(&self, op: &'static str, prod: Ciphertext) -> Result<Ciphertext> {
+    pub(crate) fn auto_rescale(&self, op: &'static str, prod: Ciphertext) -> Result<Ciphertext> {
         match self.mode {
             Mode::Manual => Ok(prod),
             Mode::Auto if prod.level() == 0 => Err(level_spent(op)),

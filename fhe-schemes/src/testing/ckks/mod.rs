@@ -9,7 +9,9 @@
 //! | `words` | words equal to the oracle's, hoisting, threads, noise, the depth chain |
 //! | `refusals` | misuse, other key sets, spent levels and overflowing scales are typed errors |
 //! | `keys` | keys made later from the secret key, sparse packing, bytes through the context |
+//! | `circuits` | Chebyshev series, linear transforms, slot sums, bootstrapping (insecure `N = 2^12`) |
 
+pub mod circuits;
 mod keys;
 mod ops;
 mod refusals;
@@ -107,6 +109,18 @@ macro_rules! ckks_conformance_tests {
             #[test]
             #[ignore = $reason]
             fn ckks_ciphertexts_travel_as_bytes() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_insecure_circuits() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_insecure_bootstrap_sparse_secret() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_insecure_bootstrap_ternary_secret() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_insecure_bootstrap_byte_equal_to_oracle() {}
         }
     };
     ($backend:expr, $oracle:expr, preset = $preset:expr) => {
@@ -162,6 +176,29 @@ macro_rules! ckks_conformance_tests {
             #[test]
             fn ckks_ciphertexts_travel_as_bytes() {
                 suite::ciphertexts_travel_as_bytes($backend, $preset);
+            }
+            #[test]
+            fn ckks_insecure_circuits() {
+                let c = suite::circuits::insecure_chebyshev_series_match_f64($backend, 25.0);
+                let l = suite::circuits::insecure_linear_transforms_match_plain($backend, 25.0);
+                let s = suite::circuits::insecure_slot_sums_match_plain($backend, 20.0);
+                eprintln!("Chebyshev {c:.1} bits, linear transforms {l:.1} bits, sums {s:.1} bits");
+            }
+            #[test]
+            fn ckks_insecure_bootstrap_sparse_secret() {
+                let secret = fhe_api::ckks::params::SecretDist::SparseTernary { hamming_weight: 192 };
+                let bits = suite::circuits::insecure_bootstrap_then_multiply($backend, secret, 14.0);
+                eprintln!("bootstrap (sparse ternary): {bits:.1} bits");
+            }
+            #[test]
+            fn ckks_insecure_bootstrap_ternary_secret() {
+                let secret = fhe_api::ckks::params::SecretDist::Ternary;
+                let bits = suite::circuits::insecure_bootstrap_then_multiply($backend, secret, 10.0);
+                eprintln!("bootstrap (uniform ternary): {bits:.1} bits");
+            }
+            #[test]
+            fn ckks_insecure_bootstrap_byte_equal_to_oracle() {
+                suite::circuits::insecure_bootstrap_byte_equal_to_oracle($backend, $oracle);
             }
         }
     };

@@ -1,0 +1,25 @@
+//! Circuits over the evaluator: what is written once from its operations, for every
+//! backend with the CKKS capability.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `chebyshev` | [`Chebyshev`]: interpolation of a function on an interval |
+//! | `polynomial` | [`Evaluator::eval_chebyshev`]: a series on a ciphertext, baby-step giant-step |
+//! | `linear` | [`LinearTransform`]: plaintext diagonals, hoisted baby-step giant-step |
+//! | `sums` | sums over slots and strides, inner products |
+//! | `bootstrap` | [`Bootstrapper`]: ModRaise, CoeffsToSlots, EvalMod, SlotsToCoeffs |
+//!
+//! [`Evaluator::eval_chebyshev`]: crate::ckks::Evaluator::eval_chebyshev
+
+pub mod bootstrap;
+mod chebyshev;
+mod linear;
+mod polynomial;
+mod sums;
+
+pub use bootstrap::memory::MemoryEstimate;
+pub use bootstrap::{BootstrapConfig, Bootstrapper, PhaseTimes};
+pub use chebyshev::Chebyshev;
+pub use linear::{LinearTransform, PreparedLinearTransform};
+pub use polynomial::{baby_steps, chebyshev_depth};
+pub use sums::sum_rotations;
