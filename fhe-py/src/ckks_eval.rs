@@ -223,6 +223,32 @@ impl PyEvaluator {
         let (a, c) = (a.get()?, complex_arg(c)?);
         self.in_place(py, acc, |ev, acc| ev.mul_const_then_add(acc, &a, c))
     }
+    /// `a * c` with `c` encoded at the scale `factor`: the result's scale is
+    /// `a.scale * factor`, never rescaled (with `factor = target * q_l / a.scale` the
+    /// next rescale lands on `target`); for circuits that choose every scale.
+    fn mul_const_scaled(
+        &self,
+        py: Python<'_>,
+        a: &PyCiphertext,
+        c: &Bound<'_, PyAny>,
+        factor: f64,
+    ) -> PyResult<PyCiphertext> {
+        let c = complex_arg(c)?;
+        self.unary(py, a, |ev, a| ev.mul_const_scaled(a, c, factor))
+    }
+    /// `acc += a * c` in place, `c` encoded at `factor` (`acc` at `a`'s level and at
+    /// `a.scale * factor`).
+    fn mul_const_then_add_scaled(
+        &self,
+        py: Python<'_>,
+        acc: &PyCiphertext,
+        a: &PyCiphertext,
+        c: &Bound<'_, PyAny>,
+        factor: f64,
+    ) -> PyResult<()> {
+        let (a, c) = (a.get()?, complex_arg(c)?);
+        self.in_place(py, acc, |ev, acc| ev.mul_const_then_add_scaled(acc, &a, c, factor))
+    }
     /// `a * k` for an integer `k` (no level spent).
     fn mul_int(&self, py: Python<'_>, a: &PyCiphertext, k: i64) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.mul_int(a, k))

@@ -130,6 +130,12 @@ def test_multiplicative_operations(ctx, ckks_keys, ev, cx, cz, xs, zs):
     acc = ev.mul_const(cx, 2.0)
     ev.mul_const_then_add(acc, cz, 3.0)
     close(d(ev.rescale(acc)), 2 * xs + 3 * zs)
+    # Constants at a chosen scale: the product lands on exactly scale * factor.
+    factor = ctx.params.q[2]
+    acc = ev.mul_const_scaled(cx, 0.5, factor)
+    assert acc.scale == cx.scale * factor
+    ev.mul_const_then_add_scaled(acc, cz, -1j, factor)
+    close(d(ev.rescale(acc)), 0.5 * xs - 1j * zs)
     pt = ev.prepare_plaintext(ctx.encode(xs))
     acc = ev.mul_plain(cx, pt)
     ev.mul_plain_then_add(acc, cz, pt)
