@@ -28,9 +28,13 @@ pub const RECOMMEND_DIR: &str = "recommend";
 /// (`fhe-bench/peers/openfhe/baseline.py`), which are not bench result files.
 pub const OPENFHE_DIR: &str = "openfhe";
 
-/// Every `*.json` file under `dir` (recursively, skipping the [`RECOMMEND_DIR`] and
-/// [`OPENFHE_DIR`] folders), sorted: the input of a chart over a whole `bench/results/`
-/// tree.
+/// The folder under `bench/results/` that holds the Python package's measurements
+/// (`fhe-py/bench/overhead.py`, `fhe-py/examples/ray_batch.py`), not bench result files.
+pub const PYTHON_DIR: &str = "python";
+
+/// Every `*.json` file under `dir` (recursively, skipping the [`RECOMMEND_DIR`],
+/// [`OPENFHE_DIR`] and [`PYTHON_DIR`] folders), sorted: the input of a chart over a
+/// whole `bench/results/` tree.
 pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -38,7 +42,7 @@ pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>> {
         for entry in std::fs::read_dir(&d).map_err(Error::io(&d))? {
             let path = entry.map_err(Error::io(&d))?.path();
             if path.is_dir() {
-                if path.file_name().is_some_and(|n| n == RECOMMEND_DIR || n == OPENFHE_DIR) {
+                if path.file_name().is_some_and(|n| [RECOMMEND_DIR, OPENFHE_DIR, PYTHON_DIR].iter().any(|d| n == *d)) {
                     continue;
                 }
                 stack.push(path);

@@ -98,7 +98,7 @@ def main():
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     doc = {
-        "bench": "python-overhead",
+        "kind": "python_overhead",
         "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "loadavg_at_start": os.getloadavg()},
         "backend": engine.backend,
         "commit": commit,

@@ -126,7 +126,7 @@ def main():
     if a.json:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "")
-        doc = {"bench": "ray-scale-out", "commit": commit, "backend": engine.backend,
+        doc = {"kind": "ray_scale_out", "commit": commit, "backend": engine.backend,
                "machine": {"cpu": cpu, "cores": os.cpu_count(), "loadavg_at_end": os.getloadavg()},
                "python": platform.python_version(), "ray": __import__("ray").__version__,
                "command": "python fhe-py/examples/ray_batch.py --workers " + " ".join(map(str, a.workers))

@@ -26,8 +26,9 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Every file the repository holds loads through the schema: result files as
 /// [`Report`]s, `recommend/` as [`Recommendation`]s. `openfhe/` holds the Python peer's
-/// baseline notes (`fhe-bench/peers/openfhe/baseline.py`), a free-form record no
-/// Rust code reads; they are only checked to be what they claim.
+/// baseline notes (`fhe-bench/peers/openfhe/baseline.py`) and `python/` the Python
+/// package's measurements: free-form records no Rust code reads, only checked to be
+/// what they claim.
 #[test]
 fn every_file_under_bench_results_loads() {
     let mut files = Vec::new();
@@ -50,6 +51,12 @@ fn every_file_under_bench_results_loads() {
                     path.display()
                 );
                 baselines += 1;
+            }
+            // The Python package's records (overhead, Ray): free-form, of a known kind.
+            crate::chart::PYTHON_DIR => {
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+                let kind = v["kind"].as_str().unwrap_or("");
+                assert!(["python_overhead", "ray_scale_out"].contains(&kind), "{}: kind {kind:?}", path.display());
             }
             _ => {
                 load_report(path).unwrap_or_else(|e| panic!("{e}"));
