@@ -42,7 +42,8 @@ pub use ops::tfhe::{
 };
 pub use ops::{maybe_one_thread, no_progress, stderr_progress, Progress};
 pub use report::{
-    ratios, write_results, CircuitShape, EquivalenceGate, GateState, Ratio, Report, Row, INTERLEAVED, SCHEMA_VERSION,
+    ratios, write_results, BootstrapFacts, CircuitShape, EquivalenceGate, GateState, Ratio, Report, Row, INTERLEAVED,
+    SCHEMA_VERSION,
 };
 pub use schema::{
     load_recommendation, load_report, parse_recommendation, parse_report, validate, validate_recommendation,

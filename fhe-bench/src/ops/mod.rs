@@ -3,6 +3,8 @@
 //! progress with.
 
 pub mod ckks;
+pub mod ckks_boot;
+pub mod ckks_mem;
 pub mod tfhe;
 
 use crate::error::{Error, Result};
