@@ -127,6 +127,10 @@ pub enum Error {
     /// A device call failed after the backend was constructed.
     #[error("backend `{backend}` failed: {detail}")]
     Device { backend: BackendKind, detail: String },
+    /// A request that would need more memory than the machine has available: refused
+    /// before anything is allocated, instead of being killed by the kernel.
+    #[error("{what} needs about {needed} bytes ({:.1} GiB); {available} bytes ({:.1} GiB) are available", *.needed as f64 / 1073741824.0, *.available as f64 / 1073741824.0)]
+    OutOfMemory { what: String, needed: u64, available: u64 },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -45,13 +45,12 @@ impl Chebyshev {
         if let Some(k) = values.iter().position(|v| !v.is_finite()) {
             return Err(Error::InvalidInput(format!("the function is not finite at the Chebyshev node {k}")));
         }
+        // cos(pi j (k + 1/2) / n) is the cosine of j (2k + 1) / (4n) turns: one table of
+        // the 4n multiples of 1/4n turn serves every (j, k).
+        let table: Vec<f64> = (0..4 * n).map(|m| cos_sin_turns(m as f64 / (4 * n) as f64).0).collect();
         let coeffs = (0..n)
             .map(|j| {
-                // cos(pi j (k + 1/2) / n) = cos of j (2k + 1) / (4n) turns; the product is
-                // reduced mod 4n first so the turn count stays exact.
-                let sum: f64 = (0..n)
-                    .map(|k| values[k] * cos_sin_turns(((j * (2 * k + 1)) % (4 * n)) as f64 / (4 * n) as f64).0)
-                    .sum();
+                let sum: f64 = (0..n).map(|k| values[k] * table[(j * (2 * k + 1)) % (4 * n)]).sum();
                 let w = if j == 0 { 1.0 } else { 2.0 };
                 w * sum / n as f64
             })

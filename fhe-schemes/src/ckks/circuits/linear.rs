@@ -136,6 +136,11 @@ impl LinearTransform {
         Plan { unit, babies: babies.into_iter().collect(), giants }
     }
 
+    /// Baby steps of its baby-step giant-step split (the rotations kept at once).
+    pub fn baby_count(&self) -> usize {
+        self.plan().babies.len()
+    }
+
     /// The rotation steps (signed, in `(-n/2, n/2]`) whose Galois keys applying it needs.
     pub fn rotations(&self) -> Vec<i64> {
         let plan = self.plan();

@@ -17,7 +17,8 @@ mod linear;
 mod polynomial;
 mod sums;
 
-pub use bootstrap::{BootstrapConfig, Bootstrapper};
+pub use bootstrap::memory::MemoryEstimate;
+pub use bootstrap::{BootstrapConfig, Bootstrapper, PhaseTimes};
 pub use chebyshev::Chebyshev;
 pub use linear::{LinearTransform, PreparedLinearTransform};
 pub use polynomial::{baby_steps, chebyshev_depth};

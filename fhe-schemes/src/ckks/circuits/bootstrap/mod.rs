@@ -18,6 +18,9 @@
 
 pub mod dft;
 pub mod evalmod;
+pub mod memory;
+
+use std::time::Instant;
 
 use fhe_api::ckks::{Ciphertext, Params, Scale};
 use fhe_api::error::{Error, LevelNeed, Result};
@@ -27,6 +30,7 @@ use crate::ckks::context::Context;
 use crate::ckks::evaluator::Evaluator;
 use crate::ckks::keygen::KeygenOptions;
 use evalmod::{k_bound, ModPoly, FAILURE_LOG2};
+use memory::{check_fits, key_bytes, limb_bytes, MemoryEstimate};
 
 /// Bits of the EvalMod approximation (before its double angles): past the noise the
 /// steps after ModRaise leave, so it never limits the precision.
@@ -83,9 +87,47 @@ impl Plan {
         self.cts.len() + self.mod_depth() + self.stc.len()
     }
 
+    fn rotations(&self) -> Vec<i64> {
+        let mut rotations: Vec<i64> = self.cts.iter().chain(&self.stc).flat_map(|t| t.rotations()).collect();
+        rotations.sort_unstable();
+        rotations.dedup();
+        rotations
+    }
+
+    /// See `memory`'s module docs.
+    fn memory(&self, params: &Params) -> MemoryEstimate {
+        let (top, special) = (params.max_level(), params.p().len());
+        let limb = limb_bytes(params);
+        let keys = (self.rotations().len() as u64 + 2) * key_bytes(params);
+        let cts_levels = (0..self.cts.len()).map(|i| top - i);
+        let stc_top = top - self.cts.len() - self.mod_depth();
+        let stc_levels = (0..self.stc.len()).map(|i| stc_top - i);
+        let plaintexts = self
+            .cts
+            .iter()
+            .zip(cts_levels)
+            .chain(self.stc.iter().zip(stc_levels))
+            .map(|(t, l)| t.diagonals().len() as u64 * (l + 1 + special) as u64 * limb)
+            .sum();
+        let babies = self.cts.iter().chain(&self.stc).map(|t| t.baby_count()).max().unwrap_or(0) as u64;
+        let working = (2 * babies * (top + 1 + special) as u64 + 24 * (top + 1) as u64) * limb;
+        MemoryEstimate { keys, plaintexts, working }
+    }
+
     fn mod_depth(&self) -> usize {
         self.modp.depth() + if self.arcsine { 2 } else { 0 }
     }
+}
+
+/// Seconds spent in each phase of one bootstrap.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseTimes {
+    /// Prescale and ModRaise.
+    pub mod_raise: f64,
+    pub coeffs_to_slots: f64,
+    /// Both halves' EvalMod and their recombination.
+    pub eval_mod: f64,
+    pub slots_to_coeffs: f64,
 }
 
 /// Everything a bootstrap needs, prepared (encoded and resident) once.
@@ -105,10 +147,17 @@ impl Bootstrapper {
     /// with `Context::eval_keys`.
     pub fn key_options(params: &Params, config: &BootstrapConfig) -> Result<KeygenOptions> {
         let plan = Plan::new(params, config)?;
-        let mut rotations: Vec<i64> = plan.cts.iter().chain(&plan.stc).flat_map(|t| t.rotations()).collect();
-        rotations.sort_unstable();
-        rotations.dedup();
-        Ok(KeygenOptions { relin: true, rotations, conjugation: true })
+        check_fits("bootstrapping (keys, diagonals, working set)", &plan.memory(params))?;
+        Ok(KeygenOptions { relin: true, rotations: plan.rotations(), conjugation: true })
+    }
+
+    /// What a configuration holds in memory (`memory`'s module docs): [`key_options`]
+    /// and [`Bootstrapper::new`] refuse one beyond the machine's available memory with
+    /// `Error::OutOfMemory`.
+    ///
+    /// [`key_options`]: Bootstrapper::key_options
+    pub fn memory_estimate(params: &Params, config: &BootstrapConfig) -> Result<MemoryEstimate> {
+        Ok(Plan::new(params, config)?.memory(params))
     }
 
     /// Levels a bootstrap spends from the top (`a + b` and EvalMod's).
@@ -121,6 +170,9 @@ impl Bootstrapper {
     pub fn new(ctx: &Context, ev: &Evaluator, config: &BootstrapConfig) -> Result<Bootstrapper> {
         let params = ctx.params().clone();
         let plan = Plan::new(&params, config)?;
+        // The keys exist already: what is left to allocate is the rest.
+        let rest = MemoryEstimate { keys: 0, ..plan.memory(&params) };
+        check_fits("bootstrapping's diagonals and working set", &rest)?;
         let top = params.max_level();
         let depth = plan.depth();
         if top < depth + 1 {
@@ -181,10 +233,21 @@ impl Bootstrapper {
     /// [`Bootstrapper::output_level`]. `ct` at level 1 or above, values of magnitude at
     /// most 1, degree 1.
     pub fn bootstrap(&self, ev: &Evaluator, ct: &Ciphertext) -> Result<Ciphertext> {
+        self.bootstrap_timed(ev, ct).map(|(ct, _)| ct)
+    }
+
+    /// [`Bootstrapper::bootstrap`] with the time of each phase.
+    pub fn bootstrap_timed(&self, ev: &Evaluator, ct: &Ciphertext) -> Result<(Ciphertext, PhaseTimes)> {
         let params = ev.params().clone();
         if ct.level() < 1 {
             return Err(Error::Level { op: "bootstrap", found: ct.level(), needed: LevelNeed::AtLeast(1) });
         }
+        let mut times = PhaseTimes::default();
+        let mut clock = Instant::now();
+        let mut lap = |slot: &mut f64| {
+            *slot = clock.elapsed().as_secs_f64();
+            clock = Instant::now();
+        };
         // Prescale to level 0 at s0: the message becomes 2^-c of q_0.
         let at0 = ev.set_scale(&ev.drop_to_level(ct, 1)?, self.s0)?;
         if !at0.scale().same_as(self.s0) {
@@ -192,20 +255,25 @@ impl Bootstrapper {
         }
         let at0 = ev.relabel(&at0, self.s0)?;
         let mut x = ev.mod_raise(&at0, params.max_level())?;
+        lap(&mut times.mod_raise);
         for t in &self.cts {
             x = ev.rescale(&ev.linear_transform_unscaled(&x, t)?)?;
         }
         let x = ev.canonical_label(x)?;
+        lap(&mut times.coeffs_to_slots);
         // Coefficients j and j + N/2 sit in slot j as re + i im: split them.
         let conj = ev.conjugate(&x)?;
         let re = ev.add(&x, &conj)?;
         let im = ev.mul_i(&ev.sub(&conj, &x)?)?;
         let (re, im) = (self.eval_mod(ev, &re)?, self.eval_mod(ev, &im)?);
         let mut y = ev.add(&re, &ev.mul_i(&im)?)?;
+        lap(&mut times.eval_mod);
         for t in &self.stc {
             y = ev.rescale(&ev.linear_transform_unscaled(&y, t)?)?;
         }
-        ev.canonical_label(y)
+        let y = ev.canonical_label(y)?;
+        lap(&mut times.slots_to_coeffs);
+        Ok((y, times))
     }
 
     /// `sin(2 pi x) / 2 pi` (the `1 / 2 pi` is folded into SlotsToCoeffs) of `u = x / (K

@@ -5,6 +5,7 @@ use fhe_api::rng::Seed;
 use fhe_cpu::CpuBackend;
 
 use super::*;
+use crate::ckks::KeygenOptions;
 use crate::ckks::{precision_bits, Complex, Mode};
 
 /// N = 2^12, 50-bit primes: far below 128-bit security, small enough for CI.
@@ -95,5 +96,143 @@ fn bootstrap_at_the_peer_preset() {
             bs.k(),
             bs.eval_mod_shape()
         );
+    }
+}
+
+/// Phase times at N = 2^15 (insecure chain, a profiling aid):
+/// `LUX_BOOT_SECRET=sparse cargo test -p fhe-schemes --release --lib -- --ignored --nocapture bootstrap_phases_n32768`
+#[test]
+#[ignore]
+fn bootstrap_phases_n32768() {
+    let secret = match std::env::var("LUX_BOOT_SECRET").as_deref() {
+        Ok("sparse") => SecretDist::SparseTernary { hamming_weight: 192 },
+        _ => SecretDist::Ternary,
+    };
+    let lit = ParamsLiteral {
+        name: "boot-n32768".into(),
+        log_n: 15,
+        scale_bits: 59,
+        depth: 22,
+        first_bits: 60,
+        special_bits: 60,
+        dnum: 4,
+        secret,
+    };
+    let params = Arc::new(Params::insecure_for_tests(&lit).unwrap());
+    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+    let config = BootstrapConfig::default();
+    let t = std::time::Instant::now();
+    let options = Bootstrapper::key_options(&params, &config).unwrap();
+    let keys = ctx.keygen_from_seed(&Seed([7; 32]), &options).unwrap();
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    eprintln!(
+        "setup {:.1} s, {} rotation keys, {} plaintexts",
+        t.elapsed().as_secs_f64(),
+        options.rotations.len(),
+        bs.plaintexts()
+    );
+    let n = params.slots();
+    let values: Vec<Complex> = (0..n).map(|i| Complex::new(((i * 7919 % 10007) as f64 / 5003.5) - 1.0, 0.0)).collect();
+    let pt = ctx.encode_at(&values, 1, params.scale_at(1)).unwrap();
+    let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([9; 32])).unwrap();
+    let runs = std::env::var("LUX_BOOT_RUNS").map(|r| r.parse().unwrap()).unwrap_or(2);
+    for _ in 0..runs {
+        let t = std::time::Instant::now();
+        let (out, phases) = bs.bootstrap_timed(&ev, &ct).unwrap();
+        let dt = t.elapsed().as_secs_f64();
+        let got = ctx.decrypt(&keys.sk, &out).unwrap();
+        eprintln!(
+            "bootstrap {dt:.2} s {phases:?}: {:.1} bits, output level {}, K = {}, EvalMod {:?}",
+            precision_bits(&got, &values),
+            out.level(),
+            bs.k(),
+            bs.eval_mod_shape()
+        );
+    }
+}
+
+/// `I_j` of ModRaise for a level-0 ciphertext: from its decryption mod `q_0` (`t`) and the
+/// raised one's mod `q_1` (`t + q_0 I`).
+fn integer_parts(ctx: &Context, sk: &fhe_api::ckks::SecretKey, ev: &Evaluator, at0: &Ciphertext) -> Vec<i64> {
+    let params = ctx.params();
+    let (q0, q1, n) = (params.q()[0].0 as i128, params.q()[1].0 as i128, params.n());
+    let centered = |x: i128, q: i128| if x > q / 2 { x - q } else { x };
+    let t: Vec<i128> =
+        ctx.decrypt_plaintext(sk, at0).unwrap().coeffs()[..n].iter().map(|&c| centered(c as i128, q0)).collect();
+    let raised = ev.mod_raise(at0, 1).unwrap();
+    let limb1 = ctx.decrypt_plaintext(sk, &raised).unwrap().coeffs()[n..2 * n].to_vec();
+    // q0^-1 mod q1 by Fermat's little theorem.
+    let (mut inv, mut b, mut e) = (1i128, q0 % q1, q1 - 2);
+    while e > 0 {
+        if e & 1 == 1 {
+            inv = inv * b % q1;
+        }
+        b = b * b % q1;
+        e >>= 1;
+    }
+    (0..n).map(|j| centered((limb1[j] as i128 - t[j]).rem_euclid(q1) * inv % q1, q1) as i64).collect()
+}
+
+#[test]
+fn integer_parts_after_mod_raise_stay_within_k_and_match_the_model() {
+    for (secret, variance) in
+        [(SecretDist::SparseTernary { hamming_weight: 192 }, 192.0 / 12.0), (SecretDist::Ternary, 4096.0 / 18.0)]
+    {
+        let params = insecure_params(secret, 4);
+        let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+        let keys = ctx.keygen_from_seed(&Seed([3; 32]), &KeygenOptions::default()).unwrap();
+        let ev = ctx.evaluator(&keys.eval).unwrap();
+        let k = super::evalmod::k_bound(&params, FAILURE_LOG2) as i64;
+        let (mut max, mut sum2, mut count) = (0i64, 0.0f64, 0usize);
+        for i in 0..24u8 {
+            let values: Vec<Complex> =
+                (0..params.slots()).map(|j| Complex::new(((j % 7) as f64 - 3.0) / 3.0, 0.0)).collect();
+            let pt = ctx.encode_at(&values, 0, Scale::new(params.q()[0].0 as f64 / 256.0).unwrap()).unwrap();
+            let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([i; 32])).unwrap();
+            for v in integer_parts(&ctx, &keys.sk, &ev, &ct) {
+                max = max.max(v.abs());
+                sum2 += (v * v) as f64;
+                count += 1;
+            }
+        }
+        // I = round(c0/q0 + c1 s/q0): the sum's variance, plus about 1/12 + 1/12 for c0 and
+        // the rounding.
+        let (std, model) = ((sum2 / count as f64).sqrt(), (variance + 1.0 / 6.0f64).sqrt());
+        eprintln!("{}: max |I| = {max} (K = {k}), std {std:.3} (model {model:.3}) over {count}", secret.name());
+        assert!((std / model - 1.0).abs() < 0.05, "{std} vs {model}");
+        assert!(max <= k, "{max} > {k}");
+    }
+}
+
+/// 100 bootstraps in a row at the insecure CI configuration, one product by unit-modulus
+/// values between each, precision printed after each tenth:
+/// `cargo test -p fhe-schemes --lib -- --ignored --nocapture insecure_hundred_chained_bootstraps`
+#[test]
+#[ignore]
+fn insecure_hundred_chained_bootstraps() {
+    let params = insecure_params(SecretDist::SparseTernary { hamming_weight: 192 }, 24);
+    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+    let config = BootstrapConfig::default();
+    let keys = ctx.keygen_from_seed(&Seed([5; 32]), &Bootstrapper::key_options(&params, &config).unwrap()).unwrap();
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    let n = params.slots();
+    let mut want: Vec<Complex> = (0..n).map(|i| Complex::new(((i * 37 % 101) as f64 / 50.0) - 1.0, 0.0)).collect();
+    let turn: Vec<Complex> = (0..n).map(|i| Complex::new(if i % 3 == 0 { -1.0 } else { 1.0 }, 0.0)).collect();
+    let w = ctx.encrypt_sk_seeded(&keys.sk, &ctx.encode(&turn).unwrap(), &Seed([6; 32])).unwrap();
+    let pt = ctx.encode_at(&want, 1, params.scale_at(1)).unwrap();
+    let mut ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([9; 32])).unwrap();
+    let mut worst = f64::INFINITY;
+    for i in 1..=100 {
+        ct = bs.bootstrap(&ev, &ct).unwrap();
+        ct = ev.mul(&ct, &w).unwrap();
+        want.iter_mut().zip(&turn).for_each(|(v, t)| *v *= *t);
+        let bits = precision_bits(&ctx.decrypt(&keys.sk, &ct).unwrap(), &want);
+        worst = worst.min(bits);
+        if i % 10 == 0 {
+            eprintln!("after {i} bootstraps: {bits:.1} bits (worst {worst:.1})");
+        }
+        assert!(bits > 12.0, "bootstrap {i}: {bits:.1} bits");
     }
 }
