@@ -173,6 +173,9 @@ pub struct BootRound {
     pub peak_bytes: u64,
     pub key_count: Option<usize>,
     pub key_bytes: Option<u64>,
+    /// Seconds of the first timed bootstrap's phases (ModRaise, CoeffsToSlots, EvalMod,
+    /// SlotsToCoeffs), where the side reports them.
+    pub phases_s: Option<[f64; 4]>,
 }
 
 /// max and mean `|got - want|` (complex modulus) over all slots.
@@ -229,17 +232,18 @@ pub fn our_round(
     let mut first = None;
     for i in 0..warmup + calls {
         let t = Instant::now();
-        let out = std::hint::black_box(bs.bootstrap(&ev, &ct)?);
+        // The phase clock reads the time four times per bootstrap of a minute or more.
+        let (out, phases) = std::hint::black_box(bs.bootstrap_timed(&ev, &ct)?);
         let ns = t.elapsed().as_nanos() as f64;
         if i >= warmup {
             boot_ns.push(ns);
             if first.is_none() {
-                first = Some(out);
+                first = Some((out, phases));
             }
         }
     }
     let peak_bytes = peak_rss().unwrap_or(0);
-    let out = first.ok_or_else(|| Error::InvalidPlan("no timed bootstrap".into()))?;
+    let (out, ph) = first.ok_or_else(|| Error::InvalidPlan("no timed bootstrap".into()))?;
     let (max_err, mean_err) = errors(&ctx.decrypt(&sk, &out)?, &x)?;
     Ok(BootRound {
         setup_ns,
@@ -250,7 +254,21 @@ pub fn our_round(
         peak_bytes,
         key_count: Some(key_count),
         key_bytes: Some(key_bytes),
+        phases_s: Some([ph.mod_raise, ph.coeffs_to_slots, ph.eval_mod, ph.slots_to_coeffs]),
     })
+}
+
+/// Each round's phases, for our note: `ModRaise/CtS/EvalMod/StC s` per round.
+fn phases_note(rounds: &[BootRound]) -> String {
+    let per: Vec<String> = rounds
+        .iter()
+        .filter_map(|r| r.phases_s)
+        .map(|p| format!("{:.1}/{:.1}/{:.1}/{:.1}", p[0], p[1], p[2], p[3]))
+        .collect();
+    format!(
+        "phases of the first timed bootstrap per round, ModRaise/CoeffsToSlots/EvalMod/SlotsToCoeffs in s: {}",
+        per.join(", ")
+    )
 }
 
 /// The bootstrapping peer (OpenFHE's worker; tests use a fake).
@@ -417,6 +435,7 @@ pub fn run_boot_alternated(
         if plan.one_thread { "one thread (a one-thread rayon pool)" } else { "the process's rayon pool" },
         case.config.level_budget,
     );
+    let ours_note = format!("{ours_note}; {}", phases_note(&ours));
     let theirs_note = format!("{}; {bound}; interleaved with {ours_name}", peer.describe(case));
     let setup_note = "set-up: key generation, evaluator and bootstrapper (ours: keygen_from_seed + evaluator_with + \
                       Bootstrapper::new; OpenFHE: GenCryptoContext + EvalBootstrapSetup + KeyGen + EvalMultKeyGen + \
@@ -443,7 +462,7 @@ pub fn run_boot_ours(backend: Arc<dyn Backend>, case: &BootCase, plan: &BootPlan
     }
     let f = facts(case, &cp, Some(cp.params.log_qp()), &rounds)?;
     let (b, s) = side_rows(&backend.name(), backend.ntt_variant(), &case.param_set(cp.within_bound), plan, &rounds, f)?;
-    Ok(vec![b.with_note(bound_note(case, &cp)), s])
+    Ok(vec![b.with_note(format!("{}; {}", bound_note(case, &cp), phases_note(&rounds))), s])
 }
 
 /// Both sides' bootstrap rows as a table: times, the per-round ratio, precision,

@@ -61,6 +61,7 @@ pub fn parse_boot_round(setup: &Value, time: &Value) -> Result<BootRound> {
         peak_bytes: num(time, "peak_rss_bytes")? as u64,
         key_count: time.get("key_count").and_then(Value::as_u64).map(|n| n as usize),
         key_bytes: time.get("key_bytes").and_then(Value::as_u64),
+        phases_s: None,
     })
 }
 

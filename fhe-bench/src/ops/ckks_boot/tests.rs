@@ -34,6 +34,7 @@ impl BootPeer for FakePeer {
             peak_bytes: 1 << 30,
             key_count: Some(7),
             key_bytes: Some(1 << 20),
+            phases_s: None,
         })
     }
     fn describe(&self, _: &BootCase) -> String {
@@ -137,6 +138,7 @@ fn alternated_rounds_make_valid_rows_for_both_sides() {
     assert!(f.key_count.unwrap() > 2 && f.key_bytes.unwrap() > 0 && f.peak_memory_bytes > 0);
     assert_eq!(theirs[0].bootstrap.as_ref().unwrap().output_level, 3);
     assert!(b.note.as_deref().unwrap().contains("per-round ratio"));
+    assert!(b.note.as_deref().unwrap().contains("EvalMod"));
     let table = format_boot_comparison(&ours, &theirs);
     assert!(table.contains("ours") && table.contains("openfhe") && table.contains("boot-tiny-sparse192"), "{table}");
     let env = crate::Environment::capture(Some(backend.as_ref()));
