@@ -46,7 +46,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let options = Bootstrapper::key_options(&params, &config)?;
     let keys = ctx.keygen(&options)?;
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
-    let bs = Bootstrapper::new(&ctx, &ev, &config)?;
+    let mut bs = Bootstrapper::new(&ctx, &ev, &config)?;
+    // A uniform ternary secret bootstraps through a sparse one (sparse secret encapsulation).
+    if let Some(sse) = Bootstrapper::encapsulation_keys(&ctx, &keys.sk, &config)? {
+        bs.set_encapsulation_keys(&ev, &sse)?;
+    }
     println!(
         "keys: relinearization, conjugation and {} rotations; set-up {:.1} s",
         options.rotations.len(),

@@ -81,7 +81,9 @@ pub mod ckks {
         Ciphertext, EvalKeys, HostCiphertext, KeySet, Params, ParamsLiteral, Plaintext, PreparedPlaintext, Preset,
         PublicKey, Scale, SecretDist, SecretKey, SwitchKind, SwitchingKey,
     };
-    pub use fhe_schemes::ckks::circuits::{chebyshev_depth, sum_rotations, MemoryEstimate, PhaseTimes};
+    pub use fhe_schemes::ckks::circuits::{
+        chebyshev_depth, sum_rotations, EncapsulationKeys, MemoryEstimate, PhaseTimes,
+    };
     pub use fhe_schemes::ckks::{
         precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, Evaluator, HoistedCiphertext,
         KeygenOptions, LinearTransform, Mode, PlainOperand, PreparedLinearTransform,

@@ -123,6 +123,24 @@ pub trait CkksOps: Send + Sync {
     fn ext_mul_plain(&self, x: &ExtCiphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<ExtCiphertext>;
     /// `acc += x * p` over `Q_l P`, in place.
     fn ext_mul_plain_then_add(&self, acc: &mut ExtCiphertext, x: &ExtCiphertext, p: &PreparedPlaintext) -> Result<()>;
+    /// `sum_i xs[i] * ps[i]` over `Q_l P` in one pass (the inner sum of a baby-step
+    /// giant-step transform): the words of [`CkksOps::ext_mul_plain`] then
+    /// [`CkksOps::ext_mul_plain_then_add`] term by term, which backends may reduce once
+    /// per word instead of once per term.
+    fn ext_dot_plain(&self, xs: &[&ExtCiphertext], ps: &[&PreparedPlaintext], out: CkksMeta) -> Result<ExtCiphertext> {
+        if xs.is_empty() || xs.len() != ps.len() {
+            return Err(crate::error::Error::InvalidInput(format!(
+                "a lazy dot product of {} ciphertexts and {} plaintexts",
+                xs.len(),
+                ps.len()
+            )));
+        }
+        let mut acc = self.ext_mul_plain(xs[0], ps[0], out)?;
+        for (x, p) in xs.iter().zip(ps).skip(1) {
+            self.ext_mul_plain_then_add(&mut acc, x, p)?;
+        }
+        Ok(acc)
+    }
     /// The ModDown: `round(x / P)` over `q_0 .. q_l`, a degree-1 ciphertext.
     fn mod_down(&self, x: &ExtCiphertext, out: CkksMeta) -> Result<Ciphertext>;
 }

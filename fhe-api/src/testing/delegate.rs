@@ -212,6 +212,9 @@ impl<B: Backend, T: Tamper> CkksOps for Delegate<B, T> {
     fn ext_mul_plain_then_add(&self, acc: &mut ExtCiphertext, x: &ExtCiphertext, p: &PreparedPlaintext) -> Result<()> {
         self.ops().ext_mul_plain_then_add(acc, x, p)
     }
+    fn ext_dot_plain(&self, xs: &[&ExtCiphertext], ps: &[&PreparedPlaintext], out: CkksMeta) -> Result<ExtCiphertext> {
+        self.ops().ext_dot_plain(xs, ps, out)
+    }
     fn mod_down(&self, x: &ExtCiphertext, out: CkksMeta) -> Result<Ciphertext> {
         self.one("mod_down", self.ops().mod_down(x, out))
     }

@@ -147,6 +147,33 @@ const BLOCK: usize = 256;
 
 /// Sums of products accumulate in `u128` and reduce once per word, or every
 /// [`Modulus::lazy_products`] terms (any order gives the same residues).
+/// `o = sum_j x_j p_j mod q` word by word (a lazy sum of plaintext products): 128-bit
+/// sums reduced once per word (and every `lazy_products` terms). Words below `q`.
+pub fn dot(m: &Modulus, x: &[&[u64]], p: &[&[u64]], o: &mut [u64]) {
+    debug_assert_eq!(x.len(), p.len());
+    let n = o.len();
+    let lazy = m.lazy_products().max(1);
+    let mut acc = [0u128; BLOCK];
+    for start in (0..n).step_by(BLOCK) {
+        let len = BLOCK.min(n - start);
+        let acc = &mut acc[..len];
+        acc.fill(0);
+        let mut pending = 0;
+        for (x, p) in x.iter().zip(p) {
+            if pending == lazy {
+                acc.iter_mut().for_each(|a| *a = u128::from(m.reduce_u128(*a)));
+                pending = 0;
+            }
+            pending += 1;
+            let (x, p) = (&x[start..start + len], &p[start..start + len]);
+            for s in 0..len {
+                acc[s] += u128::from(x[s]) * u128::from(p[s]);
+            }
+        }
+        o[start..start + len].iter_mut().zip(acc.iter()).for_each(|(o, a)| *o = m.reduce_u128(*a));
+    }
+}
+
 fn portable_dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut [u64], o1: &mut [u64]) {
     let n = o0.len();
     let lazy = m.lazy_products().max(1);

@@ -165,6 +165,45 @@ impl CpuBackend {
     }
 }
 
+impl CpuBackend {
+    /// `sum_i xs[i] * ps[i]`, each word's products summed in 128 bits and reduced once.
+    pub(super) fn ext_dot(
+        &self,
+        xs: &[&ExtCiphertext],
+        ps: &[&PreparedPlaintext],
+        out: CkksMeta,
+    ) -> Result<ExtCiphertext> {
+        if xs.is_empty() || xs.len() != ps.len() {
+            return Err(Error::InvalidInput(format!(
+                "a lazy dot product of {} ciphertexts and {} plaintexts",
+                xs.len(),
+                ps.len()
+            )));
+        }
+        let l = xs[0].level();
+        let mut terms = Vec::with_capacity(xs.len());
+        for (x, p) in xs.iter().zip(ps) {
+            if x.level() != l {
+                return Err(Error::InvalidInput("a lazy sum's terms share one level".into()));
+            }
+            terms.push((self.ext(x)?, self.ext_plain(p, l)?));
+        }
+        let plan = terms[0].0.plan.clone();
+        let n = plan.params.n();
+        let parts = [0, 1].map(|j| {
+            let mut o = plan.take_vec(terms[0].0.parts[j].len());
+            o.par_chunks_mut(n).enumerate().for_each(|(t, o)| {
+                let m = &plan.primes[limb_prime(&plan, l, t)].m;
+                let xs: Vec<&[u64]> = terms.iter().map(|(e, _)| &e.parts[j][t * n..(t + 1) * n]).collect();
+                let ps: Vec<&[u64]> = terms.iter().map(|(_, (q, sp))| plain_limb(q, sp, l, n, t)).collect();
+                arith::dot(m, &xs, &ps, o);
+            });
+            o
+        });
+        Ok(self.wrap_ext(&plan, out, parts))
+    }
+}
+
 /// Limb `t` of an extended plaintext in an extended polynomial's order at level `l`.
 fn plain_limb<'a>(q: &'a [u64], p: &'a [u64], l: usize, n: usize, t: usize) -> &'a [u64] {
     if t <= l {

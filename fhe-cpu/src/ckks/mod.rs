@@ -458,6 +458,12 @@ impl CkksOps for CpuBackend {
         self.ext_accumulate(acc, x, p)
     }
 
+    fn ext_dot_plain(&self, xs: &[&ExtCiphertext], ps: &[&PreparedPlaintext], out: CkksMeta) -> Result<ExtCiphertext> {
+        let first = xs.first().ok_or_else(|| Error::InvalidInput("an empty lazy dot product".into()))?;
+        self.plan_for(first, &out, first.level())?;
+        self.ext_dot(xs, ps, out)
+    }
+
     fn mod_down(&self, x: &ExtCiphertext, out: CkksMeta) -> Result<Ciphertext> {
         self.plan_for(x, &out, x.level())?;
         self.ext_mod_down(x, out)

@@ -34,9 +34,10 @@ pub struct CkksPlan {
     scratch: Mutex<Vec<Vec<u64>>>,
 }
 
-/// Buffers [`CkksPlan::take`] keeps for reuse: a multiplication's or four hoisted
-/// rotations' work buffers and results (at N = 2^16, at most about 16 x 21 MB).
-const SCRATCH_KEEP: usize = 16;
+/// Buffers [`CkksPlan::take`] keeps for reuse: a bootstrap's baby steps (two extended
+/// halves each) and temporaries, so big buffers are not handed back to the system and
+/// faulted in again zeroed. The pool holds only what was once in use at the same time.
+const SCRATCH_KEEP: usize = 64;
 
 /// A work buffer from [`CkksPlan::take`]; goes back to the plan on drop.
 pub struct Scratch<'a> {

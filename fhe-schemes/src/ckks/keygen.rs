@@ -55,19 +55,63 @@ pub(crate) fn sample_secret(params: &Params, seed: &Seed) -> Zeroizing<Vec<i8>> 
     let mut s = Zeroizing::new(vec![0i8; n]);
     match params.secret() {
         SecretDist::Ternary => s.iter_mut().for_each(|x| *x = r.ternary()),
-        SecretDist::SparseTernary { hamming_weight } => {
-            // A partial Fisher-Yates shuffle picks the positions, then one draw each sign.
-            let mut idx: Vec<usize> = (0..n).collect();
-            for t in 0..hamming_weight.min(n) {
-                let j = t + r.uniform_mod((n - t) as u64) as usize;
-                idx.swap(t, j);
-            }
-            for &i in &idx[..hamming_weight.min(n)] {
-                s[i] = if r.uniform_mod(2) == 0 { 1 } else { -1 };
-            }
-        }
+        SecretDist::SparseTernary { hamming_weight } => sparse_into(&mut r, hamming_weight, &mut s),
     }
     s
+}
+
+/// `h` coefficients of `s` set to `+-1` from `r`: a partial Fisher-Yates shuffle picks
+/// the positions, then one draw each sign.
+fn sparse_into(r: &mut fhe_api::rng::Sampler, hamming_weight: usize, s: &mut [i8]) {
+    let n = s.len();
+    let mut idx: Vec<usize> = (0..n).collect();
+    for t in 0..hamming_weight.min(n) {
+        let j = t + r.uniform_mod((n - t) as u64) as usize;
+        idx.swap(t, j);
+    }
+    for &i in &idx[..hamming_weight.min(n)] {
+        s[i] = if r.uniform_mod(2) == 0 { 1 } else { -1 };
+    }
+}
+
+/// Sparse secret encapsulation's two keys for `sk` (`docs/CKKS.md`): a sparse secret
+/// `s'` of weight `hamming_weight` from `(seed, "ckks-sse-secret")`, the key from `s` to
+/// `s'` with its words only over `q_0` and `P` (uniform words on `q_1 .. q_L`, drawn
+/// apart from any secret: `s'` is never sampled over a larger modulus), and the key from `s'` back to `s` over all of `QP`.
+/// Both are Galois keys of the identity (element 1), each with `a` halves and errors from
+/// its own seed derived from `seed`.
+pub(crate) fn encapsulation_keys(
+    ring: &dyn RingOps,
+    sk: &SecretKey,
+    seed: &Seed,
+    hamming_weight: usize,
+) -> Result<(SwitchingKey, SwitchingKey)> {
+    let params = sk.params();
+    let n = params.n();
+    let mut sparse = Zeroizing::new(vec![0i8; n]);
+    sparse_into(&mut stream(&seed.0, "ckks-sse-secret", 0), hamming_weight, &mut sparse);
+    let derived = |label: &str| {
+        let mut r = stream(&seed.0, label, 0);
+        let mut b = [0u8; 32];
+        b.chunks_mut(8).for_each(|c| c.copy_from_slice(&r.next_u64().to_le_bytes()));
+        Seed(b)
+    };
+    let (to_sparse_seed, to_dense_seed) = (derived("ckks-sse-to-sparse"), derived("ckks-sse-to-dense"));
+    let under_sparse = KeyMaker::new(ring, params, &to_sparse_seed, &sparse, sk.tag())?;
+    let under_dense = KeyMaker::new(ring, params, &to_dense_seed, sk.coefficients(), sk.tag())?;
+    let mut to_sparse = under_sparse.switching_key(&under_dense.s_eval, SwitchKind::Galois(1))?;
+    let to_dense = under_dense.switching_key(&under_sparse.s_eval, SwitchKind::Galois(1))?;
+    // Keep q_0 and P only: limbs 1 ..= L of every digit are replaced by uniform words
+    // drawn apart from any secret (a level-0 key switch never reads them).
+    let limbs = params.q().len() + params.p().len();
+    let mut b = to_sparse.b().to_vec();
+    let mut pad = vec![0u64; limbs * n];
+    for (j, digit) in b.chunks_mut(limbs * n).enumerate() {
+        expand_uniform(params, &seed.0, "ckks-sse-pad", j as u64, &mut pad);
+        digit[n..params.q().len() * n].copy_from_slice(&pad[n..params.q().len() * n]);
+    }
+    to_sparse = SwitchingKey::from_raw(params.clone(), SwitchKind::Galois(1), sk.tag(), *to_sparse.seed(), b)?;
+    Ok((to_sparse, to_dense))
 }
 
 /// Every prime of QP in order: `q_0 .. q_L, p_0 .. p_{K-1}`.

@@ -286,14 +286,10 @@ impl Evaluator {
                 .collect::<Result<_>>()?;
         let mut total: Option<Ciphertext> = None;
         for (g, terms) in &lt.giants {
-            let mut acc: Option<ExtCiphertext> = None;
-            for (b, p) in terms {
-                match &mut acc {
-                    None => acc = Some(self.ops().ext_mul_plain(&babies[*b], p, out.clone())?),
-                    Some(a) => self.ops().ext_mul_plain_then_add(a, &babies[*b], p)?,
-                }
-            }
-            let inner = self.ops().mod_down(&acc.expect("a giant has a term"), out.clone())?;
+            let xs: Vec<&ExtCiphertext> = terms.iter().map(|(b, _)| &babies[*b]).collect();
+            let ps: Vec<&PreparedPlaintext> = terms.iter().map(|(_, p)| p).collect();
+            let acc = self.ops().ext_dot_plain(&xs, &ps, out.clone())?;
+            let inner = self.ops().mod_down(&acc, out.clone())?;
             let part = self.rotate(&inner, *g)?;
             match &mut total {
                 None => total = Some(part),

@@ -18,7 +18,7 @@ mod polynomial;
 mod sums;
 
 pub use bootstrap::memory::MemoryEstimate;
-pub use bootstrap::{BootstrapConfig, Bootstrapper, PhaseTimes};
+pub use bootstrap::{BootstrapConfig, Bootstrapper, EncapsulationKeys, PhaseTimes};
 pub use chebyshev::Chebyshev;
 pub use linear::{LinearTransform, PreparedLinearTransform};
 pub use polynomial::{baby_steps, chebyshev_depth};

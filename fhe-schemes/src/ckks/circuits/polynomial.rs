@@ -149,9 +149,11 @@ impl Evaluator {
         } else {
             let a = 1 << (usize::BITS - 1 - i.leading_zeros());
             let (ta, tb) = (self.chebyshev_t(basis, a)?, self.chebyshev_t(basis, i - a)?);
-            let prod = self.mul_int(&self.canonical_product(&ta, &tb)?, 2)?;
+            let mut raw = self.mul_int(&self.raw_product(&ta, &tb)?, 2)?;
+            // T_(a-b) is no deeper than T_a: subtracted before the one rescale.
             let low = self.chebyshev_t(basis, a - (i - a))?;
-            self.sub(&prod, &self.canonical_at(&low, prod.level())?)?
+            self.fold_into(&mut raw, &low, -1.0)?;
+            self.canonical_label(self.rescale(&raw)?)?
         };
         basis.insert(i, t.clone());
         Ok(t)
@@ -159,12 +161,24 @@ impl Evaluator {
 
     /// `a * b` rescaled, both brought to the lower level first: canonical in, canonical out.
     pub(crate) fn canonical_product(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.canonical_label(self.rescale(&self.raw_product(a, b)?)?)
+    }
+
+    /// `a * b` at the lower level (level 1 or above), relinearized, not rescaled.
+    fn raw_product(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         let l = a.level().min(b.level());
         if l == 0 {
             return Err(Error::Level { op: "eval_chebyshev", found: 0, needed: LevelNeed::AtLeast(1) });
         }
-        let (a, b) = (self.canonical_at(a, l)?, self.canonical_at(b, l)?);
-        self.canonical_label(self.rescale(&self.mul_relin_only(&a, &b)?)?)
+        self.mul_relin_only(&self.canonical_at(a, l)?, &self.canonical_at(b, l)?)
+    }
+
+    /// `raw += sign * x` before `raw`'s rescale: `x` (canonical, at `raw`'s level or above)
+    /// dropped and multiplied by the integer nearest `raw.scale / x.scale`, no level spent.
+    fn fold_into(&self, raw: &mut Ciphertext, x: &Ciphertext, sign: f64) -> Result<()> {
+        let x = self.drop_to_level(x, raw.level())?;
+        let f = (raw.scale().value() / x.scale().value()).round();
+        self.mul_const_then_add_scaled(raw, &x, sign, f)
     }
 
     /// The series `c` in at most `depth` levels below the input (`fits` said it can).
@@ -193,17 +207,23 @@ impl Evaluator {
             }
         }
         let tg = self.chebyshev_t(basis, g)?;
-        let qg = match self.eval_series(basis, &q, bb, depth - 1)? {
+        let mut raw = match self.eval_series(basis, &q, bb, depth - 1)? {
             Value::Const(k) => {
                 let l = tg.level();
                 let f = self.params().scale_at(l - 1).value() * self.params().q()[l].0 as f64 / tg.scale().value();
-                self.canonical_label(self.rescale(&self.mul_const_scaled(&tg, k, f)?)?)?
+                self.mul_const_scaled(&tg, k, f)?
             }
-            Value::Ct(qc) => self.canonical_product(&qc, &tg)?,
+            Value::Ct(qc) => self.raw_product(&qc, &tg)?,
         };
         Ok(Value::Ct(match self.eval_series(basis, &r, bb, depth)? {
-            Value::Const(k) => self.add_const(&qg, k)?,
+            Value::Const(k) => self.add_const(&self.canonical_label(self.rescale(&raw)?)?, k)?,
+            // The remainder joins the product before its rescale when it is high enough.
+            Value::Ct(rc) if rc.level() >= raw.level() => {
+                self.fold_into(&mut raw, &rc, 1.0)?;
+                self.canonical_label(self.rescale(&raw)?)?
+            }
             Value::Ct(rc) => {
+                let qg = self.canonical_label(self.rescale(&raw)?)?;
                 let l = qg.level().min(rc.level());
                 self.add(&self.canonical_at(&qg, l)?, &self.canonical_at(&rc, l)?)?
             }

@@ -144,12 +144,16 @@ pub fn insecure_slot_sums_match_plain(backend: Arc<dyn Backend>, min_bits: f64) 
 /// multiplied past the chain's original depth (by unit-modulus values at every level
 /// left, a second bootstrap, and again), each result within `min_bits` of `f64`.
 /// Returns the first bootstrap's precision.
-pub fn insecure_bootstrap_then_multiply(backend: Arc<dyn Backend>, secret: SecretDist, min_bits: f64) -> f64 {
+pub fn insecure_bootstrap_then_multiply(
+    backend: Arc<dyn Backend>,
+    secret: SecretDist,
+    config: &BootstrapConfig,
+    min_bits: f64,
+) -> f64 {
     let params = insecure_params(secret);
-    let config = BootstrapConfig::default();
-    let options = Bootstrapper::key_options(&params, &config).expect("bootstrap keys");
+    let options = Bootstrapper::key_options(&params, config).expect("bootstrap keys");
     let (ctx, keys, ev) = insecure_setup(backend, params.clone(), &options, Mode::Auto);
-    let bs = Bootstrapper::new(&ctx, &ev, &config).expect("bootstrapper");
+    let bs = ready_bootstrapper(&ctx, &keys, &ev, config);
     let n = params.slots();
     let mut want = random_values(n, 31); // in the unit disc
     let turn: Vec<Complex> = random_values(n, 33)
@@ -177,19 +181,32 @@ pub fn insecure_bootstrap_then_multiply(backend: Arc<dyn Backend>, secret: Secre
         let bits = precision_bits(&ctx.decrypt(&keys.sk, &ct).unwrap(), &want);
         assert!(bits >= min_bits - 1.0, "after the products of round {round}: {bits:.1} bits");
     }
-    assert!(products + 2 * Bootstrapper::depth(&params, &config).unwrap() > params.depth());
+    assert!(products + 2 * Bootstrapper::depth(&params, config).unwrap() > params.depth());
     first.expect("one bootstrap")
 }
 
-/// A bootstrap's output words equal the oracle's.
+/// A bootstrapper for `config` with its encapsulation keys (seeded) when it needs them.
+pub fn ready_bootstrapper(ctx: &Context, keys: &KeySet, ev: &Evaluator, config: &BootstrapConfig) -> Bootstrapper {
+    let mut bs = Bootstrapper::new(ctx, ev, config).expect("bootstrapper");
+    let seed = Seed::derive("lux-fhe-ckks-circuits-sse", 1);
+    if let Some(sse) =
+        Bootstrapper::encapsulation_keys_seeded(ctx, &keys.sk, config, &seed).expect("encapsulation keys")
+    {
+        bs.set_encapsulation_keys(ev, &sse).expect("encapsulation keys prepared");
+    }
+    bs
+}
+
+/// A bootstrap's output words equal the oracle's (uniform ternary secret, through the
+/// sparse secret).
 pub fn insecure_bootstrap_byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle: Arc<dyn Backend>) {
-    let params = insecure_params(SecretDist::SparseTernary { hamming_weight: 192 });
+    let params = insecure_params(SecretDist::Ternary);
     let config = BootstrapConfig::default();
     let options = Bootstrapper::key_options(&params, &config).expect("bootstrap keys");
     let mut outs = Vec::new();
     for b in [backend, oracle] {
         let (ctx, keys, ev) = insecure_setup(b, params.clone(), &options, Mode::Auto);
-        let bs = Bootstrapper::new(&ctx, &ev, &config).expect("bootstrapper");
+        let bs = ready_bootstrapper(&ctx, &keys, &ev, &config);
         let ct = encrypt(&ctx, &keys, &random_values(params.slots(), 41), 1, 42);
         outs.push(ev.download(&bs.bootstrap(&ev, &ct).unwrap()).unwrap());
     }

@@ -187,14 +187,20 @@ macro_rules! ckks_conformance_tests {
             #[test]
             fn ckks_insecure_bootstrap_sparse_secret() {
                 let secret = fhe_api::ckks::params::SecretDist::SparseTernary { hamming_weight: 192 };
-                let bits = suite::circuits::insecure_bootstrap_then_multiply($backend, secret, 14.0);
+                let config = $crate::ckks::BootstrapConfig::default();
+                let bits = suite::circuits::insecure_bootstrap_then_multiply($backend, secret, &config, 14.0);
                 eprintln!("bootstrap (sparse ternary): {bits:.1} bits");
             }
             #[test]
             fn ckks_insecure_bootstrap_ternary_secret() {
                 let secret = fhe_api::ckks::params::SecretDist::Ternary;
-                let bits = suite::circuits::insecure_bootstrap_then_multiply($backend, secret, 10.0);
-                eprintln!("bootstrap (uniform ternary): {bits:.1} bits");
+                let config = $crate::ckks::BootstrapConfig::default();
+                let sse = suite::circuits::insecure_bootstrap_then_multiply($backend, secret, &config, 13.0);
+                let config = $crate::ckks::BootstrapConfig { encapsulation: None, ..config };
+                let direct = suite::circuits::insecure_bootstrap_then_multiply($backend, secret, &config, 10.0);
+                eprintln!(
+                    "bootstrap (uniform ternary): {sse:.1} bits through a sparse secret, {direct:.1} bits without"
+                );
             }
             #[test]
             fn ckks_insecure_bootstrap_byte_equal_to_oracle() {

@@ -33,8 +33,13 @@ pub const FAILURE_LOG2: f64 = -40.0;
 /// The bound `K` on `|I_j|` for `params`' secret and `N` (module docs), at a failure
 /// probability of `2^log2_failure` per bootstrap.
 pub fn k_bound(params: &Params, log2_failure: f64) -> u32 {
-    let n = params.n() as f64;
-    let v = match params.secret() {
+    k_bound_for(params.n(), params.secret(), log2_failure)
+}
+
+/// [`k_bound`] for a ring degree `n` and a secret distribution.
+pub fn k_bound_for(n: usize, secret: SecretDist, log2_failure: f64) -> u32 {
+    let n = n as f64;
+    let v = match secret {
         SecretDist::SparseTernary { hamming_weight } => hamming_weight as f64 / 12.0,
         SecretDist::Ternary => n / 18.0,
     };

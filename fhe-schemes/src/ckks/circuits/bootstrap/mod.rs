@@ -17,24 +17,26 @@
 //! level [`Bootstrapper::output_level`], at that level's canonical scale.
 
 pub mod dft;
+mod encapsulation;
 pub mod evalmod;
 pub mod memory;
 
+pub use encapsulation::EncapsulationKeys;
+
 use std::time::Instant;
 
-use fhe_api::ckks::{Ciphertext, Params, Scale};
+use fhe_api::ckks::params::SecretDist;
+use fhe_api::ckks::{Ciphertext, Params, Scale, SecretKey};
 use fhe_api::error::{Error, LevelNeed, Result};
+use fhe_api::rng::Seed;
 
 use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
 use crate::ckks::context::Context;
 use crate::ckks::evaluator::Evaluator;
 use crate::ckks::keygen::KeygenOptions;
-use evalmod::{k_bound, ModPoly, FAILURE_LOG2};
+use encapsulation::{effective_weight, make_keys, PreparedEncapsulation};
+use evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
 use memory::{check_fits, key_bytes, limb_bytes, MemoryEstimate};
-
-/// Bits of the EvalMod approximation (before its double angles): past the noise the
-/// steps after ModRaise leave, so it never limits the precision.
-const EVAL_MOD_BITS: u32 = 36;
 
 /// How to bootstrap; [`BootstrapConfig::default`] is OpenFHE's `{3, 3}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +47,15 @@ pub struct BootstrapConfig {
     pub prescale_bits: u32,
     /// `log2` of the failure probability per bootstrap the range `K` is set for.
     pub failure_log2: f64,
+    /// Bits of the EvalMod approximation of the cosine (its error times `2^r` after the
+    /// double angles): fewer bits, lower degrees; the coefficient errors it leaves are
+    /// amplified by about `2^c sqrt(N/2) / 2 pi` in the slots.
+    pub eval_mod_bits: u32,
+    /// With a uniform ternary secret, bootstrap through a sparse secret of this weight
+    /// (sparse secret encapsulation, `encapsulation`'s docs): `K` of the sparse secret
+    /// (36 instead of 537 at `N = 2^16`), so a lower EvalMod degree and fewer levels.
+    /// `None`: raise under the user's secret. Ignored for a sparse user secret.
+    pub encapsulation: Option<usize>,
     /// Corrects the sine towards the identity with `arcsin(s) ~ s + s^3 / 6` (two levels):
     /// the sine's relative error `(2 pi m 2^-c)^2 / 6` becomes `3 (2 pi m 2^-c)^4 / 40`.
     pub arcsine: bool,
@@ -52,7 +63,14 @@ pub struct BootstrapConfig {
 
 impl Default for BootstrapConfig {
     fn default() -> Self {
-        BootstrapConfig { level_budget: (3, 3), prescale_bits: 8, failure_log2: FAILURE_LOG2, arcsine: false }
+        BootstrapConfig {
+            level_budget: (3, 3),
+            prescale_bits: 8,
+            failure_log2: FAILURE_LOG2,
+            eval_mod_bits: 36,
+            encapsulation: Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT),
+            arcsine: false,
+        }
     }
 }
 
@@ -64,6 +82,8 @@ struct Plan {
     /// The scale of level 0 after the prescale: `q_0 / 2^c`.
     s0: f64,
     arcsine: bool,
+    /// The sparse secret's weight when bootstrapping encapsulates.
+    encapsulation: Option<usize>,
 }
 
 impl Plan {
@@ -71,8 +91,12 @@ impl Plan {
         let n = params.slots();
         let q0 = params.q()[0].0 as f64;
         let s0 = q0 / (1u64 << config.prescale_bits) as f64;
-        let k = k_bound(params, config.failure_log2);
-        let modp = ModPoly::new(k, EVAL_MOD_BITS)?;
+        let encapsulation = effective_weight(params, config.encapsulation)?;
+        let k = match encapsulation {
+            Some(h) => k_bound_for(params.n(), SecretDist::SparseTernary { hamming_weight: h }, config.failure_log2),
+            None => k_bound(params, config.failure_log2),
+        };
+        let modp = ModPoly::new(k, config.eval_mod_bits)?;
         // CoeffsToSlots: u = (s0 / (q0 (K + 1))) U^-1 z, halved for the real and
         // imaginary extraction (`ct + conj(ct)` doubles).
         let alpha = s0 / (q0 * (k as f64 + 1.0)) / 2.0;
@@ -80,7 +104,7 @@ impl Plan {
         // SlotsToCoeffs: m = (q0 / (2 pi s0)) U y.
         let beta = q0 / (2.0 * std::f64::consts::PI * s0);
         let stc = dft::slots_to_coeffs(n, config.level_budget.1, beta)?;
-        Ok(Plan { cts, stc, modp, s0, arcsine: config.arcsine })
+        Ok(Plan { cts, stc, modp, s0, arcsine: config.arcsine, encapsulation })
     }
 
     fn depth(&self) -> usize {
@@ -98,7 +122,8 @@ impl Plan {
     fn memory(&self, params: &Params) -> MemoryEstimate {
         let (top, special) = (params.max_level(), params.p().len());
         let limb = limb_bytes(params);
-        let keys = (self.rotations().len() as u64 + 2) * key_bytes(params);
+        let extra = if self.encapsulation.is_some() { 4 } else { 2 };
+        let keys = (self.rotations().len() as u64 + extra) * key_bytes(params);
         let cts_levels = (0..self.cts.len()).map(|i| top - i);
         let stc_top = top - self.cts.len() - self.mod_depth();
         let stc_levels = (0..self.stc.len()).map(|i| stc_top - i);
@@ -139,6 +164,8 @@ pub struct Bootstrapper {
     modp: ModPoly,
     s0: Scale,
     output_level: usize,
+    encapsulation: Option<usize>,
+    prepared_encapsulation: Option<PreparedEncapsulation>,
 }
 
 impl Bootstrapper {
@@ -202,7 +229,54 @@ impl Bootstrapper {
             scale = scale * f / q(level);
             level -= 1;
         }
-        Ok(Bootstrapper { config: config.clone(), cts, stc, modp: plan.modp, s0, output_level: level })
+        Ok(Bootstrapper {
+            config: config.clone(),
+            cts,
+            stc,
+            modp: plan.modp,
+            s0,
+            output_level: level,
+            encapsulation: plan.encapsulation,
+            prepared_encapsulation: None,
+        })
+    }
+
+    /// The encapsulation keys `config` needs for `sk` (`None` when it needs none: a sparse
+    /// user secret, or `encapsulation: None`), with OS randomness.
+    pub fn encapsulation_keys(
+        ctx: &Context,
+        sk: &SecretKey,
+        config: &BootstrapConfig,
+    ) -> Result<Option<EncapsulationKeys>> {
+        Self::encapsulation_keys_seeded(ctx, sk, config, &Seed::from_os()?)
+    }
+
+    /// [`Bootstrapper::encapsulation_keys`] with the randomness of `seed` (reproducible).
+    pub fn encapsulation_keys_seeded(
+        ctx: &Context,
+        sk: &SecretKey,
+        config: &BootstrapConfig,
+        seed: &Seed,
+    ) -> Result<Option<EncapsulationKeys>> {
+        match effective_weight(ctx.params(), config.encapsulation)? {
+            Some(h) => make_keys(ctx, sk, seed, h).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Prepares the encapsulation keys on the evaluator's backend (needed before
+    /// [`Bootstrapper::bootstrap`] when [`Bootstrapper::encapsulates`]).
+    pub fn set_encapsulation_keys(&mut self, ev: &Evaluator, keys: &EncapsulationKeys) -> Result<()> {
+        let h = self.encapsulation.ok_or_else(|| {
+            Error::InvalidInput("this bootstrap raises under the user's secret: it takes no encapsulation keys".into())
+        })?;
+        self.prepared_encapsulation = Some(PreparedEncapsulation::new(ev, keys, h)?);
+        Ok(())
+    }
+
+    /// Whether bootstrapping goes through a sparse secret (and needs its keys).
+    pub fn encapsulates(&self) -> bool {
+        self.encapsulation.is_some()
     }
 
     pub fn config(&self) -> &BootstrapConfig {
@@ -254,7 +328,19 @@ impl Bootstrapper {
             return Err(Error::ScaleMismatch { op: "bootstrap", left: at0.scale().value(), right: self.s0.value() });
         }
         let at0 = ev.relabel(&at0, self.s0)?;
-        let mut x = ev.mod_raise(&at0, params.max_level())?;
+        let mut x = match (self.encapsulation, &self.prepared_encapsulation) {
+            (None, _) => ev.mod_raise(&at0, params.max_level())?,
+            (Some(_), Some(keys)) => {
+                let raised = ev.mod_raise(&keys.to_sparse(ev, &at0)?, params.max_level())?;
+                keys.to_dense(ev, &raised)?
+            }
+            (Some(h), None) => {
+                return Err(Error::InvalidInput(format!(
+                    "this bootstrap goes through a sparse secret of weight {h}: make its keys with \
+                     Bootstrapper::encapsulation_keys and give them to set_encapsulation_keys"
+                )))
+            }
+        };
         lap(&mut times.mod_raise);
         for t in &self.cts {
             x = ev.rescale(&ev.linear_transform_unscaled(&x, t)?)?;

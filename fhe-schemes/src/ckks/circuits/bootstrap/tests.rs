@@ -35,7 +35,10 @@ fn insecure_bootstrap_restores_levels_and_values() {
     let options = Bootstrapper::key_options(&params, &config).unwrap();
     let keys = ctx.keygen_from_seed(&Seed([7; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
-    let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    let mut bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([8; 32])).unwrap() {
+        bs.set_encapsulation_keys(&ev, &sse).unwrap();
+    }
     let n = params.slots();
     let mut values: Vec<Complex> = (0..n)
         .map(|i| Complex::new(((i * 37 % 101) as f64 / 50.0) - 1.0, ((i * 11 % 61) as f64 / 30.0) - 1.0))
@@ -73,7 +76,10 @@ fn bootstrap_at_the_peer_preset() {
     let options = Bootstrapper::key_options(&params, &config).unwrap();
     let keys = ctx.keygen_from_seed(&Seed([7; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
-    let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    let mut bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([8; 32])).unwrap() {
+        bs.set_encapsulation_keys(&ev, &sse).unwrap();
+    }
     eprintln!(
         "setup {:.1} s, {} rotation keys, {} plaintexts",
         t.elapsed().as_secs_f64(),
@@ -120,12 +126,21 @@ fn bootstrap_phases_n32768() {
     };
     let params = Arc::new(Params::insecure_for_tests(&lit).unwrap());
     let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
-    let config = BootstrapConfig::default();
+    let mut config = BootstrapConfig::default();
+    if let Ok(b) = std::env::var("LUX_BOOT_MOD_BITS") {
+        config.eval_mod_bits = b.parse().unwrap();
+    }
+    if std::env::var("LUX_BOOT_NO_SSE").is_ok() {
+        config.encapsulation = None;
+    }
     let t = std::time::Instant::now();
     let options = Bootstrapper::key_options(&params, &config).unwrap();
     let keys = ctx.keygen_from_seed(&Seed([7; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
-    let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    let mut bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([8; 32])).unwrap() {
+        bs.set_encapsulation_keys(&ev, &sse).unwrap();
+    }
     eprintln!(
         "setup {:.1} s, {} rotation keys, {} plaintexts",
         t.elapsed().as_secs_f64(),
@@ -216,7 +231,10 @@ fn insecure_hundred_chained_bootstraps() {
     let config = BootstrapConfig::default();
     let keys = ctx.keygen_from_seed(&Seed([5; 32]), &Bootstrapper::key_options(&params, &config).unwrap()).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
-    let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    let mut bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([8; 32])).unwrap() {
+        bs.set_encapsulation_keys(&ev, &sse).unwrap();
+    }
     let n = params.slots();
     let mut want: Vec<Complex> = (0..n).map(|i| Complex::new(((i * 37 % 101) as f64 / 50.0) - 1.0, 0.0)).collect();
     let turn: Vec<Complex> = (0..n).map(|i| Complex::new(if i % 3 == 0 { -1.0 } else { 1.0 }, 0.0)).collect();
@@ -235,4 +253,35 @@ fn insecure_hundred_chained_bootstraps() {
         }
         assert!(bits > 12.0, "bootstrap {i}: {bits:.1} bits");
     }
+}
+
+#[test]
+fn encapsulation_is_checked_against_the_sparse_bound_and_its_keys_are_required() {
+    let config = BootstrapConfig::default();
+    // N = 2^16: q_0 P is 420 bits, far below the sparse bound of 1553.
+    let peer = fhe_api::ckks::Preset::Slots32768Scale59Depth22.params();
+    assert_eq!(super::encapsulation::effective_weight(peer, config.encapsulation).unwrap(), Some(192));
+    // No sparse bound covers N = 2^13: refused with the reason, unless switched off.
+    let small = fhe_api::ckks::Preset::Slots4096Scale40Depth2.params();
+    let e = super::encapsulation::effective_weight(small, config.encapsulation).unwrap_err();
+    assert!(e.to_string().contains("encapsulation"), "{e}");
+    assert_eq!(super::encapsulation::effective_weight(small, None).unwrap(), None);
+    // A sparse user secret needs none.
+    let sparse = insecure_params(SecretDist::SparseTernary { hamming_weight: 192 }, 24);
+    assert_eq!(super::encapsulation::effective_weight(&sparse, config.encapsulation).unwrap(), None);
+    // A bootstrapper planned through a sparse secret refuses to run without its keys.
+    let params = insecure_params(SecretDist::Ternary, 24);
+    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+    let keys = ctx.keygen_from_seed(&Seed([4; 32]), &Bootstrapper::key_options(&params, &config).unwrap()).unwrap();
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+    assert!(bs.encapsulates());
+    let ct = ctx.encrypt_sk_seeded(&keys.sk, &ctx.encode_at(&[0.5], 1, params.scale_at(1)).unwrap(), &Seed([1; 32])).unwrap();
+    let e = bs.bootstrap(&ev, &ct).unwrap_err();
+    assert!(e.to_string().contains("set_encapsulation_keys"), "{e}");
+    // Keys of another secret key set are refused when prepared.
+    let other = ctx.keygen_from_seed(&Seed([5; 32]), &KeygenOptions::default()).unwrap();
+    let sse = Bootstrapper::encapsulation_keys_seeded(&ctx, &other.sk, &config, &Seed([6; 32])).unwrap().unwrap();
+    let mut bs = bs;
+    assert!(matches!(bs.set_encapsulation_keys(&ev, &sse), Err(fhe_api::Error::WrongKey { .. })));
 }
