@@ -223,7 +223,16 @@ pub fn our_round(
     let (sk, pk) = (keys.sk, keys.pk);
     // The evaluator holds its own prepared copy; a server would not keep the host keys.
     drop(keys.eval);
-    let bs = Bootstrapper::new(&ctx, &ev, &case.config)?;
+    let mut bs = Bootstrapper::new(&ctx, &ev, &case.config)?;
+    // A uniform secret bootstraps through a sparse one by default (encapsulation): two
+    // more switching keys, counted with the others.
+    let seed = Seed::derive(SEED_ROOT, 2000 + round);
+    let (mut key_count, mut key_bytes) = (key_count, key_bytes);
+    if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(&ctx, &sk, &case.config, &seed)? {
+        key_count += 2;
+        key_bytes += [&sse.to_sparse, &sse.to_dense].iter().map(|k| k.b().len() as u64 * 8 + 32).sum::<u64>();
+        bs.set_encapsulation_keys(&ev, &sse)?;
+    }
     let setup_ns = start.elapsed().as_nanos() as f64;
     let x = real_values(params.slots(), round);
     let pt = ctx.encode_at(&x, 1, params.scale_at(1))?;
@@ -352,6 +361,17 @@ fn facts(case: &BootCase, cp: &CaseParams, log_qp: Option<u32>, rounds: &[BootRo
     })
 }
 
+/// How our bootstrap raises: through a sparse secret (encapsulation) or under the user's.
+fn raise_note(case: &BootCase) -> String {
+    match (case.secret, case.config.encapsulation) {
+        (BootSecret::Uniform, Some(h)) => format!(
+            "ours raises through a sparse secret of weight {h} (sparse secret encapsulation, the default \
+             BootstrapConfig; OpenFHE's UNIFORM_TERNARY raises under the dense secret)"
+        ),
+        _ => "ours raises under the user's secret".into(),
+    }
+}
+
 fn bound_note(case: &BootCase, cp: &CaseParams) -> String {
     let p = &cp.params;
     match (cp.within_bound, cp.bound) {
@@ -435,7 +455,7 @@ pub fn run_boot_alternated(
         if plan.one_thread { "one thread (a one-thread rayon pool)" } else { "the process's rayon pool" },
         case.config.level_budget,
     );
-    let ours_note = format!("{ours_note}; {}", phases_note(&ours));
+    let ours_note = format!("{ours_note}; {}; {}", raise_note(case), phases_note(&ours));
     let theirs_note = format!("{}; {bound}; interleaved with {ours_name}", peer.describe(case));
     let setup_note = "set-up: key generation, evaluator and bootstrapper (ours: keygen_from_seed + evaluator_with + \
                       Bootstrapper::new; OpenFHE: GenCryptoContext + EvalBootstrapSetup + KeyGen + EvalMultKeyGen + \
@@ -462,7 +482,8 @@ pub fn run_boot_ours(backend: Arc<dyn Backend>, case: &BootCase, plan: &BootPlan
     }
     let f = facts(case, &cp, Some(cp.params.log_qp()), &rounds)?;
     let (b, s) = side_rows(&backend.name(), backend.ntt_variant(), &case.param_set(cp.within_bound), plan, &rounds, f)?;
-    Ok(vec![b.with_note(format!("{}; {}", bound_note(case, &cp), phases_note(&rounds))), s])
+    let note = format!("{}; {}; {}", bound_note(case, &cp), raise_note(case), phases_note(&rounds));
+    Ok(vec![b.with_note(note), s])
 }
 
 /// Both sides' bootstrap rows as a table: times, the per-round ratio, precision,
