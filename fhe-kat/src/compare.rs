@@ -26,11 +26,13 @@ impl Source {
     }
 }
 
-/// The parameter set of a case: a bit-scheme set or a CKKS preset.
+/// The parameter set of a case: a bit-scheme set, a CKKS preset or the CKKS bootstrap
+/// corpus's set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaseSet {
     Bits(ParamSet),
     Ckks(Preset),
+    CkksBootstrap(crate::ckks::bootstrap::BootstrapSet),
 }
 
 impl From<ParamSet> for CaseSet {
@@ -50,6 +52,7 @@ impl fmt::Display for CaseSet {
         match self {
             CaseSet::Bits(p) => write!(f, "{p}"),
             CaseSet::Ckks(p) => write!(f, "ckks {p}"),
+            CaseSet::CkksBootstrap(p) => write!(f, "ckks {p}"),
         }
     }
 }

@@ -42,8 +42,10 @@
 //! ([`replay`], [`dispatch`], [`sweep`]); [`compare`](mod@compare) names a difference.
 //!
 //! The corpus is `corpus/<SET>.json` (bit scheme) and `corpus/ckks-<preset>.json`, one
-//! file per parameter set; regenerate with `cargo xtask kat generate [--scheme ckks]
-//! --force`.
+//! file per parameter set, and `corpus/ckks-bootstrap-insecure.json` (CKKS
+//! bootstrapping at an insecure `N = 2^12`: [`ckks::bootstrap`], a third [`Scheme`],
+//! [`ckks::CkksBootstrap`]); regenerate with `cargo xtask kat generate
+//! [--scheme bits|ckks|ckks-bootstrap] --force`.
 
 pub mod ckks;
 pub mod compare;

@@ -1,7 +1,8 @@
-//! `cargo xtask kat generate` and `kat replay`, one code path for both schemes (over
-//! [`fhe_kat::Scheme`]); the bit scheme's files first, then CKKS's. The lines printed are
-//! the reports' own ([`fhe_kat::ReplayReport`]); a backend without CKKS prints
-//! `KAT CKKS skipped: ...` and passes nothing.
+//! `cargo xtask kat generate` and `kat replay`, one code path for every scheme of the
+//! corpus (over [`fhe_kat::Scheme`]); the bit scheme's files first, then CKKS's, then
+//! CKKS bootstrapping's. The lines printed are the reports' own
+//! ([`fhe_kat::ReplayReport`]); a backend without CKKS prints `KAT CKKS skipped: ...` and
+//! `KAT CKKS bootstrap skipped: ...` and passes nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::time::Instant;
 use clap::{Args, Subcommand, ValueEnum};
 use fhe_api::Backend;
 use fhe_cpu::CpuBackend;
-use fhe_kat::ckks::Ckks;
+use fhe_kat::ckks::{Ckks, CkksBootstrap};
 use fhe_kat::tfhe::Tfhe;
 use fhe_kat::{Corpus, Scheme, Verdict};
 
@@ -43,7 +44,10 @@ pub enum KatCmd {
 pub enum Schemes {
     All,
     Bits,
+    /// The CKKS presets' files.
     Ckks,
+    /// The CKKS bootstrap file (`ckks-bootstrap-insecure.json`).
+    CkksBootstrap,
 }
 
 #[derive(Args)]
@@ -63,11 +67,15 @@ pub fn run(cmd: KatCmd) -> Result<(), Fail> {
     match cmd {
         KatCmd::Generate { force, scheme, corpus } => {
             let dir = corpus.dir();
-            if scheme != Schemes::Ckks {
+            let runs = |s: Schemes| scheme == Schemes::All || scheme == s;
+            if runs(Schemes::Bits) {
                 generate::<Tfhe>(force, &dir)?;
             }
-            if scheme != Schemes::Bits {
+            if runs(Schemes::Ckks) {
                 generate::<Ckks>(force, &dir)?;
+            }
+            if runs(Schemes::CkksBootstrap) {
+                generate::<CkksBootstrap>(force, &dir)?;
             }
             Ok(())
         }
@@ -75,7 +83,8 @@ pub fn run(cmd: KatCmd) -> Result<(), Fail> {
             let (b, dir) = (backend(&b.backend)?, corpus.dir());
             let bits = replay::<Tfhe>(&b, &dir)?;
             let ckks = replay::<Ckks>(&b, &dir)?;
-            conclude([Some(bits), Some(ckks)])
+            let bootstrap = replay::<CkksBootstrap>(&b, &dir)?;
+            conclude([Some(bits), Some(ckks), Some(bootstrap)])
         }
     }
 }

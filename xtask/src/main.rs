@@ -1,12 +1,13 @@
 //! `cargo xtask`: the developer tasks of the Lux FHE runtime (a thin CLI over `fhe-kat`
 //! and `fhe-bench`).
 //!
-//! - `kat generate [--force] [--scheme all|bits|ckks]`: recompute the known-answer corpus
-//!   on the CPU oracle and write `fhe-kat/corpus/<SET>.json` (and, for CKKS,
-//!   `ckks-<preset>.json`); refuses to overwrite a differing corpus without `--force`,
-//!   and prints which entries changed.
+//! - `kat generate [--force] [--scheme all|bits|ckks|ckks-bootstrap]`: recompute the
+//!   known-answer corpus on the CPU oracle and write `fhe-kat/corpus/<SET>.json` (for
+//!   CKKS, `ckks-<preset>.json`; for CKKS bootstrapping, `ckks-bootstrap-insecure.json`);
+//!   refuses to overwrite a differing corpus without `--force`, and prints which entries
+//!   changed.
 //! - `kat replay --backend B`: recompute every corpus entry on `B`, byte for byte (CKKS
-//!   entries by their words' SHA-256).
+//!   and CKKS bootstrap entries by their words' SHA-256).
 //! - `equiv dispatch --backend B --seeds N [--params P] [--ckks-seeds M]`: every public
 //!   surface on the oracle and on `B`, seeds `Seed::derive("lux-fhe-dispatch-equiv-v1", k)`;
 //!   then CKKS (root `lux-fhe-dispatch-equiv-v1/ckks`, preset slots4096-scale40-depth2).
@@ -158,7 +159,7 @@ pub(crate) fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
 /// The command's result from each scheme's verdict (`None`: the scheme did not run): the
 /// first failure fails it; else it passes when a scheme ran; a command in which every
 /// scheme that was asked for was skipped is skipped (exit 3), never a pass.
-pub(crate) fn conclude(verdicts: [Option<Verdict>; 2]) -> Result<(), Fail> {
+pub(crate) fn conclude<const N: usize>(verdicts: [Option<Verdict>; N]) -> Result<(), Fail> {
     let ran: Vec<Verdict> = verdicts.into_iter().flatten().collect();
     if let Some(Verdict::Failed(why)) = ran.iter().find(|v| matches!(v, Verdict::Failed(_))) {
         return Err(Fail::Failed(why.clone()));

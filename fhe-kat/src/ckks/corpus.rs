@@ -123,13 +123,27 @@ impl CkksEntry {
 /// result.
 pub(crate) fn record(preset: Preset, seeds: &CaseSeeds, c: CkksComputed, generator: &str) -> Result<CkksEntry> {
     let index = seeds.index;
+    let name = format!("ckks/{preset}/{index}");
+    Ok(CkksEntry {
+        outputs: record_outputs(&name, &c, MIN_BITS, generator)?,
+        digests: record_digests(&c),
+        name,
+        preset: preset.name().into(),
+        index,
+        seed: hex::encode(seeds.master.0),
+        encrypt_seeds: seeds.encrypt_hex(),
+    })
+}
+
+/// The stored form of every ciphertext of `c` (entry `name`); refuses an output that
+/// decrypts to fewer than `min_bits` bits of its plaintext result.
+pub(crate) fn record_outputs(name: &str, c: &CkksComputed, min_bits: f64, generator: &str) -> Result<Vec<CkksKatCt>> {
     let mut outputs = Vec::new();
     for ct in &c.cts {
         let bits = ct.precision();
-        if bits < MIN_BITS {
+        if bits.is_nan() || bits < min_bits {
             return Err(Error::Corpus(format!(
-                "ckks/{preset}/{index}: {} on {generator} decrypts to {bits:.1} bits < {MIN_BITS}: refusing to \
-                 record a wrong answer",
+                "{name}: {} on {generator} decrypts to {bits:.1} bits < {min_bits}: refusing to record a wrong answer",
                 ct.name
             )));
         }
@@ -145,19 +159,15 @@ pub(crate) fn record(preset: Preset, seeds: &CaseSeeds, c: CkksComputed, generat
             precision_bits: (bits * 100.0).round() / 100.0,
         });
     }
-    Ok(CkksEntry {
-        name: format!("ckks/{preset}/{index}"),
-        preset: preset.name().into(),
-        index,
-        seed: hex::encode(seeds.master.0),
-        encrypt_seeds: seeds.encrypt_hex(),
-        digests: c
-            .words
-            .iter()
-            .map(|w| CkksDigest { name: w.name.clone(), words: w.words, sha256: hex::encode(sha256(&w.bytes)) })
-            .collect(),
-        outputs,
-    })
+    Ok(outputs)
+}
+
+/// The digests of the words of `c` (keys, encoded messages).
+pub(crate) fn record_digests(c: &CkksComputed) -> Vec<CkksDigest> {
+    c.words
+        .iter()
+        .map(|w| CkksDigest { name: w.name.clone(), words: w.words, sha256: hex::encode(sha256(&w.bytes)) })
+        .collect()
 }
 
 /// A file of `preset`'s entries, with the rules that read them.
@@ -183,15 +193,25 @@ pub(crate) fn entry_diff(old: &CkksEntry, new: &CkksEntry) -> Vec<String> {
             .filter(|(_, differs)| *differs)
             .map(|(name, _)| name.to_string())
             .collect();
+    what.extend(surfaces_diff((&old.digests, &old.outputs), (&new.digests, &new.outputs)));
+    what
+}
+
+/// The digests and ciphertext surfaces whose answers differ between two versions.
+pub(crate) fn surfaces_diff(
+    (old_digests, old_outputs): (&[CkksDigest], &[CkksKatCt]),
+    (new_digests, new_outputs): (&[CkksDigest], &[CkksKatCt]),
+) -> Vec<String> {
+    let mut what = Vec::new();
     let names = |a: Option<&String>, b: Option<&String>| a.or(b).cloned().unwrap_or_default();
-    for i in 0..old.digests.len().max(new.digests.len()) {
-        let (a, b) = (old.digests.get(i), new.digests.get(i));
+    for i in 0..old_digests.len().max(new_digests.len()) {
+        let (a, b) = (old_digests.get(i), new_digests.get(i));
         if a != b {
             what.push(names(a.map(|d| &d.name), b.map(|d| &d.name)));
         }
     }
-    for i in 0..old.outputs.len().max(new.outputs.len()) {
-        let (a, b) = (old.outputs.get(i), new.outputs.get(i));
+    for i in 0..old_outputs.len().max(new_outputs.len()) {
+        let (a, b) = (old_outputs.get(i), new_outputs.get(i));
         if !matches!((a, b), (Some(a), Some(b)) if a.same_answer(b)) {
             what.push(names(a.map(|o| &o.surface), b.map(|o| &o.surface)));
         }

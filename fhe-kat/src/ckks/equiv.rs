@@ -19,7 +19,7 @@ use fhe_schemes::ckks::Evaluator;
 use fhe_schemes::ckks::KeygenOptions;
 use fhe_schemes::ckks::{precision_bits, Context};
 
-use super::corpus::{slot_close, CkksEntry};
+use super::corpus::{slot_close, CkksDigest, CkksKatCt};
 use super::surfaces::{ct_bytes, values, CkksComputed, CtOut, MIN_BITS};
 use super::{DECODED_SLOTS, DECODED_TOLERANCE};
 use crate::compare::Checker;
@@ -34,23 +34,31 @@ pub fn skip_reason(backend: &dyn Backend) -> Option<String> {
         .then(|| format!("{} declares no CKKS capability (Backend::ckks() is None)", backend.name()))
 }
 
-/// The decrypted values of `ct` match plaintext arithmetic to [`MIN_BITS`].
-fn check_precision(check: &mut Checker, backend: &str, ct: &CtOut) {
+/// The decrypted values of `ct` match plaintext arithmetic to `min_bits`.
+fn check_precision(check: &mut Checker, backend: &str, ct: &CtOut, min_bits: f64) {
     let bits = ct.precision();
-    if bits.is_nan() || bits < MIN_BITS {
-        check.values(&ct.name, backend, format!("{bits:.1} bits of the plaintext result < {MIN_BITS}"));
+    if bits.is_nan() || bits < min_bits {
+        check.values(&ct.name, backend, format!("{bits:.1} bits of the plaintext result < {min_bits}"));
     }
 }
 
-/// Checks a replay on `backend` (`c`) against the stored entry: digests, level and
-/// scale, decoded slots within the file's `tolerance`, and the precision.
-pub(crate) fn check_entry(
-    check: &mut Checker,
-    name: &str,
-    entry: &CkksEntry,
-    tolerance: f64,
-    c: &CkksComputed,
-) -> Result<()> {
+/// What a CKKS corpus entry stores (a preset entry or a bootstrap entry), and the rules
+/// that read it.
+pub(crate) struct Stored<'a> {
+    /// The entry's name (errors name it).
+    pub name: &'a str,
+    pub digests: &'a [CkksDigest],
+    pub outputs: &'a [CkksKatCt],
+    /// The file's `decoded_tolerance`.
+    pub tolerance: f64,
+    /// Every output decrypts to its plaintext result with at least this many bits.
+    pub min_bits: f64,
+}
+
+/// Checks a replay on `backend` (`name`, `c`) against the stored entry: digests, level
+/// and scale, decoded slots within the file's `tolerance`, and the precision.
+pub(crate) fn check_entry(check: &mut Checker, name: &str, entry: &Stored, c: &CkksComputed) -> Result<()> {
+    let tolerance = entry.tolerance;
     if c.words.len() != entry.digests.len() || c.cts.len() != entry.outputs.len() {
         check.structure(
             "outputs",
@@ -63,7 +71,7 @@ pub(crate) fn check_entry(
             ),
         );
     }
-    for (found, stored) in c.words.iter().zip(&entry.digests) {
+    for (found, stored) in c.words.iter().zip(entry.digests) {
         if found.name != stored.name || found.words != stored.words {
             let what = format!(
                 "corpus `{}` ({} words) meets computed `{}` ({})",
@@ -74,11 +82,11 @@ pub(crate) fn check_entry(
         }
         check.bytes(
             &format!("{} (sha256)", stored.name),
-            &unhex(&entry.name, "digest", &stored.sha256)?,
+            &unhex(entry.name, "digest", &stored.sha256)?,
             &sha256(&found.bytes),
         );
     }
-    for (found, stored) in c.cts.iter().zip(&entry.outputs) {
+    for (found, stored) in c.cts.iter().zip(entry.outputs) {
         let surface = &stored.surface;
         let scale_bits = format!("{:016x}", found.scale.to_bits());
         if found.name != *surface || found.level != stored.level || scale_bits != stored.scale_bits {
@@ -91,13 +99,13 @@ pub(crate) fn check_entry(
         }
         check.bytes(
             &format!("{surface} (sha256)"),
-            &unhex(&entry.name, "digest", &stored.sha256)?,
+            &unhex(entry.name, "digest", &stored.sha256)?,
             &sha256(&found.bytes),
         );
         let dec = sha256(&found.decrypted);
         check.bytes(
             &format!("{surface} decrypt (sha256)"),
-            &unhex(&entry.name, "digest", &stored.decrypt_sha256)?,
+            &unhex(entry.name, "digest", &stored.decrypt_sha256)?,
             &dec,
         );
         for (i, (s, f)) in stored.slots.iter().zip(&found.decoded).enumerate() {
@@ -116,13 +124,14 @@ pub(crate) fn check_entry(
                 format!("corpus has {} decoded slots, expected {DECODED_SLOTS}", stored.slots.len()),
             );
         }
-        check_precision(check, name, found);
+        check_precision(check, name, found, entry.min_bits);
     }
     Ok(())
 }
 
-/// Byte-equal words, and decoded slots within [`DECODED_TOLERANCE`] of the oracle's.
-pub(crate) fn compare(check: &mut Checker, target: &str, o: &CkksComputed, t: &CkksComputed) {
+/// Byte-equal words, and decoded slots within [`DECODED_TOLERANCE`] of the oracle's;
+/// every target output decrypts to its plaintext result with `min_bits`.
+pub(crate) fn compare(check: &mut Checker, target: &str, o: &CkksComputed, t: &CkksComputed, min_bits: f64) {
     if o.words.len() != t.words.len() || o.cts.len() != t.cts.len() {
         check.structure("outputs", "the backends computed different surface lists".into());
     }
@@ -145,7 +154,7 @@ pub(crate) fn compare(check: &mut Checker, target: &str, o: &CkksComputed, t: &C
             let what = format!("slot {i} decodes to {:?}, the oracle's to {:?}", tc.decoded[i], oc.decoded[i]);
             check.values(&oc.name, target, what);
         }
-        check_precision(check, target, tc);
+        check_precision(check, target, tc, min_bits);
     }
 }
 

@@ -46,7 +46,8 @@
 //!
 //! The files are `corpus/ckks-<preset>.json` ([`KAT_PRESETS`], four entries
 //! each), regenerated on the CPU oracle by one command:
-//! `cargo xtask kat generate --scheme ckks --force`.
+//! `cargo xtask kat generate --scheme ckks --force`. Bootstrapping has its own file and
+//! rules, by the same digest rule: [`bootstrap`].
 //!
 //! # Dispatch and sweep
 //!
@@ -61,6 +62,7 @@
 //! A backend without the CKKS capability (`Backend::ckks()` is `None`) is reported as
 //! skipped with the reason, and passes no case.
 
+pub mod bootstrap;
 pub mod corpus;
 mod equiv;
 pub(crate) mod surfaces;
@@ -73,6 +75,7 @@ use std::sync::Arc;
 use fhe_api::ckks::params::Preset;
 use fhe_api::Backend;
 
+pub use bootstrap::CkksBootstrap;
 pub use corpus::{CkksEntry, CkksFile};
 pub use equiv::skip_reason;
 pub use surfaces::MIN_BITS;
@@ -170,10 +173,17 @@ impl Scheme for Ckks {
         e: &CkksEntry,
         found: &Self::Computed,
     ) -> Result<()> {
-        equiv::check_entry(check, backend, e, f.decoded_tolerance, found)
+        let stored = equiv::Stored {
+            name: &e.name,
+            digests: &e.digests,
+            outputs: &e.outputs,
+            tolerance: f.decoded_tolerance,
+            min_bits: MIN_BITS,
+        };
+        equiv::check_entry(check, backend, &stored, found)
     }
     fn compare(check: &mut Checker, _: &str, target: &str, o: &Self::Computed, t: &Self::Computed) {
-        equiv::compare(check, target, o, t)
+        equiv::compare(check, target, o, t, MIN_BITS)
     }
     fn sweep_case(
         oracle: &Arc<dyn Backend>,

@@ -15,7 +15,7 @@ pub mod bootstrap;
 mod chebyshev;
 mod linear;
 mod polynomial;
-mod sums;
+pub(crate) mod sums;
 
 pub use bootstrap::memory::MemoryEstimate;
 pub use bootstrap::{BootstrapConfig, Bootstrapper, EncapsulationKeys, PhaseTimes};

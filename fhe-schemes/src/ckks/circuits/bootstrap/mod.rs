@@ -1,11 +1,12 @@
-//! CKKS bootstrapping (full packing): a ciphertext near the bottom of the chain back to
-//! a high level, written once over the evaluator, so every backend with the CKKS
+//! CKKS bootstrapping (full or sparse packing): a ciphertext near the bottom of the chain
+//! back to a high level, written once over the evaluator, so every backend with the CKKS
 //! capability runs it with no kernel of its own.
 //!
 //! | step | levels | what |
 //! |---|---|---|
 //! | prescale | 1 (input's) | `x * k` rescaled to level 0 at scale `q_0 / 2^c` |
-//! | ModRaise | - | level 0 read as integers mod `q_L`: `m + q_0 I` |
+//! | ModRaise | - | level 0 read as integers mod `q_L`: `m + q_0 I` (through a sparse secret: `encapsulation`) |
+//! | SubSum | - | sparse packing only: the sum of the packing's `N / 2n` copies |
 //! | CoeffsToSlots | `a` | the coefficients into the slots (`dft`), as `(K + 1)`-normalized reals |
 //! | EvalMod | `d + r` | `sin(2 pi x) / 2 pi` on the real and imaginary halves (`evalmod`) |
 //! | SlotsToCoeffs | `b` | back to slots, times `2^c` |
@@ -31,6 +32,7 @@ use fhe_api::error::{Error, LevelNeed, Result};
 use fhe_api::rng::Seed;
 
 use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
+use crate::ckks::circuits::sums::sum_rotations;
 use crate::ckks::context::Context;
 use crate::ckks::evaluator::Evaluator;
 use crate::ckks::keygen::KeygenOptions;
@@ -56,6 +58,10 @@ pub struct BootstrapConfig {
     /// (36 instead of 537 at `N = 2^16`), so a lower EvalMod degree and fewer levels.
     /// `None`: raise under the user's secret. Ignored for a sparse user secret.
     pub encapsulation: Option<usize>,
+    /// Slots of the packing bootstrapped: `None` for all `N/2`, or a power of two below
+    /// (sparse packing, `Context::encode_sparse`): a sum over the `N / 2n` copies first,
+    /// then transforms on `n` slots (fewer stages, fewer rotations).
+    pub slots: Option<usize>,
     /// Corrects the sine towards the identity with `arcsin(s) ~ s + s^3 / 6` (two levels):
     /// the sine's relative error `(2 pi m 2^-c)^2 / 6` becomes `3 (2 pi m 2^-c)^4 / 40`.
     pub arcsine: bool,
@@ -69,6 +75,7 @@ impl Default for BootstrapConfig {
             failure_log2: FAILURE_LOG2,
             eval_mod_bits: 36,
             encapsulation: Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT),
+            slots: None,
             arcsine: false,
         }
     }
@@ -84,11 +91,18 @@ struct Plan {
     arcsine: bool,
     /// The sparse secret's weight when bootstrapping encapsulates.
     encapsulation: Option<usize>,
+    /// Slots bootstrapped, and the copies of them in the `N/2` slots.
+    slots: usize,
+    copies: usize,
 }
 
 impl Plan {
     fn new(params: &Params, config: &BootstrapConfig) -> Result<Plan> {
-        let n = params.slots();
+        let full = params.slots();
+        let n = config.slots.unwrap_or(full);
+        if !n.is_power_of_two() || n > full || n < 2 {
+            return Err(Error::InvalidInput(format!("bootstrapping {n} slots: a power of two from 2 to {full} (N/2)")));
+        }
         let q0 = params.q()[0].0 as f64;
         let s0 = q0 / (1u64 << config.prescale_bits) as f64;
         let encapsulation = effective_weight(params, config.encapsulation)?;
@@ -99,12 +113,14 @@ impl Plan {
         let modp = ModPoly::new(k, config.eval_mod_bits)?;
         // CoeffsToSlots: u = (s0 / (q0 (K + 1))) U^-1 z, halved for the real and
         // imaginary extraction (`ct + conj(ct)` doubles).
-        let alpha = s0 / (q0 * (k as f64 + 1.0)) / 2.0;
+        // A sparse packing is first summed over its N / 2n copies: divided back here.
+        let copies = (full / n) as f64;
+        let alpha = s0 / (q0 * (k as f64 + 1.0)) / 2.0 / copies;
         let cts = dft::coeffs_to_slots(n, config.level_budget.0, alpha)?;
         // SlotsToCoeffs: m = (q0 / (2 pi s0)) U y.
         let beta = q0 / (2.0 * std::f64::consts::PI * s0);
         let stc = dft::slots_to_coeffs(n, config.level_budget.1, beta)?;
-        Ok(Plan { cts, stc, modp, s0, arcsine: config.arcsine, encapsulation })
+        Ok(Plan { cts, stc, modp, s0, arcsine: config.arcsine, encapsulation, slots: n, copies: full / n })
     }
 
     fn depth(&self) -> usize {
@@ -113,6 +129,7 @@ impl Plan {
 
     fn rotations(&self) -> Vec<i64> {
         let mut rotations: Vec<i64> = self.cts.iter().chain(&self.stc).flat_map(|t| t.rotations()).collect();
+        rotations.extend(sum_rotations(self.slots as i64, self.copies));
         rotations.sort_unstable();
         rotations.dedup();
         rotations
@@ -166,6 +183,8 @@ pub struct Bootstrapper {
     output_level: usize,
     encapsulation: Option<usize>,
     prepared_encapsulation: Option<PreparedEncapsulation>,
+    slots: usize,
+    copies: usize,
 }
 
 impl Bootstrapper {
@@ -238,6 +257,8 @@ impl Bootstrapper {
             output_level: level,
             encapsulation: plan.encapsulation,
             prepared_encapsulation: None,
+            slots: plan.slots,
+            copies: plan.copies,
         })
     }
 
@@ -286,6 +307,11 @@ impl Bootstrapper {
     /// The level of a bootstrap's output (one more bootstrap needs level 1 or above).
     pub fn output_level(&self) -> usize {
         self.output_level
+    }
+
+    /// Slots bootstrapped (`N/2` for full packing).
+    pub fn slots(&self) -> usize {
+        self.slots
     }
 
     /// The range `K` of the integer part after ModRaise.
@@ -341,6 +367,10 @@ impl Bootstrapper {
                 )))
             }
         };
+        if self.copies > 1 {
+            // Only the subring of the sparse packing: the sum of its copies.
+            x = ev.rotate_and_sum(&x, self.slots as i64, self.copies)?;
+        }
         lap(&mut times.mod_raise);
         for t in &self.cts {
             x = ev.rescale(&ev.linear_transform_unscaled(&x, t)?)?;

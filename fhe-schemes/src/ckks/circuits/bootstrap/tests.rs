@@ -276,7 +276,9 @@ fn encapsulation_is_checked_against_the_sparse_bound_and_its_keys_are_required()
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
     let bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
     assert!(bs.encapsulates());
-    let ct = ctx.encrypt_sk_seeded(&keys.sk, &ctx.encode_at(&[0.5], 1, params.scale_at(1)).unwrap(), &Seed([1; 32])).unwrap();
+    let ct = ctx
+        .encrypt_sk_seeded(&keys.sk, &ctx.encode_at(&[0.5], 1, params.scale_at(1)).unwrap(), &Seed([1; 32]))
+        .unwrap();
     let e = bs.bootstrap(&ev, &ct).unwrap_err();
     assert!(e.to_string().contains("set_encapsulation_keys"), "{e}");
     // Keys of another secret key set are refused when prepared.
@@ -284,4 +286,40 @@ fn encapsulation_is_checked_against_the_sparse_bound_and_its_keys_are_required()
     let sse = Bootstrapper::encapsulation_keys_seeded(&ctx, &other.sk, &config, &Seed([6; 32])).unwrap().unwrap();
     let mut bs = bs;
     assert!(matches!(bs.set_encapsulation_keys(&ev, &sse), Err(fhe_api::Error::WrongKey { .. })));
+}
+
+#[test]
+fn insecure_sparse_packing_bootstraps_with_fewer_rotations() {
+    for (secret, slots) in [(SecretDist::SparseTernary { hamming_weight: 192 }, 64), (SecretDist::Ternary, 256)] {
+        let params = insecure_params(secret, 24);
+        let config = BootstrapConfig { slots: Some(slots), ..BootstrapConfig::default() };
+        let full = BootstrapConfig::default();
+        let options = Bootstrapper::key_options(&params, &config).unwrap();
+        assert!(options.rotations.len() < Bootstrapper::key_options(&params, &full).unwrap().rotations.len());
+        let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+        let keys = ctx.keygen_from_seed(&Seed([2; 32]), &options).unwrap();
+        let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+        let mut bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
+        if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([3; 32])).unwrap() {
+            bs.set_encapsulation_keys(&ev, &sse).unwrap();
+        }
+        let values: Vec<Complex> = (0..slots)
+            .map(|i| Complex::new(((i * 37 % 101) as f64 / 50.0) - 1.0, ((i * 13 % 29) as f64 / 14.0) - 1.0))
+            .collect();
+        let pt = ctx.encode_sparse(&values, slots, 1, params.scale_at(1)).unwrap();
+        let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([9; 32])).unwrap();
+        let out = bs.bootstrap(&ev, &ct).unwrap();
+        assert_eq!((out.level(), bs.slots()), (bs.output_level(), slots));
+        // The output is still a sparse packing: every one of the N/2 slots repeats it.
+        let all = ctx.decrypt(&keys.sk, &out).unwrap();
+        let repeated: Vec<Complex> = (0..params.slots()).map(|j| values[j % slots]).collect();
+        let bits = precision_bits(&all, &repeated);
+        eprintln!("{} secret, {slots} slots: {bits:.1} bits, {} rotation keys", secret.name(), options.rotations.len());
+        assert!(bits > 15.0, "{bits}");
+    }
+    let params = insecure_params(SecretDist::Ternary, 24);
+    for bad in [3, 0, params.slots() * 2] {
+        let config = BootstrapConfig { slots: Some(bad), ..BootstrapConfig::default() };
+        assert!(Bootstrapper::key_options(&params, &config).is_err(), "{bad}");
+    }
 }
