@@ -375,7 +375,12 @@ fn raise_note(case: &BootCase) -> String {
 fn bound_note(case: &BootCase, cp: &CaseParams) -> String {
     let p = &cp.params;
     match (cp.within_bound, cp.bound) {
-        (true, b) => format!("{}: log QP {} within our 128-bit bound {b:?}", case.secret.describe(), p.log_qp()),
+        (true, b) => format!(
+            "{}: log QP {} within our 128-bit bound {}",
+            case.secret.describe(),
+            p.log_qp(),
+            b.map_or("-".into(), |b| b.to_string())
+        ),
         (false, b) => format!(
             "{}: log QP {} is OVER our 128-bit bound {} for this secret: measured for comparison only \
              (OpenFHE runs it anyway)",

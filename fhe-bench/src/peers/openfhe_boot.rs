@@ -1,6 +1,7 @@
 //! OpenFHE's `EvalBootstrap` as a [`BootPeer`]: each round in a fresh worker
 //! (`boot_setup`, `boot_time`, `quit`), so its ~10 GB at N = 2^16 are returned to the
-//! system when the round ends and `ru_maxrss` is that round's peak.
+//! system when the round ends and its `VmHWM` is that round's peak (not `ru_maxrss`,
+//! which a child inherits from the bench across fork and exec).
 
 use std::path::{Path, PathBuf};
 
@@ -85,8 +86,8 @@ impl BootPeer for OpenFheBoot {
              with either secret), FHE enabled, EvalBootstrapSetup({:?}) + EvalBootstrapKeyGen(sk, {}); input: \
              real values uniform in [-1,1], MakeCKKSPackedPlaintext(x, 1, depth - 1) as its examples, \
              CKKSDataType REAL (its default; Decode adds its own noise against key recovery); output_level = \
-             depth - GetLevel() as its examples compute (output noise scale degree {}); peak memory: ru_maxrss of \
-             a fresh worker per round (Python and numpy included); key_bytes: key count times one key's BINARY \
+             depth - GetLevel() as its examples compute (output noise scale degree {}); peak memory: VmHWM of a \
+             fresh worker per round (Python and numpy included; not ru_maxrss, which inherits the bench's); key_bytes: key count times one key's BINARY \
              serialization",
             l.log_n,
             l.depth,
