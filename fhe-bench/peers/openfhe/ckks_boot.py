@@ -15,7 +15,7 @@ import time
 
 from protocol import Refused, int_field
 
-SECRETS = ("uniform", "sparse")
+SECRETS = ("uniform", "sparse", "encapsulated")
 
 
 def peak_rss_bytes():
@@ -55,7 +55,8 @@ def boot_params(o, req):
     if not isinstance(security, str) or not isinstance(getattr(o, security, None), o.SecurityLevel):
         raise Refused(f"boot_setup: unknown security level {security!r} (e.g. HEStd_128_classic, HEStd_NotSet)")
     p = o.CCParamsCKKSRNS()
-    p.SetSecretKeyDist(o.UNIFORM_TERNARY if secret == "uniform" else o.SPARSE_TERNARY)
+    dist = {"uniform": o.UNIFORM_TERNARY, "sparse": o.SPARSE_TERNARY, "encapsulated": o.SPARSE_ENCAPSULATED}
+    p.SetSecretKeyDist(dist[secret])
     p.SetSecurityLevel(getattr(o, security))
     p.SetRingDim(n)
     p.SetScalingModSize(scale_bits)

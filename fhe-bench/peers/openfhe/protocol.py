@@ -49,11 +49,11 @@ keeps serving (tracebacks go to stderr, never to stdout). Requests:
       "bits_max" = -log2(max |err|) and "bits_mean" = -log2(mean |err|), |.| the
       complex modulus, over all slots.
   {"cmd":"boot_setup","log_n":16,"scale_bits":59,"first_mod_bits":60,"depth":22,"dnum":4,
-   "secret":"uniform"|"sparse","level_budget":[3,3],"slots":32768,"threads":1,"seed":1}
-      Bootstrapping (ckks_boot.py): CCParamsCKKSRNS with UNIFORM_TERNARY or
-      SPARSE_TERNARY, "security" (default HEStd_128_classic), FLEXIBLEAUTO, HYBRID with
-      numLargeDigits = dnum, batch size = slots; enables PKE, KEYSWITCH, LEVELEDSHE,
-      ADVANCEDSHE, FHE; EvalBootstrapSetup(level_budget, [0,0], slots), KeyGen,
+   "secret":"uniform"|"sparse"|"encapsulated","level_budget":[3,3],"slots":32768,"threads":1,"seed":1}
+      Bootstrapping (ckks_boot.py): CCParamsCKKSRNS with UNIFORM_TERNARY,
+      SPARSE_TERNARY or SPARSE_ENCAPSULATED, "security" (default HEStd_128_classic),
+      FLEXIBLEAUTO, HYBRID with numLargeDigits = dnum, batch size = slots; enables PKE,
+      KEYSWITCH, LEVELEDSHE, ADVANCEDSHE, FHE; EvalBootstrapSetup(level_budget, [0,0], slots), KeyGen,
       EvalMultKeyGen, EvalBootstrapKeyGen(sk, slots). Replies "setup_ms" (context,
       EvalBootstrapSetup, keygen, total). Replaces any leveled context.
   {"cmd":"boot_time","iters":k,"warmup":0}

@@ -42,21 +42,25 @@ pub enum BootSecret {
     Uniform,
     /// Sparse ternary of hamming weight [`SPARSE_WEIGHT`] (OpenFHE's `SPARSE_TERNARY`).
     Sparse,
+    /// Uniform ternary, bootstrapped through a sparse secret (our default encapsulation;
+    /// OpenFHE's `SPARSE_ENCAPSULATED`): the like-for-like pair of our uniform default.
+    Encapsulated,
 }
 
 impl BootSecret {
-    pub const ALL: [BootSecret; 2] = [BootSecret::Uniform, BootSecret::Sparse];
+    pub const ALL: [BootSecret; 3] = [BootSecret::Uniform, BootSecret::Sparse, BootSecret::Encapsulated];
 
     pub const fn name(self) -> &'static str {
         match self {
             BootSecret::Uniform => "uniform",
             BootSecret::Sparse => "sparse",
+            BootSecret::Encapsulated => "encapsulated",
         }
     }
 
     pub const fn dist(self) -> SecretDist {
         match self {
-            BootSecret::Uniform => SecretDist::Ternary,
+            BootSecret::Uniform | BootSecret::Encapsulated => SecretDist::Ternary,
             BootSecret::Sparse => SecretDist::SparseTernary { hamming_weight: SPARSE_WEIGHT },
         }
     }
@@ -66,6 +70,9 @@ impl BootSecret {
         match self {
             BootSecret::Uniform => "uniform ternary".into(),
             BootSecret::Sparse => format!("sparse ternary, hamming weight {SPARSE_WEIGHT}"),
+            BootSecret::Encapsulated => {
+                format!("uniform ternary, bootstrapped through a sparse secret of weight {SPARSE_WEIGHT}")
+            }
         }
     }
 }
@@ -82,7 +89,8 @@ impl FromStr for BootSecret {
         match s {
             "uniform" | "ternary" => Ok(BootSecret::Uniform),
             "sparse" => Ok(BootSecret::Sparse),
-            _ => Err(Error::InvalidInput(format!("unknown secret `{s}`; valid: uniform, sparse"))),
+            "encapsulated" => Ok(BootSecret::Encapsulated),
+            _ => Err(Error::InvalidInput(format!("unknown secret `{s}`; valid: uniform, sparse, encapsulated"))),
         }
     }
 }
@@ -130,8 +138,10 @@ impl BootCase {
     /// `-over-bound` where it is over our 128-bit bound.
     pub fn param_set(&self, within_bound: bool) -> String {
         let mut s = self.literal.name.clone();
-        if self.secret == BootSecret::Sparse {
-            s.push_str(&format!("-sparse{SPARSE_WEIGHT}"));
+        match self.secret {
+            BootSecret::Sparse => s.push_str(&format!("-sparse{SPARSE_WEIGHT}")),
+            BootSecret::Encapsulated => s.push_str("-encapsulated"),
+            BootSecret::Uniform => {}
         }
         if !within_bound {
             s.push_str("-over-bound");
@@ -364,6 +374,9 @@ fn facts(case: &BootCase, cp: &CaseParams, log_qp: Option<u32>, rounds: &[BootRo
 /// How our bootstrap raises: through a sparse secret (encapsulation) or under the user's.
 fn raise_note(case: &BootCase) -> String {
     match (case.secret, case.config.encapsulation) {
+        (BootSecret::Encapsulated, Some(h)) => {
+            format!("both raise through a sparse secret (ours of weight {h}, OpenFHE's SPARSE_ENCAPSULATED)")
+        }
         (BootSecret::Uniform, Some(h)) => format!(
             "ours raises through a sparse secret of weight {h} (sparse secret encapsulation, the default \
              BootstrapConfig; OpenFHE's UNIFORM_TERNARY raises under the dense secret)"

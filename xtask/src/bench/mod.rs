@@ -157,9 +157,11 @@ struct RunArgs {
     #[arg(long)]
     openfhe_python: Option<PathBuf>,
     /// CKKS bootstrapping at the peer's chain (`slots32768-scale59-depth22`, level
-    /// budget {3, 3}) with these secrets, comma-separated: `uniform`, `sparse` (over our
-    /// 128-bit bound: measured for comparison only). With `--peers`: alternated with
-    /// OpenFHE's `EvalBootstrap`. Results go to lane `ckks-bootstrap`.
+    /// budget {3, 3}) with these secrets, comma-separated: `uniform` (OpenFHE:
+    /// UNIFORM_TERNARY), `sparse` (over our 128-bit bound: measured for comparison only),
+    /// `encapsulated` (ours uniform, as `uniform`; OpenFHE: SPARSE_ENCAPSULATED). With
+    /// `--peers`: alternated with OpenFHE's `EvalBootstrap`. Results go to lane
+    /// `ckks-bootstrap`.
     #[arg(long, value_delimiter = ',', value_parser = parse_secret)]
     ckks_bootstrap: Vec<BootSecret>,
     /// Bootstrapping: rounds (with `--peers`, alternated; each side's round sets up,

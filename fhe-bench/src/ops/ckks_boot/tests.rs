@@ -47,7 +47,9 @@ fn secrets_parse_and_unknown_ones_are_refused() {
     assert_eq!("uniform".parse::<BootSecret>().unwrap(), BootSecret::Uniform);
     assert_eq!("ternary".parse::<BootSecret>().unwrap(), BootSecret::Uniform);
     assert_eq!("sparse".parse::<BootSecret>().unwrap(), BootSecret::Sparse);
+    assert_eq!("encapsulated".parse::<BootSecret>().unwrap(), BootSecret::Encapsulated);
     assert!("dense".parse::<BootSecret>().is_err());
+    assert_eq!(BootSecret::Encapsulated.dist(), SecretDist::Ternary);
 }
 
 #[test]
@@ -62,6 +64,10 @@ fn the_peer_preset_is_within_the_bound_with_a_uniform_secret_and_over_it_with_a_
     let case = BootCase::peer_preset(BootSecret::Sparse);
     assert_eq!(case.param_set(false), "slots32768-scale59-depth22-sparse192-over-bound");
     assert_eq!(BootCase::peer_preset(BootSecret::Uniform).param_set(true), "slots32768-scale59-depth22");
+    let e = BootCase::peer_preset(BootSecret::Encapsulated);
+    assert!(e.params().unwrap().within_bound, "the user's secret is the uniform one");
+    assert_eq!(e.param_set(true), "slots32768-scale59-depth22-encapsulated");
+    assert_eq!(e.peer_request()["secret"], "encapsulated");
 }
 
 #[test]
