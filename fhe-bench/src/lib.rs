@@ -11,7 +11,8 @@
 //! - [`stats`]: [`Stats`], [`measure`];
 //! - [`ops`]: what is measured: [`ops::tfhe`] (the bit scheme's [`Operation`]s,
 //!   [`SuiteConfig`] and [`run_suite`] over any backend) and [`ops::ckks`] (CKKS rows with
-//!   the precision in bits in each, and the alternated comparison with OpenFHE);
+//!   the precision in bits in each, and the alternated comparison with OpenFHE) and
+//!   [`ops::ckks_boot`] (bootstrapping against OpenFHE's `EvalBootstrap`, rounds alternated);
 //! - [`env`](mod@env): the [`Environment`] identity;
 //! - [`report`]: [`Row`], [`Report`], [`write_results`], [`ratios`];
 //! - [`schema`]: the file formats read back, typed (`deny_unknown_fields`), with the
@@ -42,7 +43,8 @@ pub use ops::tfhe::{
 };
 pub use ops::{maybe_one_thread, no_progress, stderr_progress, Progress};
 pub use report::{
-    ratios, write_results, CircuitShape, EquivalenceGate, GateState, Ratio, Report, Row, INTERLEAVED, SCHEMA_VERSION,
+    ratios, write_results, BootstrapFacts, CircuitShape, EquivalenceGate, GateState, Ratio, Report, Row, INTERLEAVED,
+    SCHEMA_VERSION,
 };
 pub use schema::{
     load_recommendation, load_report, parse_recommendation, parse_report, validate, validate_recommendation,

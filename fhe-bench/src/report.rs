@@ -51,6 +51,41 @@ pub struct Row {
     /// once outside the timed region (absent for key generation and other schemes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_bits: Option<f64>,
+    /// For a bootstrap row (`ckks_bootstrap`): what the time alone does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<BootstrapFacts>,
+}
+
+/// The facts of a CKKS bootstrap row beside its time (`bench/SCHEMA.md`, "CKKS
+/// bootstrapping").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BootstrapFacts {
+    /// `uniform ternary` or `sparse ternary, hamming weight 192`.
+    pub secret: String,
+    /// `ceil(log2 QP)` of our chain (null where the side does not expose it).
+    #[serde(default)]
+    pub log_qp: Option<u32>,
+    /// Whether our chain is within our 128-bit bound for this secret; false: measured
+    /// for comparison only.
+    pub within_security_bound: bool,
+    /// `-log2(mean |got - want|)` over all slots, the worst round's (the row's
+    /// `precision_bits` is the max-error figure).
+    #[serde(default)]
+    pub precision_mean_bits: Option<f64>,
+    /// The output's level: rescales left on it.
+    pub output_level: usize,
+    /// Levels a circuit may spend before the next bootstrap, which needs one level
+    /// (`output_level - 1`).
+    pub levels_left: usize,
+    /// Peak resident memory of the measuring process in the worst round, bytes.
+    pub peak_memory_bytes: u64,
+    /// Switching keys bootstrapping holds (relinearization, rotations, conjugation).
+    #[serde(default)]
+    pub key_count: Option<usize>,
+    /// Their size in bytes (the row's note says which form).
+    #[serde(default)]
+    pub key_bytes: Option<u64>,
 }
 
 /// The gate circuit behind an integer-operation row: what one call bootstraps.
@@ -95,6 +130,7 @@ impl Row {
             note: None,
             circuit: None,
             precision_bits: None,
+            bootstrap: None,
         }
     }
 
@@ -105,6 +141,11 @@ impl Row {
 
     pub fn with_circuit(mut self, circuit: CircuitShape) -> Row {
         self.circuit = Some(circuit);
+        self
+    }
+
+    pub fn with_bootstrap(mut self, facts: BootstrapFacts) -> Row {
+        self.bootstrap = Some(facts);
         self
     }
 

@@ -48,6 +48,24 @@ keeps serving (tracebacks go to stderr, never to stdout). Requests:
       Dec(ModReduce(EvalMult(Enc(x), Encode(y)))) against x*y. Each gives
       "bits_max" = -log2(max |err|) and "bits_mean" = -log2(mean |err|), |.| the
       complex modulus, over all slots.
+  {"cmd":"boot_setup","log_n":16,"scale_bits":59,"first_mod_bits":60,"depth":22,"dnum":4,
+   "secret":"uniform"|"sparse"|"encapsulated","level_budget":[3,3],"slots":32768,"threads":1,"seed":1}
+      Bootstrapping (ckks_boot.py): CCParamsCKKSRNS with UNIFORM_TERNARY,
+      SPARSE_TERNARY or SPARSE_ENCAPSULATED, "security" (default HEStd_128_classic),
+      FLEXIBLEAUTO, HYBRID with numLargeDigits = dnum, batch size = slots; enables PKE,
+      KEYSWITCH, LEVELEDSHE, ADVANCEDSHE, FHE; EvalBootstrapSetup(level_budget, [0,0], slots), KeyGen,
+      EvalMultKeyGen, EvalBootstrapKeyGen(sk, slots). Replies "setup_ms" (context,
+      EvalBootstrapSetup, keygen, total). Replaces any leveled context.
+  {"cmd":"boot_time","iters":k,"warmup":0}
+      Real values uniform in [-1,1] encrypted at level depth - 1
+      (MakeCKKSPackedPlaintext(x, 1, depth - 1), as OpenFHE's examples), then "warmup"
+      untimed and k timed EvalBootstrap calls. Replies "ns", "max_abs_err",
+      "mean_abs_err", "bits_max", "bits_mean" (of the first timed output against x over
+      all slots), "level_in", "level_out", "noise_scale_deg_out", "output_level" =
+      depth - level_out (as the examples compute the levels left), "peak_rss_bytes"
+      (ru_maxrss, read before the decryption), "key_count" (automorphism keys + the
+      relinearization key) and "key_bytes" (that count times one key's BINARY
+      serialization).
   {"cmd":"info"}   version and build, without a context.
   {"cmd":"quit"}   replies {"ok":true} and exits.
 

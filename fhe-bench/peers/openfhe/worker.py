@@ -16,6 +16,7 @@ import os
 import sys
 import time
 
+from ckks_boot import Boot
 from moduli import AUX_BITS, log_qp_info, q_moduli
 from protocol import Refused, int_field, log, serve
 
@@ -87,6 +88,7 @@ class Worker:
     def __init__(self):
         self.cc = None
         self.ctx = {}
+        self.boot = Boot()
 
     # -- setup ---------------------------------------------------------------
     def setup(self, req):
@@ -429,7 +431,15 @@ class Worker:
             return self.precision(req)
         if cmd == "info":
             return self.info()
-        raise Refused(f"unknown cmd {cmd!r} (setup, time, precision, info, quit)")
+        if cmd == "boot_setup":
+            o = import_openfhe(int_field(req, "threads", 1, lo=1))
+            self.release()
+            self.boot = Boot()
+            omp = set_threads(int_field(req, "threads", 1, lo=1))
+            return {**self.boot.setup(o, req), "omp": omp, "version": openfhe_version(), "build": BUILD}
+        if cmd == "boot_time":
+            return self.boot.time(req)
+        raise Refused(f"unknown cmd {cmd!r} (setup, time, precision, boot_setup, boot_time, info, quit)")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 //! What is measured: the bit scheme's operations and suite ([`tfhe`]), the CKKS
-//! operations and their alternation with OpenFHE ([`ckks`]), and what both report
-//! progress with.
+//! operations and their alternation with OpenFHE ([`ckks`]), bootstrapping against
+//! OpenFHE's ([`ckks_boot`], with the memory helpers of [`ckks_mem`]), and what they
+//! report progress with.
 
 pub mod ckks;
+pub mod ckks_boot;
+pub mod ckks_mem;
 pub mod tfhe;
 
 use crate::error::{Error, Result};

@@ -3,11 +3,13 @@
 //!
 //! - [`openfhe`]: OpenFHE's CKKS, through its Python worker (`fhe-bench/peers/openfhe/`,
 //!   a JSON-lines protocol on stdin and stdout); no cargo feature, and never in CI (its
-//!   venv comes from `scripts/openfhe-setup`);
+//!   venv comes from `scripts/openfhe-setup`); [`openfhe_boot`]: its `EvalBootstrap`, one worker
+//!   per round;
 //! - `tfhe_rs` (cargo feature `peers`): TFHE-rs boolean gates and tfhe-ntt in the same
 //!   process, and both timed in alternation with ours round by round.
 
 pub mod openfhe;
+pub mod openfhe_boot;
 #[cfg(feature = "peers")]
 pub mod tfhe_rs;
 

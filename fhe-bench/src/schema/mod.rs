@@ -226,13 +226,32 @@ fn check_row_kind(p: &mut Problems, at: &str, r: &Row) {
             }
         }
     }
+    check_bootstrap(p, at, r);
     if let Some(bits) = r.precision_bits {
-        if !r.operation.starts_with("ckks_") || r.operation == "ckks_keygen" {
+        if !r.operation.starts_with("ckks_") || r.operation == "ckks_keygen" || r.operation == "ckks_bootstrap_setup" {
             p.push(format_args!("{at}.precision_bits"), "only CKKS operations that decrypt carry a precision");
         }
         if !bits.is_finite() {
             p.push(format_args!("{at}.precision_bits"), format_args!("expected a finite number or null, found {bits}"));
         }
+    }
+}
+
+/// Bootstrap facts ride on `ckks_bootstrap` rows only, with consistent levels and a
+/// finite mean precision.
+fn check_bootstrap(p: &mut Problems, at: &str, r: &Row) {
+    let Some(b) = &r.bootstrap else { return };
+    if r.operation != "ckks_bootstrap" {
+        p.push(format_args!("{at}.bootstrap"), "only `ckks_bootstrap` rows carry bootstrap facts");
+    }
+    if b.levels_left >= b.output_level.max(1) {
+        p.push(format_args!("{at}.bootstrap.levels_left"), "must be below output_level (the next bootstrap needs one)");
+    }
+    if b.precision_mean_bits.is_some_and(|x| !x.is_finite()) {
+        p.push(format_args!("{at}.bootstrap.precision_mean_bits"), "expected a finite number or null");
+    }
+    if b.peak_memory_bytes == 0 {
+        p.push(format_args!("{at}.bootstrap.peak_memory_bytes"), "must be positive");
     }
 }
 

@@ -159,6 +159,7 @@ fn json_schemas_name_the_fields_of_the_structs() {
     doc["equivalence_gate"]["detail"] = "x".into();
     doc["rows"][1]["note"] = "x".into();
     doc["rows"][1]["precision_bits"] = Value::Null;
+    doc["rows"][1]["bootstrap"] = Value::Null;
     assert_eq!(keys(&doc), props(&schema));
     assert_eq!(keys(&doc["environment"]), props(&schema["$defs"]["environment"]));
     assert_eq!(keys(&doc["equivalence_gate"]), props(&schema["$defs"]["equivalence_gate"]));
@@ -174,4 +175,37 @@ fn json_schemas_name_the_fields_of_the_structs() {
     assert_eq!(keys(&doc), props(&schema));
     assert_eq!(keys(&doc["candidates"][0]), props(&schema["$defs"]["candidate"]));
     assert_eq!(keys(&doc["candidates"][0]["ops"][0]), props(&schema["$defs"]["operation"]));
+}
+
+fn facts(output_level: usize, levels_left: usize) -> crate::BootstrapFacts {
+    crate::BootstrapFacts {
+        secret: "uniform ternary".into(),
+        log_qp: Some(1719),
+        within_security_bound: true,
+        precision_mean_bits: Some(20.0),
+        output_level,
+        levels_left,
+        peak_memory_bytes: 1 << 33,
+        key_count: Some(60),
+        key_bytes: Some(1 << 32),
+    }
+}
+
+fn problems_of(rows: Vec<Row>) -> String {
+    let r =
+        Report::new("ckks-bootstrap", "cpu:reference", Environment::capture(None), EquivalenceGate::not_run(), rows);
+    problems(&serde_json::to_value(r).unwrap())
+}
+
+#[test]
+fn bootstrap_facts_ride_on_bootstrap_rows_with_consistent_levels() {
+    let ok = row("ckks_bootstrap", 1e9).with_bootstrap(facts(3, 2));
+    let r = Report::new("x", "cpu:reference", Environment::capture(None), EquivalenceGate::not_run(), vec![ok]);
+    parse_report(&serde_json::to_string(&r).unwrap()).unwrap();
+    let p = problems_of(vec![row("ckks_rotate", 1e9).with_bootstrap(facts(3, 2))]);
+    assert!(p.contains("only `ckks_bootstrap` rows"), "{p}");
+    let p = problems_of(vec![row("ckks_bootstrap", 1e9).with_bootstrap(facts(3, 3))]);
+    assert!(p.contains("levels_left"), "{p}");
+    let p = problems_of(vec![row("ckks_bootstrap_setup", 1e9).with_precision(Some(20.0))]);
+    assert!(p.contains("precision"), "{p}");
 }

@@ -14,9 +14,13 @@
 //! Python worker (`fhe-bench/peers/openfhe/worker.py`, the python of `scripts/openfhe-setup`;
 //! no cargo feature needed) and times ours and theirs alternately, round by round.
 //!
+//! `--ckks-bootstrap uniform,sparse` measures CKKS bootstrapping at the peer's chain
+//! (`ckks_boot.rs`); with `--peers`, alternated with OpenFHE's `EvalBootstrap`.
+//!
 //! The bit scheme's rows are `tfhe.rs`'s.
 
 mod ckks;
+mod ckks_boot;
 mod gate;
 mod int;
 mod tfhe;
@@ -26,6 +30,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use fhe_api::ckks::params::Preset;
 use fhe_api::ParamSet;
+use fhe_bench::ops::ckks_boot::BootSecret;
 
 use crate::{parse_params, Fail};
 
@@ -151,6 +156,35 @@ struct RunArgs {
     /// scripts/openfhe-setup).
     #[arg(long)]
     openfhe_python: Option<PathBuf>,
+    /// CKKS bootstrapping at the peer's chain (`slots32768-scale59-depth22`, level
+    /// budget {3, 3}) with these secrets, comma-separated: `uniform` (OpenFHE:
+    /// UNIFORM_TERNARY), `sparse` (over our 128-bit bound: measured for comparison only),
+    /// `encapsulated` (ours uniform, as `uniform`; OpenFHE: SPARSE_ENCAPSULATED). With
+    /// `--peers`: alternated with OpenFHE's `EvalBootstrap`. Results go to lane
+    /// `ckks-bootstrap`.
+    #[arg(long, value_delimiter = ',', value_parser = parse_secret)]
+    ckks_bootstrap: Vec<BootSecret>,
+    /// Bootstrapping: rounds (with `--peers`, alternated; each side's round sets up,
+    /// bootstraps and drops everything).
+    #[arg(long, default_value_t = 3)]
+    ckks_boot_rounds: usize,
+    /// Bootstrapping: timed bootstraps per side and round.
+    #[arg(long, default_value_t = 1)]
+    ckks_boot_calls: usize,
+    /// Bootstrapping: discarded bootstraps before them, per side and round.
+    #[arg(long, default_value_t = 0)]
+    ckks_boot_warmup: usize,
+    /// Bootstrapping: memory (GiB) that must be available before each side's round
+    /// (at N = 2^16 each side holds about 10 GB); 0: no check.
+    #[arg(long, default_value_t = 12.0)]
+    ckks_boot_min_free_gib: f64,
+    /// Bootstrapping: how long to wait for that memory before giving up (seconds).
+    #[arg(long, default_value_t = 600)]
+    ckks_boot_max_wait_s: u64,
+}
+
+fn parse_secret(s: &str) -> Result<BootSecret, String> {
+    s.parse::<BootSecret>().map_err(|e| e.to_string())
 }
 
 fn parse_preset(s: &str) -> Result<Preset, String> {
@@ -169,6 +203,7 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
             println!("chart of {} result files written to {}", files.len(), out.display());
             Ok(())
         }
+        None if !args.run.ckks_bootstrap.is_empty() => ckks_boot::measure(args.run),
         None if !args.run.ckks.is_empty() => ckks::measure(args.run),
         None => tfhe::measure(args.run),
     }
