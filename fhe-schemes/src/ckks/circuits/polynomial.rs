@@ -174,10 +174,12 @@ impl Evaluator {
     }
 
     /// `raw += sign * x` before `raw`'s rescale: `x` (canonical, at `raw`'s level or above)
-    /// dropped and multiplied by the integer nearest `raw.scale / x.scale`, no level spent.
+    /// dropped and multiplied by `sign` encoded at `raw.scale / x.scale` (so the scales
+    /// agree exactly; the constant is that factor rounded, within `0.5 / factor`), no level
+    /// spent.
     fn fold_into(&self, raw: &mut Ciphertext, x: &Ciphertext, sign: f64) -> Result<()> {
         let x = self.drop_to_level(x, raw.level())?;
-        let f = (raw.scale().value() / x.scale().value()).round();
+        let f = raw.scale().value() / x.scale().value();
         self.mul_const_then_add_scaled(raw, &x, sign, f)
     }
 

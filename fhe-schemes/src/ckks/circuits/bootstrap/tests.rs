@@ -323,3 +323,22 @@ fn insecure_sparse_packing_bootstraps_with_fewer_rotations() {
         assert!(Bootstrapper::key_options(&params, &config).is_err(), "{bad}");
     }
 }
+
+/// At a 40-bit preset the factor that folds a term into a product is about 2^40: the
+/// scales must still agree (a rounded factor once broke this).
+#[test]
+fn chebyshev_series_at_a_forty_bit_preset() {
+    let ctx =
+        Context::from_preset(Arc::new(CpuBackend::new(None).unwrap()), fhe_api::ckks::Preset::Slots4096Scale40Depth2)
+            .unwrap();
+    let keys = ctx.keygen_from_seed(&Seed([1; 32]), &KeygenOptions::default()).unwrap();
+    let ev = ctx.evaluator(&keys.eval).unwrap();
+    let xs: Vec<Complex> = (0..64).map(|i| Complex::new(i as f64 / 32.0 - 1.0, 0.0)).collect();
+    let ct = ctx.encrypt_sk_seeded(&keys.sk, &ctx.encode(&xs).unwrap(), &Seed([2; 32])).unwrap();
+    let p = crate::ckks::Chebyshev { a: -1.0, b: 1.0, coeffs: vec![0.25, -0.5, 0.75, 0.125] };
+    let y = ev.eval_chebyshev(&ct, &p).unwrap();
+    assert_eq!(y.level(), ct.level() - 2);
+    let want: Vec<Complex> = xs.iter().map(|v| Complex::new(p.eval(v.re), 0.0)).collect();
+    let got = ctx.decrypt(&keys.sk, &y).unwrap()[..64].to_vec();
+    assert!(precision_bits(&got, &want) > 15.0);
+}
