@@ -317,6 +317,39 @@ impl PyEvaluator {
     fn rotate(&self, py: Python<'_>, a: &PyCiphertext, steps: i64) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.rotate(a, steps))
     }
+    /// `sum_(k < count) rotate(a, k * stride)` (`count` a power of two): `log2(count)`
+    /// rotations by `stride, 2 stride, ..`.
+    fn rotate_and_sum(&self, py: Python<'_>, a: &PyCiphertext, stride: i64, count: usize) -> PyResult<PyCiphertext> {
+        self.unary(py, a, |ev, a| ev.rotate_and_sum(a, stride, count))
+    }
+    /// Every slot holds the sum of the first `slots` slots (rotations by 1, 2, 4, ..).
+    fn sum_slots(&self, py: Python<'_>, a: &PyCiphertext, slots: usize) -> PyResult<PyCiphertext> {
+        self.unary(py, a, |ev, a| ev.sum_slots(a, slots))
+    }
+    /// `sum_j a_j b_j` over `slots` slots, in every slot (one product, rescaled).
+    fn inner_product(
+        &self,
+        py: Python<'_>,
+        a: &PyCiphertext,
+        b: &PyCiphertext,
+        slots: usize,
+    ) -> PyResult<PyCiphertext> {
+        self.binary(py, a, b, |ev, a, b| ev.inner_product(a, b, slots))
+    }
+    /// The Chebyshev series `sum_j coeffs[j] T_j(u)`, `u = (2x - lo - hi) / (hi - lo)`, on
+    /// `a` (real values in `[lo, hi]`): `chebyshev_depth(degree)` levels from the
+    /// canonical scale on `[-1, 1]`, one more otherwise.
+    fn eval_chebyshev(
+        &self,
+        py: Python<'_>,
+        a: &PyCiphertext,
+        coeffs: Vec<f64>,
+        lo: f64,
+        hi: f64,
+    ) -> PyResult<PyCiphertext> {
+        let p = lux_fhe::ckks::Chebyshev { a: lo, b: hi, coeffs };
+        self.unary(py, a, |ev, a| ev.eval_chebyshev(a, &p))
+    }
     /// The complex conjugate of every slot (needs the conjugation key).
     fn conjugate(&self, py: Python<'_>, a: &PyCiphertext) -> PyResult<PyCiphertext> {
         self.unary(py, a, |ev, a| ev.conjugate(a))

@@ -175,6 +175,18 @@ def test_rotations_and_conjugation(ctx, ckks_keys, ev, cx, cz, xs, zs):
     close(d(ev.rescale(ev.sum_of_rotations(cx, terms))), want)
 
 
+def test_circuits_sums_and_chebyshev(ctx, ckks_keys, ev, cx, cz, xs, zs):
+    d = lambda ct: dec(ctx, ckks_keys, ct)  # noqa: E731
+    close(d(ev.rotate_and_sum(cx, 1, 4)), sum(np.roll(xs, -k) for k in range(4)))
+    # A series of degree 3 on [-1, 1] spends its 2 levels.
+    coeffs = [0.25, -0.5, 0.75, 0.125]
+    y = ev.eval_chebyshev(cx, coeffs, -1.0, 1.0)
+    assert y.level == cx.level - 2
+    close(d(y), np.polynomial.chebyshev.chebval(xs, coeffs))
+    with pytest.raises(lux_fhe.LuxFheError):
+        ev.rotate_and_sum(cx, 1, 3)
+
+
 def test_automatic_mode_rescales_for_you(ctx, ckks_keys, cx, xs):
     auto = ctx.evaluator(ckks_keys, mode="auto")
     assert auto.mode == "auto"
