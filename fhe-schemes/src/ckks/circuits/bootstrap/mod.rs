@@ -161,6 +161,28 @@ impl Plan {
     }
 }
 
+/// `factors` encoded from `level` down, one level each, for an input at `scale`: each at
+/// `q_l` (the rescale gives the scale back), the last aimed at the canonical scale of the
+/// level below it. Returns them and the level after the last.
+fn prepare_factors(
+    ctx: &Context,
+    ev: &Evaluator,
+    factors: &[LinearTransform],
+    mut level: usize,
+    mut scale: f64,
+) -> Result<(Vec<PreparedLinearTransform>, usize)> {
+    let params = ctx.params();
+    let q = |l: usize| params.q()[l].0 as f64;
+    let mut out = Vec::with_capacity(factors.len());
+    for (i, t) in factors.iter().enumerate() {
+        let f = if i + 1 == factors.len() { params.scale_at(level - 1).value() * q(level) / scale } else { q(level) };
+        out.push(ctx.prepare_linear_transform(ev, t, level, Scale::new(f)?)?);
+        scale = scale * f / q(level);
+        level -= 1;
+    }
+    Ok((out, level))
+}
+
 /// Seconds spent in each phase of one bootstrap.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PhaseTimes {
@@ -224,30 +246,12 @@ impl Bootstrapper {
         if top < depth + 1 {
             return Err(Error::Level { op: "bootstrap", found: top, needed: LevelNeed::AtLeast(depth + 1) });
         }
-        let q = |l: usize| params.q()[l].0 as f64;
         let s0 = Scale::new(plan.s0)?;
         // CoeffsToSlots from the top: each factor at q_l (the rescale gives the scale
         // back), the last aimed at the canonical scale EvalMod starts from.
-        let mut cts = Vec::new();
-        let mut level = top;
-        let mut scale = s0.value();
-        for (i, t) in plan.cts.iter().enumerate() {
-            let f =
-                if i + 1 == plan.cts.len() { params.scale_at(level - 1).value() * q(level) / scale } else { q(level) };
-            cts.push(ctx.prepare_linear_transform(ev, t, level, Scale::new(f)?)?);
-            scale = scale * f / q(level);
-            level -= 1;
-        }
-        level -= plan.mod_depth();
-        let mut stc = Vec::new();
-        let mut scale = params.scale_at(level).value();
-        for (i, t) in plan.stc.iter().enumerate() {
-            let f =
-                if i + 1 == plan.stc.len() { params.scale_at(level - 1).value() * q(level) / scale } else { q(level) };
-            stc.push(ctx.prepare_linear_transform(ev, t, level, Scale::new(f)?)?);
-            scale = scale * f / q(level);
-            level -= 1;
-        }
+        let (cts, level) = prepare_factors(ctx, ev, &plan.cts, top, s0.value())?;
+        let level = level - plan.mod_depth();
+        let (stc, level) = prepare_factors(ctx, ev, &plan.stc, level, params.scale_at(level).value())?;
         Ok(Bootstrapper {
             config: config.clone(),
             cts,

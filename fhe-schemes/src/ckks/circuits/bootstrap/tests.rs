@@ -70,14 +70,19 @@ fn insecure_bootstrap_restores_levels_and_values() {
 fn bootstrap_at_the_peer_preset() {
     let preset = fhe_api::ckks::Preset::Slots32768Scale59Depth22;
     let ctx = Context::from_preset(Arc::new(CpuBackend::new(None).unwrap()), preset).unwrap();
+    time_bootstraps(&ctx, &BootstrapConfig::default(), 2);
+}
+
+/// Keys, bootstrapper and `runs` timed bootstraps of one input at level 1, printed with
+/// their phases, precision and output level (the ignored measurements).
+fn time_bootstraps(ctx: &Context, config: &BootstrapConfig, runs: usize) {
     let params = ctx.params().clone();
-    let config = BootstrapConfig::default();
     let t = std::time::Instant::now();
-    let options = Bootstrapper::key_options(&params, &config).unwrap();
+    let options = Bootstrapper::key_options(&params, config).unwrap();
     let keys = ctx.keygen_from_seed(&Seed([7; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
-    let mut bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
-    if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([8; 32])).unwrap() {
+    let mut bs = Bootstrapper::new(ctx, &ev, config).unwrap();
+    if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(ctx, &keys.sk, config, &Seed([8; 32])).unwrap() {
         bs.set_encapsulation_keys(&ev, &sse).unwrap();
     }
     eprintln!(
@@ -90,13 +95,13 @@ fn bootstrap_at_the_peer_preset() {
     let values: Vec<Complex> = (0..n).map(|i| Complex::new(((i * 7919 % 10007) as f64 / 5003.5) - 1.0, 0.0)).collect();
     let pt = ctx.encode_at(&values, 1, params.scale_at(1)).unwrap();
     let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([9; 32])).unwrap();
-    for _ in 0..2 {
+    for _ in 0..runs {
         let t = std::time::Instant::now();
-        let out = bs.bootstrap(&ev, &ct).unwrap();
+        let (out, phases) = bs.bootstrap_timed(&ev, &ct).unwrap();
         let dt = t.elapsed().as_secs_f64();
         let got = ctx.decrypt(&keys.sk, &out).unwrap();
         eprintln!(
-            "bootstrap {dt:.2} s: {:.1} bits, output level {}, K = {}, EvalMod {:?}",
+            "bootstrap {dt:.2} s {phases:?}: {:.1} bits, output level {}, K = {}, EvalMod {:?}",
             precision_bits(&got, &values),
             out.level(),
             bs.k(),
@@ -133,38 +138,8 @@ fn bootstrap_phases_n32768() {
     if std::env::var("LUX_BOOT_NO_SSE").is_ok() {
         config.encapsulation = None;
     }
-    let t = std::time::Instant::now();
-    let options = Bootstrapper::key_options(&params, &config).unwrap();
-    let keys = ctx.keygen_from_seed(&Seed([7; 32]), &options).unwrap();
-    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
-    let mut bs = Bootstrapper::new(&ctx, &ev, &config).unwrap();
-    if let Some(sse) = Bootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([8; 32])).unwrap() {
-        bs.set_encapsulation_keys(&ev, &sse).unwrap();
-    }
-    eprintln!(
-        "setup {:.1} s, {} rotation keys, {} plaintexts",
-        t.elapsed().as_secs_f64(),
-        options.rotations.len(),
-        bs.plaintexts()
-    );
-    let n = params.slots();
-    let values: Vec<Complex> = (0..n).map(|i| Complex::new(((i * 7919 % 10007) as f64 / 5003.5) - 1.0, 0.0)).collect();
-    let pt = ctx.encode_at(&values, 1, params.scale_at(1)).unwrap();
-    let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([9; 32])).unwrap();
     let runs = std::env::var("LUX_BOOT_RUNS").map(|r| r.parse().unwrap()).unwrap_or(2);
-    for _ in 0..runs {
-        let t = std::time::Instant::now();
-        let (out, phases) = bs.bootstrap_timed(&ev, &ct).unwrap();
-        let dt = t.elapsed().as_secs_f64();
-        let got = ctx.decrypt(&keys.sk, &out).unwrap();
-        eprintln!(
-            "bootstrap {dt:.2} s {phases:?}: {:.1} bits, output level {}, K = {}, EvalMod {:?}",
-            precision_bits(&got, &values),
-            out.level(),
-            bs.k(),
-            bs.eval_mod_shape()
-        );
-    }
+    time_bootstraps(&ctx, &config, runs);
 }
 
 /// `I_j` of ModRaise for a level-0 ciphertext: from its decryption mod `q_0` (`t`) and the
