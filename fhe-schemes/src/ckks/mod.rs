@@ -20,7 +20,10 @@ mod evaluator;
 mod fft;
 mod keygen;
 
-pub use circuits::{BootstrapConfig, Bootstrapper, Chebyshev, LinearTransform, PreparedLinearTransform};
+pub use circuits::{
+    BootstrapConfig, Bootstrapper, Chebyshev, FeFunction, FourierSeries, FunctionalBootstrapper, FunctionalConfig,
+    LinearTransform, PreparedLinearTransform,
+};
 pub use context::{precision_bits, Context};
 pub use encoding::{Complex, Encoder};
 pub use evaluator::{ckks_ops, Evaluator, HoistedCiphertext, Mode, PlainOperand};

@@ -7,19 +7,24 @@
 //! | `polynomial` | [`Evaluator::eval_chebyshev`]: a series on a ciphertext, baby-step giant-step |
 //! | `linear` | [`LinearTransform`]: plaintext diagonals, hoisted baby-step giant-step |
 //! | `sums` | sums over slots and strides, inner products |
-//! | `bootstrap` | [`Bootstrapper`]: ModRaise, CoeffsToSlots, EvalMod, SlotsToCoeffs |
+//! | `fourier` | [`FourierSeries`]: a function's Fourier extension |
+//! | `bootstrap` | [`Bootstrapper`]: ModRaise, CoeffsToSlots, EvalMod, SlotsToCoeffs; [`FunctionalBootstrapper`] |
 //!
 //! [`Evaluator::eval_chebyshev`]: crate::ckks::Evaluator::eval_chebyshev
 
 pub mod bootstrap;
 mod chebyshev;
+mod fourier;
 mod linear;
 mod polynomial;
 pub(crate) mod sums;
 
 pub use bootstrap::memory::MemoryEstimate;
-pub use bootstrap::{BootstrapConfig, Bootstrapper, EncapsulationKeys, PhaseTimes};
+pub use bootstrap::{
+    BootstrapConfig, Bootstrapper, EncapsulationKeys, FunctionalBootstrapper, FunctionalConfig, PhaseTimes,
+};
 pub use chebyshev::Chebyshev;
+pub use fourier::{precision_floor_bits, range_of, relative_precision, FeFunction, FourierSeries, MAX_FOURIER_DEGREE};
 pub use linear::{LinearTransform, PreparedLinearTransform};
 pub use polynomial::{baby_steps, chebyshev_depth};
 pub use sums::sum_rotations;

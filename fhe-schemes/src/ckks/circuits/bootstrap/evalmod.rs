@@ -54,6 +54,9 @@ pub struct ModPoly {
     pub k: u32,
     pub double_angles: u32,
     pub poly: Chebyshev,
+    /// The sine's interpolant beside the cosine's, for the complex exponential
+    /// ([`ModPoly::exponential`]); `None` for EvalMod's cosine.
+    pub sine: Option<Chebyshev>,
 }
 
 impl ModPoly {
@@ -62,6 +65,18 @@ impl ModPoly {
     /// double angles multiply an error by `2^r sin(2^r t) / sin t`, about `2^r` near the
     /// integers), and never asked below `2^-47` (the `f64` floor of the check itself).
     pub fn new(k: u32, target_bits: u32) -> Result<ModPoly> {
+        Self::search(k, target_bits, -0.25, false)
+    }
+
+    /// The same search for `exp(2 pi i (K + 1) u / 2^r)` (cosine and sine within the
+    /// bound), squared `r` times into `exp(2 pi i x)`: the FE functional bootstrap's
+    /// exponential (`functional`).
+    pub fn exponential(k: u32, target_bits: u32) -> Result<ModPoly> {
+        Self::search(k, target_bits, 0.0, true)
+    }
+
+    /// `cos(2 pi ((K + 1) u + phase) / 2^r)`, and the sine when `complex`.
+    fn search(k: u32, target_bits: u32, phase: f64, complex: bool) -> Result<ModPoly> {
         // The highest degree each depth allows (`chebyshev_depth` grows with the degree).
         let mut top = [0usize; 11];
         for d in 1..=1023usize {
@@ -72,11 +87,19 @@ impl ModPoly {
         }
         let mut best: Option<((usize, usize), ModPoly)> = None;
         for r in 0..=10u32 {
-            let f = move |u: f64| cos_sin_turns(((k as f64 + 1.0) * u - 0.25) / (1u64 << r) as f64).0;
+            let turns = move |u: f64| cos_sin_turns(((k as f64 + 1.0) * u + phase) / (1u64 << r) as f64);
+            let (f, g) = (move |u: f64| turns(u).0, move |u: f64| turns(u).1);
             let bound = (-((target_bits + r).min(47) as f64)).exp2();
-            let passes = |d: usize| -> Result<Option<Chebyshev>> {
+            let passes = |d: usize| -> Result<Option<(Chebyshev, Option<Chebyshev>)>> {
                 let poly = Chebyshev::interpolate(f, -1.0, 1.0, d)?;
-                Ok((poly.max_error(f, 8 * d + 1) <= bound).then_some(poly))
+                if poly.max_error(f, 8 * d + 1) > bound {
+                    return Ok(None);
+                }
+                if !complex {
+                    return Ok(Some((poly, None)));
+                }
+                let sine = Chebyshev::interpolate(g, -1.0, 1.0, d)?;
+                Ok((sine.max_error(g, 8 * d + 1) <= bound).then_some((poly, Some(sine))))
             };
             for depth in 3..top.len() {
                 if passes(top[depth])?.is_none() {
@@ -92,10 +115,10 @@ impl ModPoly {
                         lo = mid + 1;
                     }
                 }
-                let poly = passes(hi)?.expect("the top degree passed");
+                let (poly, sine) = passes(hi)?.expect("the top degree passed");
                 let cost = (depth + r as usize, hi);
                 if best.as_ref().is_none_or(|(c, _)| cost < *c) {
-                    best = Some((cost, ModPoly { k, double_angles: r, poly }));
+                    best = Some((cost, ModPoly { k, double_angles: r, poly, sine }));
                 }
                 break;
             }

@@ -20,9 +20,11 @@
 pub mod dft;
 mod encapsulation;
 pub mod evalmod;
+mod functional;
 pub mod memory;
 
 pub use encapsulation::EncapsulationKeys;
+pub use functional::{FunctionalBootstrapper, FunctionalConfig};
 
 use std::time::Instant;
 
@@ -162,20 +164,22 @@ impl Plan {
 }
 
 /// `factors` encoded from `level` down, one level each, for an input at `scale`: each at
-/// `q_l` (the rescale gives the scale back), the last aimed at the canonical scale of the
-/// level below it. Returns them and the level after the last.
+/// `q_l` (the rescale gives the scale back), the last aimed at `last` or else the
+/// canonical scale of the level below it. Returns them and the level after the last.
 fn prepare_factors(
     ctx: &Context,
     ev: &Evaluator,
     factors: &[LinearTransform],
     mut level: usize,
     mut scale: f64,
+    last: Option<f64>,
 ) -> Result<(Vec<PreparedLinearTransform>, usize)> {
     let params = ctx.params();
     let q = |l: usize| params.q()[l].0 as f64;
     let mut out = Vec::with_capacity(factors.len());
     for (i, t) in factors.iter().enumerate() {
-        let f = if i + 1 == factors.len() { params.scale_at(level - 1).value() * q(level) / scale } else { q(level) };
+        let target = last.unwrap_or_else(|| params.scale_at(level - 1).value());
+        let f = if i + 1 == factors.len() { target * q(level) / scale } else { q(level) };
         out.push(ctx.prepare_linear_transform(ev, t, level, Scale::new(f)?)?);
         scale = scale * f / q(level);
         level -= 1;
@@ -249,9 +253,9 @@ impl Bootstrapper {
         let s0 = Scale::new(plan.s0)?;
         // CoeffsToSlots from the top: each factor at q_l (the rescale gives the scale
         // back), the last aimed at the canonical scale EvalMod starts from.
-        let (cts, level) = prepare_factors(ctx, ev, &plan.cts, top, s0.value())?;
+        let (cts, level) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None)?;
         let level = level - plan.mod_depth();
-        let (stc, level) = prepare_factors(ctx, ev, &plan.stc, level, params.scale_at(level).value())?;
+        let (stc, level) = prepare_factors(ctx, ev, &plan.stc, level, params.scale_at(level).value(), None)?;
         Ok(Bootstrapper {
             config: config.clone(),
             cts,
