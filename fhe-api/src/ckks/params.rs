@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 use crate::ckks::scale::Scale;
 use crate::error::{Error, Result};
-use crate::ring::prime::{primes_below, primes_near};
+use crate::ring::prime::{primes_below, primes_near, primes_tracking};
 use crate::ring::{PolynomialSize, RingModulus};
 use crate::tag::KeyTag;
 
@@ -307,7 +307,12 @@ impl Params {
         }
         let n = PolynomialSize(1 << log_n);
         let mut q = primes_below(first_bits, n, 1, &[])?;
-        q.extend(primes_near(scale_bits, n, depth, &q)?);
+        // Near 2^scale_bits where there are enough; else chosen to track the scale.
+        let scale_primes = match primes_near(scale_bits, n, depth, &q) {
+            Ok(p) => p,
+            Err(_) => primes_tracking(scale_bits, n, depth, &q)?,
+        };
+        q.extend(scale_primes);
         let mut params = Params {
             name: name.clone(),
             ring_degree: n,

@@ -47,7 +47,7 @@ pub fn primes_below(bits: u32, n: PolynomialSize, count: usize, used: &[u64]) ->
 
 /// `count` primes `q = 1 mod 2N` nearest `2^bits`, taken alternately from above and below
 /// (the first from below), skipping those in `used`; each within a factor `1 +- 2^-8` of
-/// `2^bits` (else `Error::InvalidRing`).
+/// `2^bits` (else `Error::InvalidRing`: [`primes_tracking`] is the fallback).
 pub fn primes_near(bits: u32, n: PolynomialSize, count: usize, used: &[u64]) -> Result<Vec<u64>> {
     let two_n = check_bits(bits + 1, n)?;
     let centre = 1u64 << bits;
@@ -76,9 +76,75 @@ pub fn primes_near(bits: u32, n: PolynomialSize, count: usize, used: &[u64]) -> 
     Ok(out)
 }
 
+/// `count` scale primes for a chain whose scale primes [`primes_near`] cannot find (small
+/// scales at large `N`: 29 bits at `N = 2^16` has one candidate in `2^17`), in chain
+/// order (`q_1` first): chosen from the top down, each the unused NTT prime within `1 +-
+/// 2^-3` of `2^bits` nearest `s_l^2 / 2^bits`, where `s_l` is the automatic mode's scale
+/// at its level (`s_L = 2^bits`, `s_(l-1) = s_l^2 / q_l`). Far from `2^bits`, primes
+/// taken without this would double the scale's deviation at every level; tracking it
+/// keeps every level's scale within a few percent of `2^bits` (the nearest candidates
+/// are spent first, so the lowest levels deviate most).
+pub fn primes_tracking(bits: u32, n: PolynomialSize, count: usize, used: &[u64]) -> Result<Vec<u64>> {
+    let two_n = check_bits(bits + 1, n)?;
+    let centre = 1u64 << bits;
+    let window = centre >> 3;
+    let mut cands = Vec::new();
+    let mut q = (centre - window) / two_n * two_n + 1;
+    if q < centre - window {
+        q += two_n;
+    }
+    while q <= centre + window {
+        if !used.contains(&q) && is_prime(q) {
+            cands.push(q);
+        }
+        q += two_n;
+    }
+    if cands.len() < count {
+        return Err(Error::InvalidRing(format!(
+            "fewer than {count} NTT primes within 2^{bits} +- 2^{} for N = {}",
+            bits - 3,
+            n.0
+        )));
+    }
+    let delta = centre as f64;
+    let mut s = delta;
+    let mut top_down = Vec::with_capacity(count);
+    for _ in 0..count {
+        let target = s * s / delta;
+        let (i, _) = cands
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (i, (c as f64 - target).abs()))
+            .fold((0, f64::INFINITY), |best, x| if x.1 < best.1 { x } else { best });
+        let q = cands.remove(i);
+        s = s * s / q as f64;
+        top_down.push(q);
+    }
+    top_down.reverse();
+    Ok(top_down)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tracking_primes_keep_every_level_scale_near_two_to_the_bits() {
+        let n = PolynomialSize(1 << 16);
+        assert!(primes_near(29, n, 29, &[]).is_err(), "the narrow window has too few");
+        let q = primes_tracking(29, n, 29, &[]).unwrap();
+        let delta = (1u64 << 29) as f64;
+        let mut s = delta;
+        for &p in q.iter().rev() {
+            assert!(is_ntt_prime(p, n) && p.abs_diff(1 << 29) <= 1 << 26, "{p}");
+            s = s * s / p as f64;
+            assert!((s / delta - 1.0).abs() < 1.0 / 32.0, "scale {s} vs 2^29");
+        }
+        let mut sorted = q.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 29);
+    }
 
     #[test]
     fn primes_are_ntt_primes_of_the_stated_size() {

@@ -66,6 +66,20 @@ keeps serving (tracebacks go to stderr, never to stdout). Requests:
       (ru_maxrss, read before the decryption), "key_count" (automorphism keys + the
       relinearization key) and "key_bytes" (that count times one key's BINARY
       serialization).
+  {"cmd":"fe_setup","log_n":16,"scale_bits":59,"levels_after":1,"level_budget":[3,2],
+   "bound":1553,"dnum":null,"functions":[{"name":"exp","radius":2.0,"coeffs":[[re,im],...]}],
+   "threads":1}
+      FE functional bootstrapping (ckks_fe.py), seed 2's set-up: SPARSE_ENCAPSULATED,
+      first modulus scale_bits + 1, FLEXIBLEAUTO, HYBRID, depth = max GetFEFBTDepth +
+      levels_after, the given dnum or the smallest whose log QP <= bound;
+      EvalFEFuncBootstrapSetup(level_budget), KeyGen, EvalMultKeyGen,
+      EvalBootstrapKeyGen. Replies "setup_ms", "depth", "dnum", "log_qp", "dnum_tried".
+  {"cmd":"fe_time"}
+      Seed 2's input x_i = -1/2 + i/slots at level depth - (b + 1); one timed
+      EvalFEFuncBootstrap per function. Replies "functions": per function "ns",
+      "mean_abs_err", "max_abs_err" (against f(2 R x)), "bits_mean_rel" (-log2 of the
+      mean error over the range of f), "output_level" (depth - GetLevel()), "degree";
+      and "peak_rss_bytes" (VmHWM).
   {"cmd":"info"}   version and build, without a context.
   {"cmd":"quit"}   replies {"ok":true} and exits.
 

@@ -17,6 +17,7 @@ import sys
 import time
 
 from ckks_boot import Boot
+from ckks_fe import FeBoot
 from moduli import AUX_BITS, log_qp_info, q_moduli
 from protocol import Refused, int_field, log, serve
 
@@ -439,7 +440,18 @@ class Worker:
             return {**self.boot.setup(o, req), "omp": omp, "version": openfhe_version(), "build": BUILD}
         if cmd == "boot_time":
             return self.boot.time(req)
-        raise Refused(f"unknown cmd {cmd!r} (setup, time, precision, boot_setup, boot_time, info, quit)")
+        if cmd == "fe_setup":
+            o = import_openfhe(int_field(req, "threads", 1, lo=1))
+            self.release()
+            self.boot = FeBoot()
+            omp = set_threads(int_field(req, "threads", 1, lo=1))
+            return {**self.boot.setup(o, req), "omp": omp, "version": openfhe_version(), "build": BUILD}
+        if cmd == "fe_time":
+            if not isinstance(self.boot, FeBoot):
+                raise Refused("fe_time: no FE context (send fe_setup first)")
+            return self.boot.time(req)
+        raise Refused(
+            f"unknown cmd {cmd!r} (setup, time, precision, boot_setup, boot_time, fe_setup, fe_time, info, quit)")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 
 pub mod ckks;
 pub mod ckks_boot;
+pub mod ckks_fe;
 pub mod ckks_mem;
 pub mod tfhe;
 

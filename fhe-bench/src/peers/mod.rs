@@ -10,6 +10,7 @@
 
 pub mod openfhe;
 pub mod openfhe_boot;
+pub mod openfhe_fe;
 #[cfg(feature = "peers")]
 pub mod tfhe_rs;
 

@@ -237,12 +237,15 @@ fn check_row_kind(p: &mut Problems, at: &str, r: &Row) {
     }
 }
 
-/// Bootstrap facts ride on `ckks_bootstrap` rows only, with consistent levels and a
-/// finite mean precision.
+/// Bootstrap facts ride on `ckks_bootstrap` and `ckks_fe_bootstrap` rows only, with
+/// consistent levels and a finite mean precision.
 fn check_bootstrap(p: &mut Problems, at: &str, r: &Row) {
     let Some(b) = &r.bootstrap else { return };
-    if r.operation != "ckks_bootstrap" {
-        p.push(format_args!("{at}.bootstrap"), "only `ckks_bootstrap` rows carry bootstrap facts");
+    if r.operation != "ckks_bootstrap" && r.operation != "ckks_fe_bootstrap" {
+        p.push(
+            format_args!("{at}.bootstrap"),
+            "only `ckks_bootstrap` and `ckks_fe_bootstrap` rows carry bootstrap facts",
+        );
     }
     if b.levels_left >= b.output_level.max(1) {
         p.push(format_args!("{at}.bootstrap.levels_left"), "must be below output_level (the next bootstrap needs one)");

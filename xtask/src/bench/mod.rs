@@ -17,10 +17,14 @@
 //! `--ckks-bootstrap uniform,sparse` measures CKKS bootstrapping at the peer's chain
 //! (`ckks_boot.rs`); with `--peers`, alternated with OpenFHE's `EvalBootstrap`.
 //!
+//! `--ckks-fe [functions]` runs seed 2's FE functional bootstrapping table (`ckks_fe.rs`);
+//! with `--peers`, alternated with OpenFHE's `EvalFEFuncBootstrap`.
+//!
 //! The bit scheme's rows are `tfhe.rs`'s.
 
 mod ckks;
 mod ckks_boot;
+mod ckks_fe;
 mod gate;
 mod int;
 mod tfhe;
@@ -31,6 +35,7 @@ use clap::{Args, Subcommand};
 use fhe_api::ckks::params::Preset;
 use fhe_api::ParamSet;
 use fhe_bench::ops::ckks_boot::BootSecret;
+use fhe_schemes::ckks::FeFunction;
 
 use crate::{parse_params, Fail};
 
@@ -181,6 +186,21 @@ struct RunArgs {
     /// Bootstrapping: how long to wait for that memory before giving up (seconds).
     #[arg(long, default_value_t = 600)]
     ckks_boot_max_wait_s: u64,
+    /// FE functional bootstrapping, seed 2's table: every function at every
+    /// configuration that fits the machine (`--ckks-fe`), or these functions,
+    /// comma-separated (identity, exp, tanh, sigmoid, gelu). With `--peers`: alternated
+    /// with OpenFHE's `EvalFEFuncBootstrap`. Rounds and memory as bootstrapping's flags.
+    /// Results go to lane `ckks-fe`.
+    #[arg(long, num_args = 0.., value_delimiter = ',', value_parser = parse_fe_function)]
+    ckks_fe: Option<Vec<FeFunction>>,
+    /// FE functional bootstrapping: only these configurations (names as the table prints
+    /// them, e.g. fe-n16-scale59-after1), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    ckks_fe_configs: Vec<String>,
+}
+
+fn parse_fe_function(s: &str) -> Result<FeFunction, String> {
+    s.parse::<FeFunction>().map_err(|e| e.to_string())
 }
 
 fn parse_secret(s: &str) -> Result<BootSecret, String> {
@@ -203,6 +223,7 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
             println!("chart of {} result files written to {}", files.len(), out.display());
             Ok(())
         }
+        None if args.run.ckks_fe.is_some() => ckks_fe::measure(args.run),
         None if !args.run.ckks_bootstrap.is_empty() => ckks_boot::measure(args.run),
         None if !args.run.ckks.is_empty() => ckks::measure(args.run),
         None => tfhe::measure(args.run),

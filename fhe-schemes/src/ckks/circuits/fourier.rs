@@ -229,10 +229,14 @@ impl std::str::FromStr for FeFunction {
 }
 
 /// The precision FE functional bootstrapping reaches at a scale of `2^scale_bits` (its
-/// noise floor, measured with the identity), which the shipped series are fitted to: a
-/// series more precise than the floor only costs degree.
+/// noise floor), which the shipped series are fitted to: a series more precise than the
+/// floor only costs degree. The transforms' rounding at the scale, times `2 pi (K + 1)`
+/// in the exponential and the series' gain, leaves about 8-9 bits at 29 bits (measured,
+/// both libraries, docs/PERF.md) and 26 at 50 (the CI chain); OpenFHE reports 31.4 at
+/// 59. The series are fitted a few bits past that, so their own error adds little: the
+/// line through 29 -> 12 and 59 -> 32, capped at 36.
 pub fn precision_floor_bits(scale_bits: u32) -> f64 {
-    ((scale_bits as f64 + 5.0) / 2.0).min(36.0)
+    (12.0 + (scale_bits as f64 - 29.0) * 20.0 / 30.0).clamp(8.0, 36.0)
 }
 
 /// Seed 2's precision of `got` against `want`: the mean absolute error relative to the

@@ -21,7 +21,8 @@ pub(crate) mod sums;
 
 pub use bootstrap::memory::MemoryEstimate;
 pub use bootstrap::{
-    BootstrapConfig, Bootstrapper, EncapsulationKeys, FunctionalBootstrapper, FunctionalConfig, PhaseTimes,
+    seed_two_chains, BootstrapConfig, Bootstrapper, EncapsulationKeys, FunctionalBootstrapper, FunctionalChain,
+    FunctionalConfig, PhaseTimes,
 };
 pub use chebyshev::Chebyshev;
 pub use fourier::{precision_floor_bits, range_of, relative_precision, FeFunction, FourierSeries, MAX_FOURIER_DEGREE};

@@ -12,6 +12,7 @@
 //! | `circuits` | Chebyshev series, linear transforms, slot sums, bootstrapping (insecure `N = 2^12`) |
 
 pub mod circuits;
+pub mod functional;
 mod keys;
 mod ops;
 mod refusals;
@@ -121,6 +122,12 @@ macro_rules! ckks_conformance_tests {
             #[test]
             #[ignore = $reason]
             fn ckks_insecure_bootstrap_byte_equal_to_oracle() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_insecure_functional_bootstrap() {}
+            #[test]
+            #[ignore = $reason]
+            fn ckks_insecure_functional_bootstrap_byte_equal_to_oracle() {}
         }
     };
     ($backend:expr, $oracle:expr, preset = $preset:expr) => {
@@ -205,6 +212,16 @@ macro_rules! ckks_conformance_tests {
             #[test]
             fn ckks_insecure_bootstrap_byte_equal_to_oracle() {
                 suite::circuits::insecure_bootstrap_byte_equal_to_oracle($backend, $oracle);
+            }
+            #[test]
+            fn ckks_insecure_functional_bootstrap() {
+                for (f, bits) in suite::functional::insecure_functional_bootstrap_each_function($backend, 20.0) {
+                    eprintln!("functional bootstrap, {}: {bits:.1} bits", f.name());
+                }
+            }
+            #[test]
+            fn ckks_insecure_functional_bootstrap_byte_equal_to_oracle() {
+                suite::functional::insecure_functional_bootstrap_byte_equal_to_oracle($backend, $oracle);
             }
         }
     };

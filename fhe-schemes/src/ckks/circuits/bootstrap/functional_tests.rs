@@ -5,8 +5,9 @@ use fhe_api::rng::Seed;
 use fhe_cpu::CpuBackend;
 
 use super::*;
-use crate::ckks::circuits::fourier::{relative_precision, FeFunction};
+use crate::ckks::circuits::fourier::FeFunction;
 use crate::ckks::{Complex, Mode};
+use fhe_api::error::{Error, LevelNeed};
 
 /// The CI chain (N = 2^12, insecure) for the functional bootstrap: a 50-bit scale and a
 /// first prime one bit wider, a uniform ternary secret raised through a sparse one.
@@ -25,42 +26,75 @@ fn insecure_fe_params(depth: usize) -> Arc<fhe_api::ckks::Params> {
 }
 
 #[test]
-fn insecure_functional_bootstrap_evaluates_each_function() {
+fn insecure_functional_bootstrap_refuses_what_it_cannot_do() {
     let config = FunctionalConfig { level_budget: (3, 2), ..FunctionalConfig::for_scale(50) };
-    let bits = 24.0;
-    let series: Vec<_> = FeFunction::ALL.iter().map(|f| (f, f.series(bits).unwrap())).collect();
-    let max_degree = series.iter().map(|(_, s)| s.degree()).max().unwrap();
-    let probe = insecure_fe_params(40);
-    let depth = FunctionalBootstrapper::depth(&probe, &config, max_degree).unwrap() + 2 + 1;
-    let params = insecure_fe_params(depth);
-    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
-    let options = FunctionalBootstrapper::key_options(&params, &config).unwrap();
+    let exp = FeFunction::Exp.series(20.0).unwrap();
+    // A chain too short for the exponential and the series names the depth it needs.
+    let short = insecure_fe_params(12);
+    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), short.clone()).unwrap();
+    let options = FunctionalBootstrapper::key_options(&short, &config).unwrap();
     let keys = ctx.keygen_from_seed(&Seed([3; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
-    let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, max_degree).unwrap();
-    let sse = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([4; 32])).unwrap();
-    fb.set_encapsulation_keys(&ev, &sse.expect("a uniform secret encapsulates")).unwrap();
-    let n = params.slots();
-    let xs: Vec<f64> = (0..n).map(|i| -0.5 + i as f64 / n as f64).collect();
-    let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
-    let pt = ctx.encode_at(&values, fb.input_level(), params.scale_at(fb.input_level())).unwrap();
-    let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([5; 32])).unwrap();
-    let z = fb.exponential(&ev, &ct).unwrap();
-    for (f, s) in &series {
-        let out = fb.apply(&ev, &z, s).unwrap();
-        assert_eq!(out.level(), fb.output_level(&ev, s.degree()));
-        let got: Vec<f64> = ctx.decrypt(&keys.sk, &out).unwrap().iter().map(|c| c.re).collect();
-        let want: Vec<f64> = xs.iter().map(|&x| f.eval(2.0 * f.radius() * x)).collect();
-        let (prec, max) = relative_precision(&want, &got);
+    let e = FunctionalBootstrapper::new(&ctx, &ev, &config, exp.degree()).unwrap_err();
+    assert!(matches!(e, Error::Level { needed: LevelNeed::AtLeast(_), .. }), "{e}");
+    let params = insecure_fe_params(24);
+    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+    let keys = ctx.keygen_from_seed(&Seed([3; 32]), &options).unwrap();
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    let fb = FunctionalBootstrapper::new(&ctx, &ev, &config, exp.degree()).unwrap();
+    let values = vec![Complex::new(0.25, 0.0); params.slots()];
+    let at = |level| {
+        let pt = ctx.encode_at(&values, level, params.scale_at(level)).unwrap();
+        ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([5; 32])).unwrap()
+    };
+    // Below the input level; a series longer than prepared; no encapsulation keys yet.
+    let e = fb.bootstrap(&ev, &at(1), &exp).unwrap_err();
+    assert!(matches!(e, Error::Level { found: 1, .. }), "{e}");
+    let long = FeFunction::Gelu.series(30.0).unwrap();
+    assert!(long.degree() > exp.degree());
+    assert!(fb.bootstrap(&ev, &at(4), &long).unwrap_err().to_string().contains("degree"));
+    let e = fb.bootstrap(&ev, &at(4), &exp).unwrap_err().to_string();
+    assert!(e.contains("encapsulation_keys"), "{e}");
+}
+
+/// Seed 2's chains: the first prime one bit above the scale, log QP within the sparse
+/// bound with the fewest digits, and a chain over it refused naming both numbers.
+#[test]
+fn seed_two_chains_fit_their_bounds() {
+    for chain in seed_two_chains() {
+        let bits = crate::ckks::circuits::fourier::precision_floor_bits(chain.scale_bits);
+        let degree = FeFunction::ALL.iter().map(|f| f.series(bits).unwrap().degree()).max().unwrap();
+        let p = chain.params(degree).unwrap();
+        let bound =
+            fhe_api::ckks::params::security_bound_bits(chain.log_n, SecretDist::SparseTernary { hamming_weight: 192 })
+                .unwrap();
+        assert!(p.log_qp() <= bound, "{}", chain.name);
+        if p.dnum() > 1 {
+            let fewer = FunctionalChain { dnum: Some(p.dnum() - 1), ..chain.clone() };
+            assert!(fewer.params(degree).is_err(), "{}: dnum {} fits too", chain.name, p.dnum() - 1);
+        }
+        assert_eq!(p.q()[0].0.ilog2() + 1, chain.scale_bits + 1);
+        if std::env::var("LUX_FE_MEMORY").is_err() {
+            continue;
+        }
+        let mem = FunctionalBootstrapper::memory_estimate(&p, &chain.config()).unwrap();
         eprintln!(
-            "{}: degree {}, K {}, exp {:?}, level {} -> {}: {prec:.1} bits (max error {max:.2e})",
-            f.name(),
-            s.degree(),
-            fb.k(),
-            fb.exp_shape(),
-            params.max_level(),
-            out.level()
+            "{}: degree {degree} ({bits} bits), depth {}, dnum {}, {} special, log QP {}, memory {:.1} GiB \
+             (keys {:.1}, {} rotations; plaintexts {:.1}; working {:.1})",
+            chain.name,
+            p.depth(),
+            p.dnum(),
+            p.p().len(),
+            p.log_qp(),
+            mem.total() as f64 / (1u64 << 30) as f64,
+            mem.keys as f64 / (1u64 << 30) as f64,
+            FunctionalBootstrapper::key_options(&p, &chain.config()).map(|o| o.rotations.len()).unwrap_or(0),
+            mem.plaintexts as f64 / (1u64 << 30) as f64,
+            mem.working as f64 / (1u64 << 30) as f64,
         );
-        assert!(prec > 18.0, "{}: {prec}", f.name());
     }
+    let deep = FunctionalChain { levels_after: 20, ..seed_two_chains().remove(2) };
+    let e = deep.params(35).unwrap_err();
+    let Error::SecurityBound { log_qp, bound, .. } = e else { panic!("{e}") };
+    assert!(log_qp > bound && bound == 1553);
 }

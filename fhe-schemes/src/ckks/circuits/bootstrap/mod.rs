@@ -24,7 +24,7 @@ mod functional;
 pub mod memory;
 
 pub use encapsulation::EncapsulationKeys;
-pub use functional::{FunctionalBootstrapper, FunctionalConfig};
+pub use functional::{seed_two_chains, FunctionalBootstrapper, FunctionalChain, FunctionalConfig};
 
 use std::time::Instant;
 
