@@ -307,10 +307,12 @@ impl Params {
         }
         let n = PolynomialSize(1 << log_n);
         let mut q = primes_below(first_bits, n, 1, &[])?;
-        // Near 2^scale_bits where there are enough; else chosen to track the scale.
+        // Near 2^scale_bits, alternating above and below, where there are enough and the
+        // automatic mode's scale table stays within a bit of 2^scale_bits; else chosen to
+        // track that table (deep chains: a deviation doubles at every level).
         let scale_primes = match primes_near(scale_bits, n, depth, &q) {
-            Ok(p) => p,
-            Err(_) => primes_tracking(scale_bits, n, depth, &q)?,
+            Ok(p) if scale_drift_bits(scale_bits, &p) <= 1.0 => p,
+            _ => primes_tracking(scale_bits, n, depth, &q)?,
         };
         q.extend(scale_primes);
         let mut params = Params {
@@ -344,6 +346,27 @@ impl Params {
         params.p = p.into_iter().map(RingModulus).collect();
         Ok(params)
     }
+}
+
+/// The largest `|log2(scale_at(l)) - scale_bits|` over the levels of a chain whose scale
+/// primes are `scale_primes` (`q_1` first), as [`Params::scale_at`] computes the table.
+fn scale_drift_bits(scale_bits: u32, scale_primes: &[u64]) -> f64 {
+    let delta = pow2_f64(scale_bits);
+    let mut s = delta;
+    let mut worst = 0.0f64;
+    for &q in scale_primes.iter().rev() {
+        s = s * s / q as f64;
+        worst = worst.max((s / delta).log2().abs());
+    }
+    if worst.is_finite() {
+        worst
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn pow2_f64(bits: u32) -> f64 {
+    (1u64 << bits) as f64
 }
 
 /// The product of `factors` as little-endian 64-bit limbs, without high zero limbs

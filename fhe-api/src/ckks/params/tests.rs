@@ -57,7 +57,7 @@ fn generation_is_deterministic_and_pinned() {
         (Preset::Slots4096Scale40Depth2, [36028797018652673, 1099511480321], 196, 1),
         (Preset::Slots8192Scale40Depth6, [1152921504606748673, 1099510054913], 420, 2),
         (Preset::Slots16384Scale40Depth14, [1152921504606584833, 1099510054913], 860, 4),
-        (Preset::Slots32768Scale40Depth34, [1152921504606584833, 1099510054913], 1721, 5),
+        (Preset::Slots32768Scale40Depth34, [1152921504606584833, 1099563663361], 1721, 5),
         (Preset::Slots32768Scale59Depth22, [1152921504606584833, 576460752300015617], 1719, 6),
     ];
     for (preset, first_two, log_qp, k) in pins {
@@ -242,4 +242,28 @@ fn insecure_parameters_are_named_so_and_only_they_skip_the_check() {
     assert!(!Preset::Slots4096Scale40Depth2.params().is_insecure());
     // The chain itself is validated as for secure parameters.
     assert!(Params::insecure_for_tests(&lit("bad", 12, 50, 12, 61, 60, 3)).is_err());
+}
+
+/// The automatic mode's scale table stays within a bit of the scale at every level of
+/// every preset and of a deep small-scale chain (a deviation doubles per level unless the
+/// primes track it: the 34-level preset once fell to 2^-28 at level 12).
+#[test]
+fn every_level_scale_stays_near_the_scale() {
+    let deep = ParamsLiteral {
+        name: "deep-29".into(),
+        log_n: 13,
+        scale_bits: 29,
+        depth: 30,
+        first_bits: 30,
+        special_bits: 60,
+        dnum: 3,
+        secret: SecretDist::Ternary,
+    };
+    let deep = Params::insecure_for_tests(&deep).unwrap();
+    for p in Preset::ALL.iter().map(|p| p.params()).chain([&deep]) {
+        for l in 0..=p.max_level() {
+            let drift = (p.scale_at(l).value().log2() - p.scale_bits() as f64).abs();
+            assert!(drift <= 1.0, "{}: level {l} at 2^{:.2}", p.name(), p.scale_at(l).value().log2());
+        }
+    }
 }

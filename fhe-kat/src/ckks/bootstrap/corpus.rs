@@ -56,6 +56,12 @@ pub struct BootstrapCase {
     pub k: u32,
     pub eval_mod_degree: usize,
     pub double_angles: u32,
+    /// A functional bootstrap's function and its series' degree (the EvalMod fields then
+    /// describe its exponential); absent for a plain bootstrap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series_degree: Option<usize>,
 }
 
 /// One known answer: a keygen, an encryption at level 1, one bootstrap.

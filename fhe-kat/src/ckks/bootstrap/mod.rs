@@ -21,6 +21,12 @@
 //! | 0 | sparse ternary, weight 192 | default (ignored) | the user secret | 14 |
 //! | 1 | uniform ternary | default, `Some(192)` | a sparse secret (SSE) | 13 |
 //! | 2 | uniform ternary | `None` | the user secret | 10 |
+//! | 3 | uniform ternary | default, `Some(192)` | a sparse secret: FE functional bootstrap of GELU | 20 |
+//!
+//! Entry 3 is a functional bootstrap (`FunctionalBootstrapper`, budget `{3, 2}`, the
+//! exponential at 38 bits, GELU's series at 24 bits): its input `x` is encrypted at the
+//! bootstrapper's input level (2), its output decrypts to `GELU(16 Re x)` (the series'
+//! range `[-8, 8]` over `x` in `[-1/2, 1/2)`), and its case records the function.
 //!
 //! Each entry stores its case (secret, the whole configuration, and what the
 //! bootstrapper derives from it: `K`, the EvalMod degree and double angles, whether it
@@ -73,6 +79,7 @@ use std::sync::Arc;
 
 use fhe_api::ckks::params::{Params, ParamsLiteral, SecretDist};
 use fhe_api::Backend;
+use fhe_schemes::ckks::FeFunction;
 
 pub use corpus::{BootstrapCase, BootstrapEntry, BootstrapFile};
 pub use surfaces::BootstrapComputed;
@@ -89,6 +96,8 @@ pub const INPUT_LEVEL: usize = 1;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CaseSpec {
     pub secret: SecretDist,
+    /// A functional bootstrap of this function instead of a plain one.
+    pub function: Option<FeFunction>,
     /// `BootstrapConfig::encapsulation` (every other field is the default).
     pub encapsulation: Option<usize>,
     /// Both outputs decrypt to `x` with at least this many bits (the conformance
@@ -103,10 +112,11 @@ const SSE: Option<usize> = Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT
 ///
 /// One entry per case: a bootstrap with its keygen costs about a second, and CI
 /// replays each on two backends (a second seed of a case would add time, not a path).
-pub const CASES: [CaseSpec; 3] = [
-    CaseSpec { secret: SPARSE, encapsulation: SSE, min_bits: 14.0 },
-    CaseSpec { secret: SecretDist::Ternary, encapsulation: SSE, min_bits: 13.0 },
-    CaseSpec { secret: SecretDist::Ternary, encapsulation: None, min_bits: 10.0 },
+pub const CASES: [CaseSpec; 4] = [
+    CaseSpec { secret: SPARSE, function: None, encapsulation: SSE, min_bits: 14.0 },
+    CaseSpec { secret: SecretDist::Ternary, function: None, encapsulation: SSE, min_bits: 13.0 },
+    CaseSpec { secret: SecretDist::Ternary, function: None, encapsulation: None, min_bits: 10.0 },
+    CaseSpec { secret: SecretDist::Ternary, function: Some(FeFunction::Gelu), encapsulation: SSE, min_bits: 20.0 },
 ];
 
 /// The case of entry `k`; an error beyond [`CASES`].

@@ -3,13 +3,18 @@
 
 use std::sync::Arc;
 
+use fhe_api::ckks::entities::KeySet;
 use fhe_api::ckks::entities::SwitchingKey;
 use fhe_api::ckks::params::SecretDist;
+use fhe_api::ckks::{Ciphertext, Plaintext};
 use fhe_api::Backend;
-use fhe_schemes::ckks::{BootstrapConfig, Bootstrapper, Context, Mode};
+use fhe_schemes::ckks::circuits::EncapsulationKeys;
+use fhe_schemes::ckks::{
+    BootstrapConfig, Bootstrapper, Complex, Context, FeFunction, FunctionalBootstrapper, FunctionalConfig, Mode,
+};
 
 use super::corpus::BootstrapCase;
-use super::{BootstrapSet, CASES, INPUT_LEVEL};
+use super::{BootstrapSet, CaseSpec, CASES, INPUT_LEVEL};
 use crate::ckks::surfaces::{ct_out, le_bytes, values, CkksComputed, Words};
 use crate::scheme::CaseSeeds;
 use crate::Result;
@@ -41,20 +46,13 @@ fn key_b(name: &str, keys: &[&SwitchingKey]) -> Words {
 pub(crate) fn compute(backend: &Arc<dyn Backend>, set: BootstrapSet, seeds: &CaseSeeds) -> Result<BootstrapComputed> {
     let spec = CASES[(seeds.index % CASES.len() as u64) as usize];
     let params = set.params(spec.secret)?;
-    let config = BootstrapConfig { encapsulation: spec.encapsulation, ..BootstrapConfig::default() };
     let ctx = Context::new(backend.clone(), params.clone())?;
-    let keys = ctx.keygen_from_seed(&seeds.master, &Bootstrapper::key_options(&params, &config)?)?;
-    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
-    let mut bs = Bootstrapper::new(&ctx, &ev, &config)?;
-    let sse = Bootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &seeds.encrypt[1])?;
-    if let Some(sse) = &sse {
-        bs.set_encapsulation_keys(&ev, sse)?;
-    }
-
     let x = values(&seeds.master, 0, params.slots());
-    let px = ctx.encode_at(&x, INPUT_LEVEL, params.scale_at(INPUT_LEVEL))?;
-    let cx = ctx.encrypt_seeded(&keys.pk, &px, &seeds.encrypt[0])?;
-    let out = bs.bootstrap(&ev, &cx)?;
+    let run = match spec.function {
+        None => plain(&ctx, &spec, seeds, &x)?,
+        Some(f) => functional(&ctx, &spec, f, seeds, &x)?,
+    };
+    let Run { keys, sse, px, cx, out, want, case } = run;
 
     let sk = keys.sk.coefficients().iter().map(|&c| c as u8).collect();
     let mut words = vec![
@@ -69,8 +67,36 @@ pub(crate) fn compute(backend: &Arc<dyn Backend>, set: BootstrapSet, seeds: &Cas
     }
     words.push(Words { name: "encode[x]".into(), words: px.coeffs().len(), bytes: le_bytes(px.coeffs()) });
 
-    let cts =
-        vec![ct_out(&ctx, &keys.sk, "encrypt_pk[x]", &cx, x.clone())?, ct_out(&ctx, &keys.sk, "bootstrap", &out, x)?];
+    let cts = vec![ct_out(&ctx, &keys.sk, "encrypt_pk[x]", &cx, x)?, ct_out(&ctx, &keys.sk, "bootstrap", &out, want)?];
+    Ok(BootstrapComputed { case, ckks: CkksComputed { words, cts } })
+}
+
+/// What one case computed, before its surfaces are taken.
+struct Run {
+    keys: KeySet,
+    sse: Option<EncapsulationKeys>,
+    px: Plaintext,
+    cx: Ciphertext,
+    out: Ciphertext,
+    /// What the output decrypts to.
+    want: Vec<Complex>,
+    case: BootstrapCase,
+}
+
+/// A plain bootstrap of `x` from level [`INPUT_LEVEL`].
+fn plain(ctx: &Context, spec: &CaseSpec, seeds: &CaseSeeds, x: &[Complex]) -> Result<Run> {
+    let params = ctx.params().clone();
+    let config = BootstrapConfig { encapsulation: spec.encapsulation, ..BootstrapConfig::default() };
+    let keys = ctx.keygen_from_seed(&seeds.master, &Bootstrapper::key_options(&params, &config)?)?;
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
+    let mut bs = Bootstrapper::new(ctx, &ev, &config)?;
+    let sse = Bootstrapper::encapsulation_keys_seeded(ctx, &keys.sk, &config, &seeds.encrypt[1])?;
+    if let Some(sse) = &sse {
+        bs.set_encapsulation_keys(&ev, sse)?;
+    }
+    let px = ctx.encode_at(x, INPUT_LEVEL, params.scale_at(INPUT_LEVEL))?;
+    let cx = ctx.encrypt_seeded(&keys.pk, &px, &seeds.encrypt[0])?;
+    let out = bs.bootstrap(&ev, &cx)?;
     let (degree, double_angles) = bs.eval_mod_shape();
     let case = BootstrapCase {
         secret: secret_name(spec.secret),
@@ -85,6 +111,47 @@ pub(crate) fn compute(backend: &Arc<dyn Backend>, set: BootstrapSet, seeds: &Cas
         k: bs.k(),
         eval_mod_degree: degree,
         double_angles,
+        function: None,
+        series_degree: None,
     };
-    Ok(BootstrapComputed { case, ckks: CkksComputed { words, cts } })
+    Ok(Run { keys, sse, px, cx, out, want: x.to_vec(), case })
+}
+
+/// A functional bootstrap of `f` on `Re x` from the bootstrapper's input level (module
+/// docs), with the conformance suite's configuration.
+fn functional(ctx: &Context, spec: &CaseSpec, f: FeFunction, seeds: &CaseSeeds, x: &[Complex]) -> Result<Run> {
+    let params = ctx.params().clone();
+    let config =
+        FunctionalConfig { level_budget: (3, 2), encapsulation: spec.encapsulation, ..FunctionalConfig::for_scale(50) };
+    let series = f.series(24.0)?;
+    let keys = ctx.keygen_from_seed(&seeds.master, &FunctionalBootstrapper::key_options(&params, &config)?)?;
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
+    let mut fb = FunctionalBootstrapper::new(ctx, &ev, &config, series.degree())?;
+    let sse = FunctionalBootstrapper::encapsulation_keys_seeded(ctx, &keys.sk, &config, &seeds.encrypt[1])?;
+    if let Some(sse) = &sse {
+        fb.set_encapsulation_keys(&ev, sse)?;
+    }
+    let level = fb.input_level();
+    let px = ctx.encode_at(x, level, params.scale_at(level))?;
+    let cx = ctx.encrypt_seeded(&keys.pk, &px, &seeds.encrypt[0])?;
+    let out = fb.bootstrap(&ev, &cx, &series)?;
+    let want = x.iter().map(|v| Complex::new(f.eval(2.0 * f.radius() * v.re), 0.0)).collect();
+    let (degree, double_angles) = fb.exp_shape();
+    let case = BootstrapCase {
+        secret: secret_name(spec.secret),
+        level_budget: [config.level_budget.0, config.level_budget.1],
+        prescale_bits: 0,
+        failure_log2: config.failure_log2,
+        eval_mod_bits: config.exp_bits,
+        encapsulation: config.encapsulation,
+        arcsine: false,
+        min_bits: spec.min_bits,
+        encapsulates: sse.is_some(),
+        k: fb.k(),
+        eval_mod_degree: degree,
+        double_angles,
+        function: Some(f.name().to_string()),
+        series_degree: Some(series.degree()),
+    };
+    Ok(Run { keys, sse, px, cx, out, want, case })
 }

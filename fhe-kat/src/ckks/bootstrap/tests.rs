@@ -90,7 +90,10 @@ fn seeds_cases_and_file_are_the_documented_ones() {
         assert_eq!(e.digests.iter().any(|d| d.name.starts_with("sse.")), sse, "{}", e.name);
         let surfaces: Vec<_> = e.outputs.iter().map(|o| o.surface.as_str()).collect();
         assert_eq!(surfaces, ["encrypt_pk[x]", "bootstrap"]);
-        assert_eq!(e.outputs[0].level, super::INPUT_LEVEL);
+        // A functional bootstrap takes its input at its SlotsToCoeffs' level (2 here).
+        let input_level = if spec.function.is_some() { 2 } else { super::INPUT_LEVEL };
+        assert_eq!(e.case.function.as_deref(), spec.function.map(|f| f.name()));
+        assert_eq!(e.outputs[0].level, input_level);
         assert!(e.outputs[1].level > e.outputs[0].level, "the bootstrap restores levels");
         assert!(e.outputs[1].precision_bits >= e.case.min_bits, "{}", e.name);
     }
@@ -167,7 +170,7 @@ fn malformed_files_are_errors_naming_the_cause() {
     // Entries whose input cannot be read: the replay stops with the entry and the cause.
     type Break = fn(&mut super::BootstrapEntry);
     let cases: [(Break, &str); 3] = [
-        (|e| e.index = CASES.len() as u64, "only 3 cases"),
+        (|e| e.index = CASES.len() as u64, "only 4 cases"),
         (|e| e.seed = "zz".into(), "bad seed hex"),
         (|e| e.set = "bootstrap-secure".into(), "unknown CKKS bootstrap set"),
     ];

@@ -92,7 +92,7 @@ impl FourierSeries {
         }
         for j in 0..n {
             // Column j is frequency (j + 1) / 2.
-            a[j * rows + m + j] = lambda * ((1 + (j + 1) / 2) as f64).powi(2);
+            a[j * rows + m + j] = lambda * ((1 + j.div_ceil(2)) as f64).powi(2);
         }
         let sol = least_squares(&mut a, rows, n, &mut rhs)?;
         let mut coeffs = vec![Complex::new(sol[0] / 2.0, 0.0)];

@@ -52,13 +52,14 @@ pub struct FunctionalConfig {
 
 impl FunctionalConfig {
     /// The defaults for a scale of `2^scale_bits`: budget `{5, 4}`, encapsulation with
-    /// weight 192, and an exponential about 12 bits below the scale (its error is then
-    /// below the noise the transforms leave), between 14 and 44 bits.
+    /// weight 192, and an exponential within 26 to 44 bits (at least 26: below it the
+    /// cheapest interpolant squares four times or more, which multiplies the noise the
+    /// transforms leave by 16 and costs a bit at a 29-bit scale; measured).
     pub fn for_scale(scale_bits: u32) -> FunctionalConfig {
         FunctionalConfig {
             level_budget: (5, 4),
             failure_log2: FAILURE_LOG2,
-            exp_bits: scale_bits.saturating_sub(12).clamp(14, 44),
+            exp_bits: scale_bits.saturating_sub(6).clamp(26, 44),
             encapsulation: Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT),
         }
     }

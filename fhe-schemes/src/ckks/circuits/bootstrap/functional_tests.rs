@@ -98,3 +98,59 @@ fn seed_two_chains_fit_their_bounds() {
     let Error::SecurityBound { log_qp, bound, .. } = e else { panic!("{e}") };
     assert!(log_qp > bound && bound == 1553);
 }
+
+/// Precision at a 29-bit scale (insecure N = 2^13), for tuning:
+/// `LUX_FE_EXP_BITS=26 cargo test -p fhe-schemes --release --lib -- --ignored --nocapture insecure_fe_probe_29`
+#[test]
+#[ignore]
+fn insecure_fe_probe_29() {
+    let env = |k: &str, d: f64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let mut config = FunctionalConfig { level_budget: (3, 2), ..FunctionalConfig::for_scale(29) };
+    config.exp_bits = env("LUX_FE_EXP_BITS", config.exp_bits as f64) as u32;
+    let series = FeFunction::Identity.series(env("LUX_FE_SERIES_BITS", 12.0)).unwrap();
+    let lit = fhe_api::ckks::ParamsLiteral {
+        name: "fe-probe".into(),
+        log_n: 13,
+        scale_bits: 29,
+        depth: 30,
+        first_bits: env("LUX_FE_FIRST", 30.0) as u32,
+        special_bits: 60,
+        dnum: 3,
+        secret: SecretDist::Ternary,
+    };
+    let params = Arc::new(fhe_api::ckks::Params::insecure_for_tests(&lit).unwrap());
+    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+    let options = FunctionalBootstrapper::key_options(&params, &config).unwrap();
+    let keys = ctx.keygen_from_seed(&Seed([3; 32]), &options).unwrap();
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, series.degree()).unwrap();
+    let sse = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([4; 32])).unwrap();
+    fb.set_encapsulation_keys(&ev, &sse.unwrap()).unwrap();
+    let n = params.slots();
+    let xs: Vec<f64> = (0..n).map(|i| -0.5 + i as f64 / n as f64).collect();
+    let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
+    let pt = ctx.encode_at(&values, fb.input_level(), params.scale_at(fb.input_level())).unwrap();
+    let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([5; 32])).unwrap();
+    let z = fb.exponential(&ev, &ct).unwrap();
+    let zs = ctx.decrypt(&keys.sk, &z).unwrap();
+    let zerr = xs.iter().zip(&zs).map(|(x, z)| {
+        let (c, s) = crate::ckks::fft::cos_sin_turns(x / 2.0);
+        (z.re - c).hypot(z.im - s)
+    });
+    let zerr: Vec<f64> = zerr.collect();
+    let zmean = zerr.iter().sum::<f64>() / n as f64;
+    let zmax = zerr.iter().copied().fold(0.0, f64::max);
+    let zabs = zs.iter().map(|z| z.re.hypot(z.im)).fold(0.0, f64::max);
+    eprintln!("z max error {zmax:.2e}, max |z| {zabs:.3}");
+    let out = fb.apply(&ev, &z, &series).unwrap();
+    let got: Vec<f64> = ctx.decrypt(&keys.sk, &out).unwrap().iter().map(|c| c.re).collect();
+    let want: Vec<f64> = xs.iter().map(|&x| 2.0 * x).collect();
+    let (bits, max) = crate::ckks::circuits::fourier::relative_precision(&want, &got);
+    eprintln!(
+        "exp {:?} K {}: z mean error 2^{:.1}; identity degree {}: {bits:.1} bits (max {max:.2e})",
+        fb.exp_shape(),
+        fb.k(),
+        zmean.log2(),
+        series.degree()
+    );
+}
