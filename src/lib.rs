@@ -82,11 +82,13 @@ pub mod ckks {
         PublicKey, Scale, SecretDist, SecretKey, SwitchKind, SwitchingKey,
     };
     pub use fhe_schemes::ckks::circuits::{
-        chebyshev_depth, sum_rotations, EncapsulationKeys, MemoryEstimate, PhaseTimes,
+        chebyshev_depth, precision_floor_bits, relative_precision, seed_two_chains, sum_rotations, EncapsulationKeys,
+        MemoryEstimate, PhaseTimes,
     };
     pub use fhe_schemes::ckks::{
-        precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, Evaluator, HoistedCiphertext,
-        KeygenOptions, LinearTransform, Mode, PlainOperand, PreparedLinearTransform,
+        precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, Evaluator, FeFunction,
+        FourierSeries, FunctionalBootstrapper, FunctionalChain, FunctionalConfig, HoistedCiphertext, KeygenOptions,
+        LinearTransform, Mode, PlainOperand, PreparedLinearTransform,
     };
 }
 

@@ -154,3 +154,78 @@ fn insecure_fe_probe_29() {
         series.degree()
     );
 }
+
+/// Seed 2's configuration `name`: every function through one functional bootstrap,
+/// printed (precision as seed 2 measures it, time, levels). A configuration beyond the
+/// machine's memory is refused by `key_options` with both numbers, and says so.
+fn run_seed_two_chain(name: &str) {
+    use crate::ckks::circuits::fourier::{precision_floor_bits, relative_precision};
+    let chain = seed_two_chains().into_iter().find(|c| c.name == name).unwrap();
+    let bits = precision_floor_bits(chain.scale_bits);
+    let series: Vec<_> = FeFunction::ALL.iter().map(|&f| (f, f.series(bits).unwrap())).collect();
+    let max_degree = series.iter().map(|(_, s)| s.degree()).max().unwrap();
+    let params = Arc::new(chain.params(max_degree).unwrap());
+    let config = chain.config();
+    let options = match FunctionalBootstrapper::key_options(&params, &config) {
+        Ok(o) => o,
+        Err(e @ Error::OutOfMemory { .. }) => return eprintln!("{name}: refused: {e}"),
+        Err(e) => panic!("{name}: {e}"),
+    };
+    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+    let keys = ctx.keygen_from_seed(&Seed([3; 32]), &options).unwrap();
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, max_degree).unwrap();
+    let sse = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([4; 32])).unwrap();
+    fb.set_encapsulation_keys(&ev, &sse.unwrap()).unwrap();
+    let n = params.slots();
+    let xs: Vec<f64> = (0..n).map(|i| -0.5 + i as f64 / n as f64).collect();
+    let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
+    let pt = ctx.encode_at(&values, fb.input_level(), params.scale_at(fb.input_level())).unwrap();
+    let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([5; 32])).unwrap();
+    for (f, s) in &series {
+        let t = std::time::Instant::now();
+        let y = fb.bootstrap(&ev, &ct, s).unwrap();
+        let dt = t.elapsed().as_secs_f64();
+        let got: Vec<f64> = ctx.decrypt(&keys.sk, &y).unwrap().iter().map(|c| c.re).collect();
+        let want: Vec<f64> = xs.iter().map(|&x| f.eval(2.0 * f.radius() * x)).collect();
+        let (prec, max) = relative_precision(&want, &got);
+        eprintln!(
+            "{name} {}: degree {}, {dt:.2} s, level {}: {prec:.1} bits (max {max:.2e})",
+            f.name(),
+            s.degree(),
+            y.level()
+        );
+        assert!(prec > bits - 6.0, "{name} {}: {prec:.1} bits", f.name());
+    }
+}
+
+/// `cargo test -p fhe-schemes --release --lib -- --ignored --nocapture seed_two_`
+#[test]
+#[ignore]
+fn seed_two_n15_scale29_after1() {
+    run_seed_two_chain("fe-n15-scale29-after1");
+}
+
+#[test]
+#[ignore]
+fn seed_two_n16_scale29_after6() {
+    run_seed_two_chain("fe-n16-scale29-after6");
+}
+
+#[test]
+#[ignore]
+fn seed_two_n16_scale59_after1() {
+    run_seed_two_chain("fe-n16-scale59-after1");
+}
+
+#[test]
+#[ignore]
+fn seed_two_n17_scale59_after6() {
+    run_seed_two_chain("fe-n17-scale59-after6");
+}
+
+#[test]
+#[ignore]
+fn seed_two_n17_scale59_after10() {
+    run_seed_two_chain("fe-n17-scale59-after10");
+}
