@@ -99,18 +99,21 @@ fn seed_two_chains_fit_their_bounds() {
     assert!(log_qp > bound && bound == 1553);
 }
 
-/// Precision at a 29-bit scale (insecure N = 2^13), for tuning:
-/// `LUX_FE_EXP_BITS=26 cargo test -p fhe-schemes --release --lib -- --ignored --nocapture insecure_fe_probe_29`
+/// Precision of the identity at a 29-bit scale (insecure chain), for tuning: the
+/// exponential's bits, the encapsulation weight (no security check here) and `log2 N`
+/// from `LUX_FE_EXP_BITS`, `LUX_FE_WEIGHT`, `LUX_FE_LOGN` (default 13):
+/// `LUX_FE_WEIGHT=32 cargo test -p fhe-schemes --release --lib -- --ignored --nocapture insecure_fe_probe_29`
 #[test]
 #[ignore]
 fn insecure_fe_probe_29() {
     let env = |k: &str, d: f64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
     let mut config = FunctionalConfig { level_budget: (3, 2), ..FunctionalConfig::for_scale(29) };
     config.exp_bits = env("LUX_FE_EXP_BITS", config.exp_bits as f64) as u32;
+    config.encapsulation = Some(env("LUX_FE_WEIGHT", 192.0) as usize);
     let series = FeFunction::Identity.series(env("LUX_FE_SERIES_BITS", 12.0)).unwrap();
     let lit = fhe_api::ckks::ParamsLiteral {
         name: "fe-probe".into(),
-        log_n: 13,
+        log_n: env("LUX_FE_LOGN", 13.0) as u32,
         scale_bits: 29,
         depth: 30,
         first_bits: env("LUX_FE_FIRST", 30.0) as u32,
