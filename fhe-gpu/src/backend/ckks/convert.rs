@@ -1,0 +1,116 @@
+//! ModUp and the rounding ModDown of hybrid key switching on the device (steps 1 and 4
+//! of the CPU's `keyswitch.rs`, with its `convert.rs`):
+//!
+//! 1. ModUp of `d` (evaluation form over `q_0..q_l`): every limb to coefficient form;
+//!    per digit, `lux_ckks_mod_up` writes `E_j` over `q_0..q_l, P` in coefficient form
+//!    (own limbs copied, the others converted); then one forward NTT over every digit's
+//!    limbs, which gives back `d`'s own limbs exactly.
+//! 4. ModDown of `u` over `q_0..q_l, P`: its `P` limbs to coefficient form, the
+//!    rounding conversion to `q_0..q_l` (`lux_ckks_mod_down`), to evaluation form `w`,
+//!    then `(u_i - w_i) P^-1 mod q_i` combined into the output as [`Finish`] says.
+
+use fhe_api::Result;
+
+use super::eltwise::{args, run};
+use super::plan::GpuLevel;
+use super::{offset, Ctx};
+use crate::args::{CkksEltwiseArgs, CkksModDownArgs, CkksModUpArgs, DevPtr, EltwiseOp, Residue};
+use crate::driver::GpuDriver;
+
+/// How ModDown's result `r_i` meets the output limb `out_i`.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Finish {
+    /// `out_i = r_i`.
+    Set,
+    /// `out_i = out_i + r_i`.
+    Add,
+    /// `out_i = z_i[index] + r_i` (a rotation's `c0`, the permutation fused in).
+    AddPermuted(DevPtr<Residue>, DevPtr<u32>),
+}
+
+/// Words of a level's `E`: `[digit][l + 1 + K][N]`.
+pub(super) fn ext_words<D: GpuDriver>(c: &Ctx<'_, D>, lp: &GpuLevel<D>) -> usize {
+    lp.digits.len() * (lp.level + 1 + c.plan.p_len()) * c.n()
+}
+
+/// Step 1: `E` of `d` (`l + 1` limbs in evaluation form) into `ext`
+/// ([`ext_words`] words).
+pub(super) fn mod_up<D: GpuDriver>(
+    c: &Ctx<'_, D>,
+    lp: &GpuLevel<D>,
+    d: DevPtr<Residue>,
+    ext: DevPtr<Residue>,
+) -> Result<()> {
+    let n = c.n();
+    let q_limbs = lp.level + 1;
+    let limbs = q_limbs + c.plan.p_len();
+    let coeff = c.scratch(q_limbs * n)?;
+    let copy = CkksEltwiseArgs { out: coeff, x: d, ..args(c, EltwiseOp::Copy, 1, q_limbs) };
+    // SAFETY: `coeff` and `d` hold `l + 1` limbs; `ext` one run of `limbs` limbs per
+    // digit; the constants were sized for this level by the plan.
+    unsafe {
+        run(c, &copy)?;
+        c.ntt(coeff, c.plan.table_at(0), q_limbs, q_limbs, false)?;
+        for (j, dg) in lp.digits.iter().enumerate() {
+            let a = CkksModUpArgs {
+                out: offset(ext, j * limbs * n),
+                input: coeff,
+                tables: lp.ext_table.dev_ptr(),
+                q_hat_inv: dg.q_hat_inv.dev_ptr(),
+                rows: dg.rows.dev_ptr(),
+                limbs: limbs as u32,
+                start: dg.start,
+                len: dg.len,
+                log_n: c.plan.log_n(),
+            };
+            c.launch(limbs * n, &a)?;
+        }
+        c.ntt(ext, lp.ext_table.dev_ptr(), lp.digits.len() * limbs, limbs, true)?;
+    }
+    Ok(())
+}
+
+/// Step 4 on one polynomial `u` of `l + 1 + K` limbs (its `P` limbs are overwritten),
+/// into `out`'s `l + 1` limbs.
+pub(super) fn mod_down<D: GpuDriver>(
+    c: &Ctx<'_, D>,
+    lp: &GpuLevel<D>,
+    u: DevPtr<Residue>,
+    out: DevPtr<Residue>,
+    finish: Finish,
+) -> Result<()> {
+    let n = c.n();
+    let (q_limbs, k) = (lp.level + 1, c.plan.p_len());
+    let pu = offset(u, q_limbs * n);
+    let w = c.scratch(q_limbs * n)?;
+    let down = CkksModDownArgs {
+        out: w,
+        input: pu,
+        tables: lp.ext_table.dev_ptr(),
+        half: lp.down.half.dev_ptr(),
+        p_hat_inv: lp.down.p_hat_inv.dev_ptr(),
+        frac_c: lp.down.frac_c.dev_ptr(),
+        frac_s: lp.down.frac_s.dev_ptr(),
+        p_hat_mod_q: lp.down.p_hat_mod_q.dev_ptr(),
+        offset: lp.down.offset.dev_ptr(),
+        q_limbs: q_limbs as u32,
+        p_limbs: k as u32,
+        log_n: c.plan.log_n(),
+        reserved: 0,
+    };
+    let base = CkksEltwiseArgs { out, x: u, y: w, a: lp.p_inv.dev_ptr(), ..args(c, EltwiseOp::SubScale, 1, q_limbs) };
+    let last = match finish {
+        Finish::Set => base,
+        Finish::Add => CkksEltwiseArgs { op: EltwiseOp::SubScaleAdd as u32, ..base },
+        Finish::AddPermuted(z, index) => CkksEltwiseArgs { op: EltwiseOp::SubScalePerm as u32, z, index, ..base },
+    };
+    // SAFETY: `u` holds `l + 1 + K` limbs, `w` and `out` (and `z`) `l + 1`, `index` N
+    // words; the level's constants are sized for it.
+    unsafe {
+        c.ntt(pu, c.plan.p_table(), k, k, false)?;
+        c.launch(q_limbs * n, &down)?;
+        c.ntt(w, c.plan.table_at(0), q_limbs, q_limbs, true)?;
+        run(c, &last)?;
+    }
+    Ok(())
+}
