@@ -143,3 +143,9 @@ unsafe impl GpuDriver for EmuDriver {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod ckks_tests;
+
+#[cfg(test)]
+mod ckks_ops_tests;
