@@ -27,6 +27,7 @@
 #define LUX_OP_PERM_SCALE_ADD 13
 #define LUX_OP_ZERO 14
 #define LUX_OP_FILL 15
+#define LUX_OP_TENSOR 16
 
 LUX_KERNEL(lux_ckks_eltwise)(LuxCkksEltwiseArgs args) {
     const u32 log_n = args.log_n;
@@ -71,6 +72,14 @@ LUX_KERNEL(lux_ckks_eltwise)(LuxCkksEltwiseArgs args) {
             }
             case LUX_OP_ZERO: *o = 0; break;
             case LUX_OP_FILL: *o = args.a[l]; break;
+            case LUX_OP_TENSOR: {
+                // parts = 1: the word's three products, parts of out/x/y their strides apart.
+                const lux_w x1 = args.x[args.x_stride + at], y0 = *y, y1 = y[args.y_stride];
+                o[0] = lux_mul(x, y0, m);
+                o[args.out_stride] = lux_add(lux_mul(x, y1, m), lux_mul(x1, y0, m), q);
+                o[2 * args.out_stride] = lux_mul(x1, y1, m);
+                break;
+            }
             default: break;  // the host sends only fhe_gpu::args::EltwiseOp codes
         }
     }

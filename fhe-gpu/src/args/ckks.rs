@@ -42,6 +42,9 @@ pub enum EltwiseOp {
     Zero = 14,
     /// `out = a`
     Fill = 15,
+    /// Over one part's words: `(out0, out1, out2) = (x0 y0, x0 y1 + x1 y0, x1 y1)`, the
+    /// parts of `out`, `x`, `y` their strides apart (the tensor product in one launch).
+    Tensor = 16,
 }
 
 kernel_args! {

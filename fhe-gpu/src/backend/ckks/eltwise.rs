@@ -216,26 +216,17 @@ pub(super) fn tensor<D: GpuDriver>(c: &Ctx<'_, D>, x: &GpuCt<D>, y: &GpuCt<D>) -
     need_limbs("the second factor", y.limbs, x.limbs)?;
     let (n, limbs) = (c.n(), x.limbs);
     let out = new_ct(c, 3, limbs)?;
-    let (xs, ys) = ((x.limbs * n) as u64, (y.limbs * n) as u64);
-    let d0d2 = CkksEltwiseArgs {
+    let a = CkksEltwiseArgs {
         out: out.ptr(),
-        out_stride: (2 * limbs * n) as u64,
         x: x.ptr(),
-        x_stride: xs,
+        x_stride: (x.limbs * n) as u64,
         y: y.ptr(),
-        y_stride: ys,
-        ..args(c, EltwiseOp::Mul, 2, limbs)
+        y_stride: (y.limbs * n) as u64,
+        ..args(c, EltwiseOp::Tensor, 1, limbs)
     };
-    let d1 = CkksEltwiseArgs { out: out.part(1, n), x: x.ptr(), y: y.part(1, n), ..args(c, EltwiseOp::Mul, 1, limbs) };
-    let d1_add =
-        CkksEltwiseArgs { out: out.part(1, n), x: x.part(1, n), y: y.ptr(), ..args(c, EltwiseOp::MulAdd, 1, limbs) };
-    // SAFETY: `out` has 3 parts of `limbs` limbs (parts 0 and 2 are 2 limbs * N apart);
-    // `x` and `y` have 2 parts of at least `limbs` limbs at their strides.
-    unsafe {
-        run(c, &d0d2)?;
-        run(c, &d1)?;
-        run(c, &d1_add)?;
-    }
+    // SAFETY: `out` has 3 parts of `limbs` limbs (`args` sets their stride); `x` and
+    // `y` have 2 parts of at least `limbs` limbs at their strides.
+    unsafe { run(c, &a)? };
     Ok(out)
 }
 
