@@ -1,13 +1,13 @@
 //! CKKS on the emulator: the shared GPU backend's `CkksOps` (every kernel of
 //! `kernels/ckks/`, run as C++ on the CPU) against the CPU oracle, byte for byte: the
-//! shared conformance suite, the CKKS known-answer corpus and a dispatch run, and each
-//! operation on its own over the same resident inputs.
+//! shared conformance suite, the CKKS known-answer corpora (levelled operations and the
+//! insecure bootstrap) and a dispatch run; each operation alone is `ckks_ops_tests`.
 
 use std::sync::Arc;
 
 use fhe_api::Backend;
 use fhe_cpu::CpuBackend;
-use fhe_kat::ckks::{Ckks, EQUIV_PRESETS};
+use fhe_kat::ckks::{Ckks, CkksBootstrap, EQUIV_PRESETS};
 use fhe_kat::{dispatch, replay, Corpus};
 
 use super::*;
@@ -27,6 +27,17 @@ fhe_schemes::ckks_conformance_tests!(
 #[test]
 fn ckks_kat_replays_byte_equal() {
     let corpus = Corpus::<Ckks>::load_default().expect("the CKKS corpus");
+    let target: Arc<dyn Backend> = gpu();
+    let r = replay(&target, &corpus).expect("replay");
+    assert!(r.ok(), "{:?}", r.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>());
+    assert_eq!((r.passed, r.skipped.as_deref()), (corpus.len(), None));
+}
+
+/// The pinned insecure bootstrap (ModRaise, the lazy-ModDown transforms, EvalMod)
+/// replays on the emulated device with the pinned words.
+#[test]
+fn ckks_bootstrap_kat_replays_byte_equal() {
+    let corpus = Corpus::<CkksBootstrap>::load_default().expect("the CKKS bootstrap corpus");
     let target: Arc<dyn Backend> = gpu();
     let r = replay(&target, &corpus).expect("replay");
     assert!(r.ok(), "{:?}", r.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>());
