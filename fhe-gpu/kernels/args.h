@@ -129,12 +129,14 @@ struct LuxCkksModDownArgs {
     u32 q_limbs;
     u32 p_limbs;
     u32 log_n;
-    u32 reserved;
+    u32 parts;
 };
 
 struct LuxCkksInnerArgs {
     lux_w* u0;
     lux_w* u1;
+    lux_w* u0_hi;
+    lux_w* u1_hi;
     const lux_w* ext;
     const lux_w* key_b;
     const lux_w* key_a;

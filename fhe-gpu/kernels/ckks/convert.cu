@@ -9,7 +9,8 @@
 // The host then runs one forward NTT over every digit's limbs: the own limbs come back to
 // the input's evaluation form (inverse then forward is the identity).
 //
-// lux_ckks_mod_down (LuxCkksModDownArgs): the rounding P -> q_0..q_l conversion, its
+// lux_ckks_mod_down (LuxCkksModDownArgs): for `parts` polynomials ([part][K][N] in,
+// [part][q_limbs][N] out), the rounding P -> q_0..q_l conversion, its
 // fixed-point quotient v = floor(sum_k floor(t_k c_k / 2^s_k) / 2^64) exactly as pinned in
 // moddown.rs (128-bit sums as hi/lo words), then d_o = sum_k t_k (P/p_k mod q_o) -
 // offset(v) mod q_o.
@@ -43,16 +44,19 @@ LUX_KERNEL(lux_ckks_mod_up)(LuxCkksModUpArgs args) {
 
 LUX_KERNEL(lux_ckks_mod_down)(LuxCkksModDownArgs args) {
     const u32 log_n = args.log_n;
-    const u64 total = (u64)args.q_limbs << log_n;
+    const u64 part_words = (u64)args.q_limbs << log_n;
+    const u64 total = (u64)args.parts * part_words;
     const u32 k_len = args.p_limbs;
     LUX_FOR_WORDS(w, total) {
-        const u32 o = (u32)(w >> log_n);
+        const u32 part = (u32)(w / part_words);
+        const u32 o = lux_limb_of(w, log_n, args.q_limbs);
         const u64 s = w & ((1ull << log_n) - 1);
+        const lux_w* input = args.input + (((u64)part * k_len) << log_n);
         const LuxModulus q = args.tables[o].modulus;
         u64 sum_lo = 0, sum_hi = 0, y = 0;
         for (u32 k = 0; k < k_len; k++) {
             const LuxModulus p = args.tables[args.q_limbs + k].modulus;
-            const u64 x = args.input[((u64)k << log_n) + s];
+            const u64 x = input[((u64)k << log_n) + s];
             const u64 z = lux_csub(x + args.half[k], p.q);
             const u64 tk = lux_mul(z, args.p_hat_inv[k], p);
             // f_k = floor(t_k c_k / 2^s_k), s_k in [1, 62]: a 128-bit product shifted.

@@ -5,6 +5,7 @@
 // with g the Galois permutation's gather (index[s]) for a rotation, the identity for a
 // relinearization: the oracle keeps its Galois keys permuted by sigma^-1 and gathers the
 // sum, which is this sum term by term. The key is read as prepared (digit-major over QP).
+// Limbs over q_0..q_l go to u0, u1, those over P to u0_hi, u1_hi.
 
 LUX_KERNEL(lux_ckks_inner_product)(LuxCkksInnerArgs args) {
     const u32 log_n = args.log_n;
@@ -23,7 +24,13 @@ LUX_KERNEL(lux_ckks_inner_product)(LuxCkksInnerArgs args) {
             acc0 = lux_add(acc0, lux_mul(e, args.key_b[at], m), m.q);
             acc1 = lux_add(acc1, lux_mul(e, args.key_a[at], m), m.q);
         }
-        args.u0[w] = acc0;
-        args.u1[w] = acc1;
+        if (t < args.q_limbs) {
+            args.u0[w] = acc0;
+            args.u1[w] = acc1;
+        } else {
+            const u64 hi = w - ((u64)args.q_limbs << log_n);
+            args.u0_hi[hi] = acc0;
+            args.u1_hi[hi] = acc1;
+        }
     }
 }

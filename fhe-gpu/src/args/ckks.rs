@@ -143,15 +143,21 @@ kernel_args! {
         pub q_limbs: u32,
         pub p_limbs: u32,
         pub log_n: u32,
-        pub reserved: u32,
+        /// Polynomials: input `[part][K][N]`, output `[part][q_limbs][N]`.
+        pub parts: u32,
     }
 }
 
 kernel_args! {
     /// `lux_ckks_inner_product`: the key-switching sums of every extended limb.
     pub struct CkksInnerArgs => "lux_ckks_inner_product", "LuxCkksInnerArgs" {
+        /// The sums' limbs over `q_0..q_l`...
         pub u0: DevPtr<Residue>,
         pub u1: DevPtr<Residue>,
+        /// ...and over `P` (right after them in an extended ciphertext; apart, so that
+        /// ModDown transforms both halves' `P` limbs in one launch sequence).
+        pub u0_hi: DevPtr<Residue>,
+        pub u1_hi: DevPtr<Residue>,
         /// `[digit][limb][N]`: the ModUp of the switched polynomial.
         pub ext: DevPtr<Residue>,
         /// The key halves, `[digit][QP prime][N]` as `SwitchingKey::b` lays them out.

@@ -5,9 +5,10 @@
 //!    per digit, `lux_ckks_mod_up` writes `E_j` over `q_0..q_l, P` in coefficient form
 //!    (own limbs copied, the others converted); then one forward NTT over every digit's
 //!    limbs, which gives back `d`'s own limbs exactly.
-//! 4. ModDown of `u` over `q_0..q_l, P`: its `P` limbs to coefficient form, the
-//!    rounding conversion to `q_0..q_l` (`lux_ckks_mod_down`), to evaluation form `w`,
-//!    then `(u_i - w_i) P^-1 mod q_i` combined into the output as [`Finish`] says.
+//! 4. ModDown of both halves `u` over `q_0..q_l, P` at once: their `P` limbs to
+//!    coefficient form, the rounding conversion to `q_0..q_l` (`lux_ckks_mod_down`), to
+//!    evaluation form `w`, then `(u_i - w_i) P^-1 mod q_i` combined into the output as
+//!    [`Finish`] says.
 
 use fhe_api::Result;
 
@@ -70,22 +71,38 @@ pub(super) fn mod_up<D: GpuDriver>(
     Ok(())
 }
 
-/// Step 4 on one polynomial `u` of `l + 1 + K` limbs (its `P` limbs are overwritten),
-/// into `out`'s `l + 1` limbs.
+/// The key-switching sums of both halves, ModDown's input: their limbs over `q_0..q_l`
+/// (`[2][l + 1][N]`) and over `P` (`[2][K][N]`, so one launch sequence transforms both).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SwitchSums {
+    pub q: DevPtr<Residue>,
+    pub p: DevPtr<Residue>,
+}
+
+impl SwitchSums {
+    /// Sums in a temporary of the operation.
+    pub(super) fn scratch<D: GpuDriver>(c: &Ctx<'_, D>, lp: &GpuLevel<D>) -> Result<SwitchSums> {
+        let q_words = 2 * (lp.level + 1) * c.n();
+        let u = c.scratch(q_words + 2 * c.plan.p_len() * c.n())?;
+        Ok(SwitchSums { q: u, p: offset(u, q_words) })
+    }
+}
+
+/// Step 4 on both halves `u` (their `P` limbs are overwritten), into `out`'s two parts
+/// of `l + 1` limbs, part `k` finished as `finish[k]` says.
 pub(super) fn mod_down<D: GpuDriver>(
     c: &Ctx<'_, D>,
     lp: &GpuLevel<D>,
-    u: DevPtr<Residue>,
+    u: SwitchSums,
     out: DevPtr<Residue>,
-    finish: Finish,
+    finish: [Finish; 2],
 ) -> Result<()> {
     let n = c.n();
     let (q_limbs, k) = (lp.level + 1, c.plan.p_len());
-    let pu = offset(u, q_limbs * n);
-    let w = c.scratch(q_limbs * n)?;
+    let w = c.scratch(2 * q_limbs * n)?;
     let down = CkksModDownArgs {
         out: w,
-        input: pu,
+        input: u.p,
         tables: lp.ext_table.dev_ptr(),
         half: lp.down.half.dev_ptr(),
         p_hat_inv: lp.down.p_hat_inv.dev_ptr(),
@@ -96,21 +113,37 @@ pub(super) fn mod_down<D: GpuDriver>(
         q_limbs: q_limbs as u32,
         p_limbs: k as u32,
         log_n: c.plan.log_n(),
-        reserved: 0,
+        parts: 2,
     };
-    let base = CkksEltwiseArgs { out, x: u, y: w, a: lp.p_inv.dev_ptr(), ..args(c, EltwiseOp::SubScale, 1, q_limbs) };
-    let last = match finish {
-        Finish::Set => base,
-        Finish::Add => CkksEltwiseArgs { op: EltwiseOp::SubScaleAdd as u32, ..base },
-        Finish::AddPermuted(z, index) => CkksEltwiseArgs { op: EltwiseOp::SubScalePerm as u32, z, index, ..base },
+    let finishing = |parts: usize, at: usize, f: Finish| {
+        let base = CkksEltwiseArgs {
+            out: offset(out, at),
+            x: offset(u.q, at),
+            y: offset(w, at),
+            a: lp.p_inv.dev_ptr(),
+            ..args(c, EltwiseOp::SubScale, parts, q_limbs)
+        };
+        match f {
+            Finish::Set => base,
+            Finish::Add => CkksEltwiseArgs { op: EltwiseOp::SubScaleAdd as u32, ..base },
+            Finish::AddPermuted(z, index) => CkksEltwiseArgs { op: EltwiseOp::SubScalePerm as u32, z, index, ..base },
+        }
     };
-    // SAFETY: `u` holds `l + 1 + K` limbs, `w` and `out` (and `z`) `l + 1`, `index` N
-    // words; the level's constants are sized for it.
+    // One launch for both parts when they finish alike (a gather's `z` is one part's).
+    let lasts = match finish {
+        [Finish::Set, Finish::Set] | [Finish::Add, Finish::Add] => vec![finishing(2, 0, finish[0])],
+        [f0, f1] => vec![finishing(1, 0, f0), finishing(1, q_limbs * n, f1)],
+    };
+    // SAFETY: `u.q`, `w` and `out` hold two parts of `l + 1` limbs, `u.p` two of `K`
+    // (and `z` one part of `l + 1`, `index` N words); the level's constants are sized
+    // for it.
     unsafe {
-        c.ntt(pu, c.plan.p_table(), k, k, false)?;
-        c.launch(q_limbs * n, &down)?;
-        c.ntt(w, c.plan.table_at(0), q_limbs, q_limbs, true)?;
-        run(c, &last)?;
+        c.ntt(u.p, c.plan.p_table(), 2 * k, k, false)?;
+        c.launch(2 * q_limbs * n, &down)?;
+        c.ntt(w, c.plan.table_at(0), 2 * q_limbs, q_limbs, true)?;
+        for last in &lasts {
+            run(c, last)?;
+        }
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 use fhe_api::ckks::{Ciphertext, CkksMeta, PreparedSwitchKey};
 use fhe_api::{Error, Result};
 
-use super::convert::{ext_words, mod_down, mod_up, Finish};
+use super::convert::{ext_words, mod_down, mod_up, Finish, SwitchSums};
 use super::eltwise::{args, new_ct, run};
 use super::plan::GpuLevel;
 use super::{degree_one, offset, Ctx, GpuBackend, GpuCt, GpuSwitchKey};
@@ -20,15 +20,15 @@ pub struct GpuHoisted<D: GpuDriver> {
     pub(super) ext: Buffer<D, u64>,
 }
 
-/// Step 3: the sums `(u0, u1)` over `q_0..q_l, P` into `u`, `[2][l + 1 + K][N]`;
-/// `index` a Galois gather, or null.
+/// Step 3: the sums `(u0, u1)` over `q_0..q_l, P`: limbs over `q` to `u[k].0`, over `P`
+/// to `u[k].1`; `index` a Galois gather, or null.
 pub(super) fn inner_products<D: GpuDriver>(
     c: &Ctx<'_, D>,
     lp: &GpuLevel<D>,
     ext: DevPtr<Residue>,
     key: &GpuSwitchKey<D>,
     index: DevPtr<u32>,
-    u: DevPtr<Residue>,
+    u: [(DevPtr<Residue>, DevPtr<Residue>); 2],
 ) -> Result<()> {
     let n = c.n();
     let (q_len, k) = (c.plan.q_len(), c.plan.p_len());
@@ -38,8 +38,10 @@ pub(super) fn inner_products<D: GpuDriver>(
         return Err(Error::InvalidInput(format!("a switching key of {} words for {digits} digits", key.b.len())));
     }
     let a = CkksInnerArgs {
-        u0: u,
-        u1: offset(u, limbs * n),
+        u0: u[0].0,
+        u1: u[1].0,
+        u0_hi: u[0].1,
+        u1_hi: u[1].1,
         ext,
         key_b: DevPtr::new(key.b.ptr()),
         key_a: DevPtr::new(key.a.ptr()),
@@ -57,16 +59,17 @@ pub(super) fn inner_products<D: GpuDriver>(
     unsafe { c.launch(limbs * n, &a) }
 }
 
-/// [`inner_products`] into a temporary.
+/// [`inner_products`] into a temporary laid out for [`mod_down`].
 fn switched<D: GpuDriver>(
     c: &Ctx<'_, D>,
     lp: &GpuLevel<D>,
     ext: DevPtr<Residue>,
     key: &GpuSwitchKey<D>,
     index: DevPtr<u32>,
-) -> Result<DevPtr<Residue>> {
-    let u = c.scratch(2 * (lp.level + 1 + c.plan.p_len()) * c.n())?;
-    inner_products(c, lp, ext, key, index, u)?;
+) -> Result<SwitchSums> {
+    let u = SwitchSums::scratch(c, lp)?;
+    let (q, k) = ((lp.level + 1) * c.n(), c.plan.p_len() * c.n());
+    inner_products(c, lp, ext, key, index, [(u.q, u.p), (offset(u.q, q), offset(u.p, k))])?;
     Ok(u)
 }
 
@@ -78,7 +81,6 @@ pub(super) fn relinearize<D: GpuDriver>(
     key: &GpuSwitchKey<D>,
 ) -> Result<GpuCt<D>> {
     let (n, q_limbs) = (c.n(), lp.level + 1);
-    let limbs = q_limbs + c.plan.p_len();
     let out = new_ct(c, 2, q_limbs)?;
     let copy = CkksEltwiseArgs {
         out: out.ptr(),
@@ -91,8 +93,7 @@ pub(super) fn relinearize<D: GpuDriver>(
     let ext = c.scratch(ext_words(c, lp))?;
     mod_up(c, lp, x.part(2, n), ext)?;
     let u = switched(c, lp, ext, key, DevPtr::default())?;
-    mod_down(c, lp, u, out.ptr(), Finish::Add)?;
-    mod_down(c, lp, offset(u, limbs * n), out.part(1, n), Finish::Add)?;
+    mod_down(c, lp, u, out.ptr(), [Finish::Add, Finish::Add])?;
     Ok(out)
 }
 
@@ -125,11 +126,9 @@ impl<D: GpuDriver> GpuBackend<D> {
             .map(|key| {
                 let (k, index) = self.galois_key(key)?;
                 let r = self.on_device(&plan, |c| {
-                    let (n, limbs) = (c.n(), lp.level + 1 + plan.p_len());
                     let r = new_ct(c, 2, lp.level + 1)?;
                     let u = switched(c, &lp, DevPtr::new(h.ext.ptr()), k, index)?;
-                    mod_down(c, &lp, u, r.ptr(), Finish::AddPermuted(x.ptr(), index))?;
-                    mod_down(c, &lp, offset(u, limbs * n), r.part(1, n), Finish::Set)?;
+                    mod_down(c, &lp, u, r.ptr(), [Finish::AddPermuted(x.ptr(), index), Finish::Set])?;
                     Ok(r)
                 })?;
                 self.wrap(out.clone(), r)

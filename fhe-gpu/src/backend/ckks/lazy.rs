@@ -6,7 +6,7 @@
 use fhe_api::ckks::{Ciphertext, CkksMeta, ExtCiphertext, ExtMeta, Hoisted, PreparedPlaintext, PreparedSwitchKey};
 use fhe_api::{Backend, Error, Result};
 
-use super::convert::{mod_down, Finish};
+use super::convert::{mod_down, Finish, SwitchSums};
 use super::eltwise::{args, new_ct, run};
 use super::keyswitch::{inner_products, GpuHoisted};
 use super::plan::GpuLevel;
@@ -91,8 +91,13 @@ impl<D: GpuDriver> GpuBackend<D> {
                 let (k, index) = self.galois_key(key)?;
                 let u = self.on_device(&plan, |c| {
                     let n = c.n();
-                    let u = c.alloc(2 * (lp.level + 1 + plan.p_len()) * n)?;
-                    inner_products(c, &lp, DevPtr::new(hc.ext.ptr()), k, index, DevPtr::new(u.ptr()))?;
+                    let (q_words, limbs) = ((lp.level + 1) * n, lp.level + 1 + plan.p_len());
+                    let u = c.alloc(2 * limbs * n)?;
+                    // The extended ciphertext's layout: each half's `P` limbs after its `q` limbs.
+                    let u0 = DevPtr::new(u.ptr());
+                    let u1 = offset(u0, limbs * n);
+                    let halves = [(u0, offset(u0, q_words)), (u1, offset(u1, q_words))];
+                    inner_products(c, &lp, DevPtr::new(hc.ext.ptr()), k, index, halves)?;
                     // `P sigma(c0)` on `Q`'s limbs (zero on `P`'s), added to `u0` there.
                     let a = CkksEltwiseArgs {
                         out: DevPtr::new(u.ptr()),
@@ -212,19 +217,28 @@ impl<D: GpuDriver> GpuBackend<D> {
             if e.buf.len() != 2 * limbs * n {
                 return Err(Error::InvalidInput("an extended ciphertext of another level's shape".into()));
             }
-            // ModDown overwrites its input's P limbs: it works on a copy.
-            let u = c.scratch(2 * limbs * n)?;
-            let copy = CkksEltwiseArgs {
-                out: u,
-                x: e.ptr(),
-                tables: lp.ext_table.dev_ptr(),
-                ..args(c, EltwiseOp::Copy, 2, limbs)
+            // ModDown overwrites its input's P limbs, and takes both halves' P limbs
+            // together: it works on a copy in its own layout.
+            let (q_limbs, k) = (lp.level + 1, plan.p_len());
+            let u = SwitchSums::scratch(c, &lp)?;
+            let stride = (limbs * n) as u64;
+            let copy_q =
+                CkksEltwiseArgs { out: u.q, x: e.ptr(), x_stride: stride, ..args(c, EltwiseOp::Copy, 2, q_limbs) };
+            let copy_p = CkksEltwiseArgs {
+                out: u.p,
+                x: offset(e.ptr(), q_limbs * n),
+                x_stride: stride,
+                tables: plan.p_table(),
+                ..args(c, EltwiseOp::Copy, 2, k)
             };
-            // SAFETY: `u` and `e` hold two polynomials of `limbs` limbs.
-            unsafe { run(c, &copy)? };
-            let r = new_ct(c, 2, lp.level + 1)?;
-            mod_down(c, &lp, u, r.ptr(), Finish::Set)?;
-            mod_down(c, &lp, offset(u, limbs * n), r.part(1, n), Finish::Set)?;
+            // SAFETY: `e` holds two polynomials of `limbs` limbs; `u` two parts of
+            // `l + 1` limbs and two of `K`.
+            unsafe {
+                run(c, &copy_q)?;
+                run(c, &copy_p)?;
+            }
+            let r = new_ct(c, 2, q_limbs)?;
+            mod_down(c, &lp, u, r.ptr(), [Finish::Set, Finish::Set])?;
             Ok(r)
         })?;
         self.wrap(out, r)
