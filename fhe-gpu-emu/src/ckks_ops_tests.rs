@@ -141,18 +141,22 @@ fn scenario(ops: &dyn CkksOps, x: &Inputs) -> Result<Vec<(&'static str, HostCiph
     Ok(out)
 }
 
+/// At both small presets: digits of one prime (`N = 2^13`, `dnum` 3) and of two
+/// (`N = 2^14`, 7 primes, `dnum` 4, the last digit short).
 #[test]
 fn every_ckks_op_equals_the_oracle() {
-    let x = inputs(Preset::Slots4096Scale40Depth2);
-    let (gpu, cpu) = (emulated_backend().unwrap(), CpuBackend::oracle());
-    let got = scenario(&gpu, &x).expect("the emulated device");
-    let want = scenario(&cpu, &x).expect("the oracle");
-    assert_eq!(got.len(), want.len());
-    for ((name, g), (_, w)) in got.iter().zip(&want) {
-        assert!(g == w, "{name}: the device's words differ from the oracle's");
+    for preset in [Preset::Slots4096Scale40Depth2, Preset::Slots8192Scale40Depth6] {
+        let x = inputs(preset);
+        let (gpu, cpu) = (emulated_backend().unwrap(), CpuBackend::oracle());
+        let got = scenario(&gpu, &x).expect("the emulated device");
+        let want = scenario(&cpu, &x).expect("the oracle");
+        assert_eq!(got.len(), want.len());
+        for ((name, g), (_, w)) in got.iter().zip(&want) {
+            assert!(g == w, "{preset}: {name}: the device's words differ from the oracle's");
+        }
+        // The inputs are not trivial: products and rotations changed the words.
+        assert!(want.iter().filter(|(_, c)| c.c0() != x.a.c0()).count() > want.len() / 2);
     }
-    // The inputs are not trivial: products and rotations changed the words.
-    assert!(want.iter().filter(|(_, c)| c.c0() != x.a.c0()).count() > want.len() / 2);
 }
 
 /// Bad input is a clear error, never a panic: a constant of the wrong length, a monomial
