@@ -110,10 +110,12 @@ struct LuxCkksModUpArgs {
     const LuxNttTable* tables;
     const u64* q_hat_inv;
     const u64* rows;
+    const u64* row_offsets;
+    const u32* starts;
     u32 limbs;
-    u32 start;
-    u32 len;
+    u32 digits;
     u32 log_n;
+    u32 reserved;
 };
 
 struct LuxCkksModDownArgs {

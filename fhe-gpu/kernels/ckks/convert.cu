@@ -2,8 +2,8 @@
 // thread (fhe_api::ring::rns::BaseConverter and fhe_api::ring::moddown::RoundingConverter
 // define the integers; any exact reduction gives their words).
 //
-// lux_ckks_mod_up (LuxCkksModUpArgs): one digit's extension E_j over q_0..q_l, P
-// (`limbs` limbs): the digit's own limbs [start, start + len) copied from the input, every
+// lux_ckks_mod_up (LuxCkksModUpArgs): every digit's extension E_j over q_0..q_l, P
+// (`limbs` limbs each, one launch): the digit's own limbs [start, start + len) copied, every
 // other limb o (o-th target: t < start ? t : t - len) the fast conversion
 //   y = sum_i [x_i (Q_D/q_i)^-1]_{q_i} ((Q_D/q_i) mod p_o)  mod p_o.
 // The host then runs one forward NTT over every digit's limbs: the own limbs come back to
@@ -17,25 +17,27 @@
 
 LUX_KERNEL(lux_ckks_mod_up)(LuxCkksModUpArgs args) {
     const u32 log_n = args.log_n;
-    const u64 total = (u64)args.limbs << log_n;
-    const u32 la = args.len;
+    const u64 digit_words = (u64)args.limbs << log_n;
+    const u64 total = (u64)args.digits * digit_words;
     LUX_FOR_WORDS(w, total) {
-        const u32 t = (u32)(w >> log_n);
+        const u32 j = (u32)(w / digit_words);
+        const u32 t = lux_limb_of(w, log_n, args.limbs);
         const u64 s = w & ((1ull << log_n) - 1);
-        if (t >= args.start && t < args.start + la) {
-            args.out[w] = args.input[w];
+        const u32 start = args.starts[j], la = args.starts[j + 1] - start;
+        if (t >= start && t < start + la) {
+            args.out[w] = args.input[((u64)t << log_n) + s];
             continue;
         }
-        const u32 o = t < args.start ? t : t - la;
+        const u32 o = t < start ? t : t - la;
         const LuxModulus p = args.tables[t].modulus;
-        const u64* row = args.rows + (u64)o * la;
+        const u64* row = args.rows + args.row_offsets[j] + (u64)o * la;
         u64 y = 0;
         for (u32 i = 0; i < la; i++) {
-            const u32 src = args.start + i;
+            const u32 src = start + i;
             const LuxModulus qi = args.tables[src].modulus;
             // t_i is recomputed per output limb: `la` extra products per word, where a
             // shared-memory block of t_i would trade them for a barrier (a later variant).
-            const u64 ti = lux_mul(args.input[((u64)src << log_n) + s], args.q_hat_inv[i], qi);
+            const u64 ti = lux_mul(args.input[((u64)src << log_n) + s], args.q_hat_inv[src], qi);
             y = lux_add(y, lux_mul(lux_reduce(ti, p), row[i], p), p.q);
         }
         args.out[w] = y;

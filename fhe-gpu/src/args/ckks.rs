@@ -99,23 +99,28 @@ kernel_args! {
 }
 
 kernel_args! {
-    /// `lux_ckks_mod_up`: one digit's extension over `q_0..q_l, P` in coefficient form.
+    /// `lux_ckks_mod_up`: every digit's extension over `q_0..q_l, P` in coefficient form,
+    /// one launch.
     pub struct CkksModUpArgs => "lux_ckks_mod_up", "LuxCkksModUpArgs" {
-        /// `[limb][N]`, `limbs` limbs.
+        /// `[digit][limb][N]`, `limbs` limbs per digit.
         pub out: DevPtr<Residue>,
         /// The polynomial's `l + 1` limbs in coefficient form.
         pub input: DevPtr<Residue>,
         /// The extended limbs' entries.
         pub tables: DevPtr<GpuNttTable>,
-        /// `(Q_D / q_i)^-1 mod q_i` for the digit's `len` primes.
+        /// `(Q_D / q_i)^-1 mod q_i` of limb `i`'s digit `D`, one per limb of `q_0..q_l`.
         pub q_hat_inv: DevPtr<u64>,
-        /// `(Q_D / q_i) mod p_o`: `len` words per target `o`.
+        /// Per digit, `(Q_D / q_i) mod p_o`: its length per target `o`, from
+        /// `row_offsets[digit]`.
         pub rows: DevPtr<u64>,
+        pub row_offsets: DevPtr<u64>,
+        /// Digit `j` covers limbs `starts[j] .. starts[j + 1]` (`digits + 1` words).
+        pub starts: DevPtr<u32>,
         pub limbs: u32,
-        /// The digit's first limb and its number of limbs.
-        pub start: u32,
-        pub len: u32,
+        pub digits: u32,
         pub log_n: u32,
+        /// Zero; spells out the tail padding.
+        pub reserved: u32,
     }
 }
 

@@ -2,9 +2,9 @@
 //! of the CPU's `keyswitch.rs`, with its `convert.rs`):
 //!
 //! 1. ModUp of `d` (evaluation form over `q_0..q_l`): every limb to coefficient form;
-//!    per digit, `lux_ckks_mod_up` writes `E_j` over `q_0..q_l, P` in coefficient form
-//!    (own limbs copied, the others converted); then one forward NTT over every digit's
-//!    limbs, which gives back `d`'s own limbs exactly.
+//!    one `lux_ckks_mod_up` launch writes every `E_j` over `q_0..q_l, P` in coefficient
+//!    form (own limbs copied, the others converted); then one forward NTT over every
+//!    digit's limbs, which gives back `d`'s own limbs exactly.
 //! 4. ModDown of both halves `u` over `q_0..q_l, P` at once: their `P` limbs to
 //!    coefficient form, the rounding conversion to `q_0..q_l` (`lux_ckks_mod_down`), to
 //!    evaluation form `w`, then `(u_i - w_i) P^-1 mod q_i` combined into the output as
@@ -31,7 +31,7 @@ pub(super) enum Finish {
 
 /// Words of a level's `E`: `[digit][l + 1 + K][N]`.
 pub(super) fn ext_words<D: GpuDriver>(c: &Ctx<'_, D>, lp: &GpuLevel<D>) -> usize {
-    lp.digits.len() * (lp.level + 1 + c.plan.p_len()) * c.n()
+    lp.digits.count * (lp.level + 1 + c.plan.p_len()) * c.n()
 }
 
 /// Step 1: `E` of `d` (`l + 1` limbs in evaluation form) into `ext`
@@ -52,21 +52,21 @@ pub(super) fn mod_up<D: GpuDriver>(
     unsafe {
         run(c, &copy)?;
         c.ntt(coeff, c.plan.table_at(0), q_limbs, q_limbs, false)?;
-        for (j, dg) in lp.digits.iter().enumerate() {
-            let a = CkksModUpArgs {
-                out: offset(ext, j * limbs * n),
-                input: coeff,
-                tables: lp.ext_table.dev_ptr(),
-                q_hat_inv: dg.q_hat_inv.dev_ptr(),
-                rows: dg.rows.dev_ptr(),
-                limbs: limbs as u32,
-                start: dg.start,
-                len: dg.len,
-                log_n: c.plan.log_n(),
-            };
-            c.launch(limbs * n, &a)?;
-        }
-        c.ntt(ext, lp.ext_table.dev_ptr(), lp.digits.len() * limbs, limbs, true)?;
+        let a = CkksModUpArgs {
+            out: ext,
+            input: coeff,
+            tables: lp.ext_table.dev_ptr(),
+            q_hat_inv: lp.digits.q_hat_inv.dev_ptr(),
+            rows: lp.digits.rows.dev_ptr(),
+            row_offsets: lp.digits.row_offsets.dev_ptr(),
+            starts: lp.digits.starts.dev_ptr(),
+            limbs: limbs as u32,
+            digits: lp.digits.count as u32,
+            log_n: c.plan.log_n(),
+            reserved: 0,
+        };
+        c.launch(lp.digits.count * limbs * n, &a)?;
+        c.ntt(ext, lp.ext_table.dev_ptr(), lp.digits.count * limbs, limbs, true)?;
     }
     Ok(())
 }

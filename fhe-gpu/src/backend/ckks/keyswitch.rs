@@ -33,7 +33,7 @@ pub(super) fn inner_products<D: GpuDriver>(
     let n = c.n();
     let (q_len, k) = (c.plan.q_len(), c.plan.p_len());
     let limbs = lp.level + 1 + k;
-    let digits = lp.digits.len();
+    let digits = lp.digits.count;
     if key.b.len() < digits * (q_len + k) * n {
         return Err(Error::InvalidInput(format!("a switching key of {} words for {digits} digits", key.b.len())));
     }

@@ -19,14 +19,17 @@ use crate::args::{DevPtr, GpuNttTable};
 use crate::backend::ring::RingTables;
 use crate::driver::{Buffer, GpuDriver};
 
-/// One digit's ModUp constants at a level.
+/// Every digit's ModUp constants at a level, in one run each (`CkksModUpArgs`).
 pub struct DigitConsts<D: GpuDriver> {
-    pub start: u32,
-    pub len: u32,
-    /// `(Q_D / q_i)^-1 mod q_i`.
+    /// The number of digits.
+    pub count: usize,
+    /// `(Q_D / q_i)^-1 mod q_i` per limb `i` of `q_0..q_l`, `D` its digit.
     pub q_hat_inv: Buffer<D, u64>,
-    /// `(Q_D / q_i) mod p_o`, `len` per target.
+    /// `(Q_D / q_i) mod p_o`, per digit `len` words per target, from `row_offsets`.
     pub rows: Buffer<D, u64>,
+    pub row_offsets: Buffer<D, u64>,
+    /// Digit `j` covers limbs `starts[j] .. starts[j + 1]`.
+    pub starts: Buffer<D, u32>,
 }
 
 /// The rounding ModDown's constants (`RoundingConverter::constants`).
@@ -44,7 +47,7 @@ pub struct GpuLevel<D: GpuDriver> {
     pub level: usize,
     /// `q_0..q_l, P`.
     pub ext_table: Buffer<D, GpuNttTable>,
-    pub digits: Vec<DigitConsts<D>>,
+    pub digits: DigitConsts<D>,
     pub down: DownConsts<D>,
     /// `P^-1 mod q_i`, `P mod q_i` (`i <= l`), `q_l^-1 mod q_i` (`i < l`).
     pub p_inv: Buffer<D, u64>,
@@ -122,21 +125,26 @@ impl<D: GpuDriver> GpuCkksPlan<D> {
         let q: Vec<u64> = (0..=level).map(|i| self.prime(i)).collect();
         let p: Vec<u64> = (q_len..q_len + k).map(|i| self.prime(i)).collect();
         let ext: Vec<GpuNttTable> = (0..=level).chain(q_len..q_len + k).map(|i| self.entries[i]).collect();
-        let mut digits = Vec::new();
-        for range in self.params.digits(level) {
+        let ranges = self.params.digits(level);
+        let (mut q_hat_inv, mut rows, mut row_offsets) = (Vec::new(), Vec::new(), Vec::new());
+        let mut starts: Vec<u32> = ranges.iter().map(|r| r.start as u32).collect();
+        starts.push(ranges.last().map_or(0, |r| r.end) as u32);
+        for range in &ranges {
             let from: Vec<u64> = q[range.clone()].to_vec();
             let targets: Vec<u64> =
                 (0..=level).filter(|i| !range.contains(i)).map(|i| q[i]).chain(p.iter().copied()).collect();
             let conv = BaseConverter::new(&basis(&from)?, &basis(&targets)?);
-            let q_hat_inv: Vec<u64> = conv.q_hat_inv().iter().map(|&(w, _)| w).collect();
-            let rows: Vec<u64> = (0..targets.len()).flat_map(|j| conv.row(j).to_vec()).collect();
-            digits.push(DigitConsts {
-                start: range.start as u32,
-                len: range.len() as u32,
-                q_hat_inv: Buffer::from_slice(drv, &q_hat_inv)?,
-                rows: Buffer::from_slice(drv, &rows)?,
-            });
+            q_hat_inv.extend(conv.q_hat_inv().iter().map(|&(w, _)| w));
+            row_offsets.push(rows.len() as u64);
+            rows.extend((0..targets.len()).flat_map(|j| conv.row(j).to_vec()));
         }
+        let digits = DigitConsts {
+            count: ranges.len(),
+            q_hat_inv: Buffer::from_slice(drv, &q_hat_inv)?,
+            rows: Buffer::from_slice(drv, &rows)?,
+            row_offsets: Buffer::from_slice(drv, &row_offsets)?,
+            starts: Buffer::from_slice(drv, &starts)?,
+        };
         let down = RoundingConverter::new(&basis(&p)?, &basis(&q)?)?;
         let c = down.constants();
         let down = DownConsts {
