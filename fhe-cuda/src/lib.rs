@@ -265,7 +265,15 @@ unsafe impl GpuDriver for CudaDriver {
     fn alloc(&self, bytes: usize) -> Result<u64> {
         self.bind()?;
         // SAFETY: plain device allocation; freed by `free`.
-        unsafe { cu::malloc_sync(bytes) }.map_err(|e| device_error(format!("cuMemAlloc({bytes} bytes): {e}")))
+        unsafe { cu::malloc_sync(bytes) }.map_err(|e| {
+            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                // The need and what is left, instead of the driver's bare code (a CKKS key
+                // set at N = 2^16 is gigabytes).
+                let available = cu::mem_get_info().map_or(0, |(free, _)| free as u64);
+                return Error::OutOfMemory { what: "a CUDA device allocation".into(), needed: bytes as u64, available };
+            }
+            device_error(format!("cuMemAlloc({bytes} bytes): {e}"))
+        })
     }
 
     unsafe fn free(&self, ptr: u64) {

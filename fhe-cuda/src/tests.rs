@@ -81,6 +81,11 @@ fhe_schemes::conformance_tests!(
     gates_per_set = 1000
 );
 
-// CKKS is not on the device yet (`Backend::ckks` is `None`): its suite is stamped as
-// ignored with the reason, so a run lists it as skipped, never as passed.
-fhe_schemes::ckks_conformance_tests!(unsupported = "the CUDA backend does not implement CKKS yet");
+// The CKKS suite on a CUDA device (the shared backend's `CkksOps`, checked byte for byte
+// on the emulator in CI): `cargo test -p fhe-cuda -- --ignored` there.
+fhe_schemes::ckks_conformance_tests!(
+    ignore = "needs a CUDA device",
+    device_backend(),
+    std::sync::Arc::new(fhe_cpu::CpuBackend::oracle()),
+    preset = fhe_api::ckks::params::Preset::Slots4096Scale40Depth2
+);

@@ -1,5 +1,5 @@
-// Runs one launch: blocks one after another, each as blockDim.x threads that share a
-// barrier (__syncthreads) and the `static` stand-ins for shared memory.
+// Runs one launch: blocks one after another, run by one set of blockDim.x threads that
+// share a barrier (__syncthreads) and the `static` stand-ins for shared memory.
 // LUX_EMU_LAUNCH is this unit's exported name.
 
 // Kernel `f` with its argument struct `A`, copied from the host's bytes (as a driver
@@ -16,20 +16,24 @@ static int lux_emu_run(void (*f)(A), const void* args, unsigned args_bytes, unsi
     lux_emu_dyn_smem = reinterpret_cast<unsigned char*>(smem.data());
     gridDim = {grid, 1, 1};
     blockDim = {block, 1, 1};
-    for (unsigned b = 0; b < grid; ++b) {
-        std::barrier<> bar(block);
-        std::vector<std::thread> threads;
-        threads.reserve(block);
-        for (unsigned t = 0; t < block; ++t) {
-            threads.emplace_back([&bar, &a, f, b, t] {
-                threadIdx = {t, 0, 0};
+    // One set of blockDim threads runs the blocks one after another (starting threads
+    // per block dominated the emulator's time); the barrier after each block keeps the
+    // next block from touching shared memory before every thread has left this one.
+    std::barrier<> bar(block);
+    std::vector<std::thread> threads;
+    threads.reserve(block);
+    for (unsigned t = 0; t < block; ++t) {
+        threads.emplace_back([&bar, &a, f, grid, t] {
+            threadIdx = {t, 0, 0};
+            lux_emu_barrier = &bar;
+            for (unsigned b = 0; b < grid; ++b) {
                 blockIdx = {b, 0, 0};
-                lux_emu_barrier = &bar;
                 f(a);
-            });
-        }
-        for (auto& th : threads) th.join();
+                bar.arrive_and_wait();
+            }
+        });
     }
+    for (auto& th : threads) th.join();
     return 0;
 }
 

@@ -24,8 +24,9 @@ include!(concat!(env!("OUT_DIR"), "/units.rs"));
 /// of N on purpose, so the kernels' strided loops are exercised with ragged tails.
 const EMU_MAX_BLOCK: u32 = 12;
 const EMU_WARP: u32 = 4;
-/// Blocks per launch: each emulated block starts its threads anew, so few; and fewer
-/// than most launches want, so the kernels' grid-stride loops run more than once.
+/// Blocks per launch: few (one set of threads runs them one after another, a barrier
+/// between blocks), and fewer than most launches want, so the kernels' grid-stride
+/// loops run more than once.
 const EMU_MAX_GRID: u32 = 8;
 
 /// The emulator as a [`GpuDriver`]: host memory stands in for device memory.
@@ -143,3 +144,9 @@ unsafe impl GpuDriver for EmuDriver {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod ckks_tests;
+
+#[cfg(test)]
+mod ckks_ops_tests;

@@ -63,7 +63,6 @@ fn a_key_from_another_backend_is_refused() {
 fn ring_ntt_matches_the_oracle_on_ckks_primes() {
     let gpu = emulated_backend().unwrap();
     fhe_gpu::testing::ckks_chain_matches_the_oracle(&gpu, &CpuBackend::oracle());
-    assert!(gpu.ckks().is_none(), "CKKS on the device is not this backend's capability yet");
 }
 
 #[test]
@@ -74,10 +73,4 @@ fn ring_ntt_matches_the_oracle_at_the_ends_of_the_range() {
 #[test]
 fn bad_ring_input_is_a_clear_error() {
     fhe_gpu::testing::bad_ring_input_is_a_clear_error(&emulated_backend().unwrap());
-    // CKKS itself stays off the device: a context is refused by name.
-    let ctx = fhe_schemes::ckks::Context::from_preset(
-        std::sync::Arc::new(emulated_backend().unwrap()),
-        fhe_api::ckks::Preset::Slots4096Scale40Depth2,
-    );
-    assert!(matches!(ctx, Err(fhe_api::Error::Unsupported { .. })));
 }

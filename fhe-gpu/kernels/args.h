@@ -68,3 +68,86 @@ struct LuxKeySwitchArgs {
     u32 count;
     u32 add;
 };
+
+// ---- CKKS (kernels/ckks/): 64-bit words; `tables` hold one entry per limb.
+
+struct LuxCkksEltwiseArgs {
+    lux_w* out;
+    const lux_w* x;
+    const lux_w* y;
+    const lux_w* y_hi;
+    const lux_w* z;
+    const u32* index;
+    const u64* a;
+    const u64* b;
+    const LuxNttTable* tables;
+    u64 out_stride;
+    u64 x_stride;
+    u64 y_stride;
+    u64 z_stride;
+    u32 parts;
+    u32 limbs;
+    u32 log_n;
+    u32 y_split;
+    u32 op;
+    u32 reserved;
+};
+
+struct LuxCkksCenterArgs {
+    lux_w* out;
+    const lux_w* input;
+    const LuxNttTable* source;
+    const LuxNttTable* tables;
+    u32 parts;
+    u32 limbs;
+    u32 log_n;
+    u32 reserved;
+};
+
+struct LuxCkksModUpArgs {
+    lux_w* out;
+    const lux_w* input;
+    const LuxNttTable* tables;
+    const u64* q_hat_inv;
+    const u64* rows;
+    const u64* row_offsets;
+    const u32* starts;
+    u32 limbs;
+    u32 digits;
+    u32 log_n;
+    u32 reserved;
+};
+
+struct LuxCkksModDownArgs {
+    lux_w* out;
+    const lux_w* input;
+    const LuxNttTable* tables;
+    const u64* half;
+    const u64* p_hat_inv;
+    const u64* frac_c;
+    const u32* frac_s;
+    const u64* p_hat_mod_q;
+    const u64* offset;
+    u32 q_limbs;
+    u32 p_limbs;
+    u32 log_n;
+    u32 parts;
+};
+
+struct LuxCkksInnerArgs {
+    lux_w* u0;
+    lux_w* u1;
+    lux_w* u0_hi;
+    lux_w* u1_hi;
+    const lux_w* ext;
+    const lux_w* key_b;
+    const lux_w* key_a;
+    const u32* index;
+    const LuxNttTable* tables;
+    u32 limbs;
+    u32 q_limbs;
+    u32 q_len;
+    u32 qp;
+    u32 digits;
+    u32 log_n;
+};

@@ -204,6 +204,10 @@ macro_rules! kernel_args {
     };
 }
 
+// The CKKS kernels' structs, declared with the macros above.
+mod ckks;
+pub use ckks::{CkksCenterArgs, CkksEltwiseArgs, CkksInnerArgs, CkksModDownArgs, CkksModUpArgs, EltwiseOp};
+
 c_struct! {
     /// One prime modulus as the kernels' arithmetic reads it (`kernels/arith.cuh`): a
     /// table entry, so no prime is compiled into a kernel.
@@ -350,13 +354,18 @@ impl Layout {
 }
 
 /// Every shared struct, in the order of `kernels/args.h` (a struct after those it holds).
-pub fn layouts() -> [Layout; 5] {
+pub fn layouts() -> [Layout; 10] {
     [
         Layout::table::<GpuModulus>(),
         Layout::table::<GpuNttTable>(),
         Layout::kernel::<RingNttArgs>(),
         Layout::kernel::<BlindRotateArgs>(),
         Layout::kernel::<KeySwitchArgs>(),
+        Layout::kernel::<CkksEltwiseArgs>(),
+        Layout::kernel::<CkksCenterArgs>(),
+        Layout::kernel::<CkksModUpArgs>(),
+        Layout::kernel::<CkksModDownArgs>(),
+        Layout::kernel::<CkksInnerArgs>(),
     ]
 }
 

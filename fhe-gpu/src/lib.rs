@@ -1,9 +1,10 @@
 //! `fhe-gpu`: what the GPU backends share, so that CUDA and HIP differ only in glue.
 //!
 //! - [`source`]: the kernels, `.cu` files under `kernels/` (shared headers at the top,
-//!   the bit scheme's under `kernels/tfhe/`), assembled into [`Program`]s compiled at run
-//!   time: the limb-batched ring NTT per word width, the bit scheme's kernels per
-//!   parameter set. No prime is compiled in: kernels read primes from table entries.
+//!   the bit scheme's under `kernels/tfhe/`, CKKS's under `kernels/ckks/`), assembled
+//!   into [`Program`]s compiled at run time: the limb-batched ring NTT per word width,
+//!   the bit scheme's kernels per parameter set, the CKKS kernels once. No prime is
+//!   compiled in: kernels read primes from table entries.
 //!   `kernels/compat.h` is the only place CUDA, HIP and the CPU emulator differ.
 //! - [`args`]: each kernel's arguments and each table entry as a `#[repr(C)]` struct,
 //!   mirrored by a C struct in `kernels/args.h`, with the layout checks every kernel
@@ -11,7 +12,7 @@
 //! - [`driver`]: the small trait a device driver implements (compile, allocate, copy,
 //!   launch, synchronize) and RAII device buffers.
 //! - [`backend`]: [`GpuBackend`], every `fhe_api` op trait written once over a driver
-//!   (`backend/ring.rs`, `backend/tfhe/`).
+//!   (`backend/ring.rs`, `backend/tfhe/`, `backend/ckks/`).
 //!
 //! This crate is not a backend and has no registry entry: `fhe-cuda` and `fhe-hip`
 //! are, each a driver plus an entry. Its kernels run in CI on the CPU emulator of

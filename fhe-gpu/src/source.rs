@@ -8,6 +8,9 @@
 //! - [`Program::Tfhe`]: the bit scheme's blind rotation and key switching
 //!   (`kernels/tfhe/`), one per parameter set: its shapes (`N`, `n`, `L`, base logs) are
 //!   `#define`s, so loops have constant bounds; its prime is a table entry like any other.
+//! - [`Program::Ckks`]: the CKKS kernels (`kernels/ckks/`, 64-bit words) with the ring
+//!   NTT beside them, one module for every CKKS chain: `N`, the primes and every RNS
+//!   constant are run-time values.
 //!
 //! `compat.h`, `arith.cuh`, `args.h` and `ntt.cuh` are shared by both.
 
@@ -16,7 +19,10 @@ use std::fmt;
 use fhe_api::ring::modulus::shoup;
 use fhe_api::ParamSet;
 
-use crate::args::{layout_checks, layouts, BlindRotateArgs, KernelArgs, KeySwitchArgs, Layout, RingNttArgs};
+use crate::args::{
+    layout_checks, layouts, BlindRotateArgs, CkksCenterArgs, CkksEltwiseArgs, CkksInnerArgs, CkksModDownArgs,
+    CkksModUpArgs, KernelArgs, KeySwitchArgs, Layout, RingNttArgs,
+};
 
 const COMPAT: &str = include_str!("../kernels/compat.h");
 const ARITH: &str = include_str!("../kernels/arith.cuh");
@@ -25,6 +31,11 @@ const NTT: &str = include_str!("../kernels/ntt.cuh");
 const RING_NTT: &str = include_str!("../kernels/ring_ntt.cu");
 const TFHE_BOOTSTRAP: &str = include_str!("../kernels/tfhe/bootstrap.cu");
 const TFHE_KEYSWITCH: &str = include_str!("../kernels/tfhe/keyswitch.cu");
+const CKKS_RNS: &str = include_str!("../kernels/ckks/rns.cuh");
+const CKKS_ELTWISE: &str = include_str!("../kernels/ckks/eltwise.cu");
+const CKKS_RESCALE: &str = include_str!("../kernels/ckks/rescale.cu");
+const CKKS_CONVERT: &str = include_str!("../kernels/ckks/convert.cu");
+const CKKS_KEYSWITCH: &str = include_str!("../kernels/ckks/keyswitch.cu");
 
 /// Which compiler the source is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +53,8 @@ pub enum Program {
     RingNtt { word_bits: u32 },
     /// `lux_blind_rotate` and `lux_key_switch` with the shapes of one parameter set.
     Tfhe(ParamSet),
+    /// The CKKS kernels and the ring NTT, 64-bit words, every chain.
+    Ckks,
 }
 
 impl Program {
@@ -49,7 +62,7 @@ impl Program {
     /// compiles.
     pub fn all() -> Vec<Program> {
         let rings = [32, 64].map(|word_bits| Program::RingNtt { word_bits });
-        rings.into_iter().chain(ParamSet::ALL.into_iter().map(Program::Tfhe)).collect()
+        rings.into_iter().chain(ParamSet::ALL.into_iter().map(Program::Tfhe)).chain([Program::Ckks]).collect()
     }
 
     /// A name usable as a C identifier and a file name (`ring_ntt_w64`, `tfhe_pn10qp27`).
@@ -57,6 +70,7 @@ impl Program {
         match self {
             Program::RingNtt { word_bits } => format!("ring_ntt_w{word_bits}"),
             Program::Tfhe(set) => format!("tfhe_{}", set.name().to_ascii_lowercase()),
+            Program::Ckks => "ckks".to_string(),
         }
     }
 
@@ -65,6 +79,7 @@ impl Program {
         match self {
             Program::RingNtt { word_bits } => word_bits,
             Program::Tfhe(set) => word_bits_for(set.params().q_ring()),
+            Program::Ckks => 64,
         }
     }
 
@@ -73,6 +88,14 @@ impl Program {
         match self {
             Program::RingNtt { .. } => &[RingNttArgs::KERNEL],
             Program::Tfhe(_) => &[BlindRotateArgs::KERNEL, KeySwitchArgs::KERNEL],
+            Program::Ckks => &[
+                RingNttArgs::KERNEL,
+                CkksEltwiseArgs::KERNEL,
+                CkksCenterArgs::KERNEL,
+                CkksModUpArgs::KERNEL,
+                CkksModDownArgs::KERNEL,
+                CkksInnerArgs::KERNEL,
+            ],
         }
     }
 
@@ -91,6 +114,7 @@ impl fmt::Display for Program {
         match self {
             Program::RingNtt { word_bits } => write!(f, "ring NTT ({word_bits}-bit words)"),
             Program::Tfhe(set) => write!(f, "{set} bootstrap"),
+            Program::Ckks => write!(f, "CKKS"),
         }
     }
 }
@@ -167,6 +191,7 @@ pub fn kernel_source(program: Program, dialect: Dialect) -> String {
     let kernels: &[&str] = match program {
         Program::RingNtt { .. } => &[RING_NTT],
         Program::Tfhe(_) => &[TFHE_BOOTSTRAP, TFHE_KEYSWITCH],
+        Program::Ckks => &[RING_NTT, CKKS_RNS, CKKS_ELTWISE, CKKS_RESCALE, CKKS_CONVERT, CKKS_KEYSWITCH],
     };
     // The layout checks follow the structs they check; the arithmetic takes those structs.
     for part in [COMPAT, ARGS, &layout_checks(), ARITH, NTT].into_iter().chain(kernels.iter().copied()) {
@@ -217,7 +242,9 @@ mod tests {
             assert!(!source.contains(&q), "{set}: Q = {q} appears in the source");
             assert!(!source.contains("LUX_Q"), "{set}");
         }
-        assert_eq!(Program::all().len(), 2 + ParamSet::ALL.len());
+        assert_eq!(Program::all().len(), 3 + ParamSet::ALL.len());
+        // The CKKS program has no shape defines at all: every chain is a table.
+        assert_eq!(defines(Program::Ckks), vec![("LUX_WORD_BITS", "64".to_string())]);
         assert_eq!(Program::Tfhe(ParamSet::PN10QP27).name(), "tfhe_pn10qp27");
     }
 

@@ -4,11 +4,12 @@
 #
 #   run.sh OUT_DIR [SEEDS]
 #
-# 1. The equivalence gate first, CUDA against the CPU oracle: KAT replay, then
-#    `equiv dispatch` and `equiv sweep` with SEEDS seeds per parameter set (default
-#    1000, the full gate; a short device lease fits about 10, see README).
-# 2. Only if every step of the gate passed: the shared conformance suite on CUDA (the
-#    fhe-cuda test binary, `--ignored`), then the CUDA benches (single and batched
+# 1. The equivalence gate first, CUDA against the CPU oracle: KAT replay (bit scheme,
+#    CKKS and the CKKS bootstrap: CUDA declares CKKS, so every corpus runs), then
+#    `equiv dispatch` and `equiv sweep` with SEEDS seeds per parameter set and CKKS
+#    preset (default 1000, the full gate; a short device lease fits about 10, see README).
+# 2. Only if every step of the gate passed: the shared conformance suites on CUDA, bit
+#    scheme and CKKS (the fhe-cuda test binary, `--ignored`), then the CUDA benches (single and batched
 #    bootstrap, NTT batches of 1 and 1024, every gate) and the CPU benches of the same
 #    machine, as JSON under OUT_DIR/<lane>/, plus a log and a summary.
 # Exit code: 0 all passed, 1 the gate or a bench failed, 3 CUDA unavailable.

@@ -47,6 +47,15 @@ pub struct RoundingConverter {
     offset: Vec<u64>,
 }
 
+/// [`RoundingConverter::constants`]: the words the pinned definition above names.
+#[derive(Clone, Copy, Debug)]
+pub struct RoundingConstants<'a> {
+    pub input: &'a [(u64, u64, u64)],
+    pub frac: &'a [(u64, u32)],
+    pub p_hat_mod_q: &'a [u64],
+    pub offset: &'a [u64],
+}
+
 /// `floor(P / 2) mod m`: `P` is odd (a product of odd primes), so `h = (P - 1) / 2` and
 /// `h mod m = (P mod m - 1) * 2^-1 mod m` for an odd prime `m`.
 fn half_mod(moduli: &[Modulus], m: u64) -> u64 {
@@ -90,6 +99,14 @@ impl RoundingConverter {
             })
             .collect();
         Ok(RoundingConverter { from, input, frac, to, p_hat_mod_q, offset })
+    }
+
+    /// The pinned constants of the conversion, for backends that run it elsewhere (the
+    /// GPU kernels): per special prime `(h mod p_k, (P/p_k)^-1 mod p_k, its Shoup
+    /// companion)` and `(c_k, s_k)`; per output prime `o` the row `(P/p_k) mod q_o` (`K`
+    /// words at `o K`) and the offsets `(v P + h) mod q_o` (`K + 1` words at `o (K + 1)`).
+    pub fn constants(&self) -> RoundingConstants<'_> {
+        RoundingConstants { input: &self.input, frac: &self.frac, p_hat_mod_q: &self.p_hat_mod_q, offset: &self.offset }
     }
 
     /// The output primes, in limb order.

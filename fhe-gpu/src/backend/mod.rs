@@ -5,13 +5,15 @@
 //!   [`GpuBackend::ring_forward_limbs`];
 //! - [`tfhe`]: `BootstrapOps`: the evaluation key uploaded once by `prepare`; a batch
 //!   bootstrapped in two launches (blind rotation with extraction, then key switching)
-//!   and one copy back.
+//!   and one copy back;
+//! - [`ckks`]: `CkksOps`, every method on resident device buffers (`Backend::ckks()` is
+//!   this backend), byte-equal to the oracle (checked on the emulator in CI).
 //!
 //! Key generation and encryption are host algorithms (`fhe-schemes`) over this NTT.
-//! Compiled programs, ring tables and per-set tables are cached per backend (one
-//! device context) in [`KeyedCache`]s. `Backend::ckks()` is `None`: CKKS on the device
-//! is a later step.
+//! Compiled programs, ring tables, per-set tables and CKKS plans are cached per backend
+//! (one device context) in [`KeyedCache`]s.
 
+pub mod ckks;
 pub mod ring;
 pub mod tfhe;
 
@@ -78,6 +80,8 @@ pub struct GpuBackend<D: GpuDriver> {
     rings: KeyedCache<(usize, u64, u32), ring::RingTables<D>>,
     /// Each bit-scheme set's resident tables.
     sets: KeyedCache<ParamSet, tfhe::SetState<D>>,
+    /// Each CKKS parameter set's resident tables and constants, by `(N, dnum, primes)`.
+    ckks_plans: KeyedCache<Vec<u64>, ckks::GpuCkksPlan<D>>,
     /// Device work is issued by one caller at a time (one stream).
     lock: Mutex<()>,
 }
@@ -100,6 +104,7 @@ impl<D: GpuDriver> GpuBackend<D> {
             modules: KeyedCache::new(),
             rings: KeyedCache::new(),
             sets: KeyedCache::new(),
+            ckks_plans: KeyedCache::new(),
             lock: Mutex::new(()),
         })
     }
@@ -157,5 +162,10 @@ impl<D: GpuDriver> Backend for GpuBackend<D> {
 
     fn device_info(&self) -> DeviceInfo {
         self.drv.device_info()
+    }
+
+    /// Every `CkksOps` method runs on the device (`backend/ckks/`).
+    fn ckks(&self) -> Option<&dyn fhe_api::ops::CkksOps> {
+        Some(self)
     }
 }

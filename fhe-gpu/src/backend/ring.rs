@@ -14,7 +14,7 @@ use fhe_api::ring::{PolynomialSize, RingModulus};
 use fhe_api::{Error, Result};
 
 use super::{GpuBackend, Residues, GPU_NTT_VARIANT};
-use crate::args::{GpuModulus, GpuNttTable, RingNttArgs};
+use crate::args::{DevPtr, GpuModulus, GpuNttTable, Residue, RingNttArgs};
 use crate::driver::{Buffer, GpuDriver, LaunchShape};
 use crate::source::{shoup_for, word_bits_for, Program, DEFAULT_SHARED_BYTES};
 
@@ -32,6 +32,16 @@ pub struct RingTables<D: GpuDriver> {
     pub(super) psi_root: u64,
     // Owned so the addresses in `entry` stay valid as long as these tables are cached.
     _twiddles: [Residues<D>; 4],
+}
+
+/// One resident NTT launch sequence's shape: `2^log_n` words per transform, `limbs`
+/// table entries, the direction and the word width.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeviceNtt {
+    pub log_n: u32,
+    pub limbs: u32,
+    pub forward: bool,
+    pub bits: u32,
 }
 
 /// `log2` of the words one chunk launch keeps in shared memory, for words of `bits`.
@@ -144,13 +154,41 @@ impl<D: GpuDriver> GpuBackend<D> {
         let _guard = self.device_lock()?;
         let table = Buffer::from_slice(&self.drv, &entries)?;
         let buf = Residues::upload(&self.drv, data, bits)?;
-        let log_n = n.0.trailing_zeros();
+        let ntt = DeviceNtt { log_n: n.0.trailing_zeros(), limbs: moduli.len() as u32, forward, bits };
+        // SAFETY: `buf` holds `transforms` polynomials of N words and `table` one entry
+        // per limb, whose twiddles (N words each) live in `tables`; all of it stays alive
+        // until `synchronize` below returns.
+        unsafe { self.ntt_in_place(&module, buf.dev_ptr(), table.dev_ptr(), transforms, ntt)? };
+        self.drv.synchronize()?;
+        buf.read_into(data)
+    }
+
+    /// Issues the launches of `transforms` NTTs in place on resident words (transform `t`
+    /// over table entry `t % ntt.limbs`), with `module` holding `lux_ring_ntt` for
+    /// `ntt.bits`-bit words. Does not synchronize.
+    ///
+    /// # Safety
+    /// `data` holds `transforms` polynomials of `2^log_n` words of `ntt.bits` bits and
+    /// `tables` `ntt.limbs` entries whose twiddles are live; both stay alive until the
+    /// launches complete; the caller holds the device lock.
+    pub(crate) unsafe fn ntt_in_place(
+        &self,
+        module: &D::Module,
+        data: DevPtr<Residue>,
+        tables: DevPtr<GpuNttTable>,
+        transforms: u32,
+        ntt: DeviceNtt,
+    ) -> Result<()> {
+        let DeviceNtt { log_n, limbs, forward, bits } = ntt;
+        if transforms == 0 {
+            return Ok(());
+        }
         for (first_stage, last_stage, log_chunk) in launches(log_n, chunk_log(log_n, bits), forward) {
             let args = RingNttArgs {
-                data: buf.dev_ptr(),
-                tables: table.dev_ptr(),
+                data,
+                tables,
                 transforms,
-                limbs: moduli.len() as u32,
+                limbs,
                 log_n,
                 inverse: u32::from(!forward),
                 first_stage,
@@ -159,13 +197,10 @@ impl<D: GpuDriver> GpuBackend<D> {
                 reserved: 0,
             };
             let shape = self.ring_ntt_shape(transforms, log_n, log_chunk, bits);
-            // SAFETY: `buf` holds `transforms` polynomials of N words and `table` one entry
-            // per limb, whose twiddles (N words each) live in `tables`; launches run in
-            // issue order and all of it stays alive until `synchronize` below returns.
-            unsafe { self.drv.launch(&module, shape, &args)? };
+            // SAFETY: the caller's contract; launches run in issue order.
+            unsafe { self.drv.launch(module, shape, &args)? };
         }
-        self.drv.synchronize()?;
-        buf.read_into(data)
+        Ok(())
     }
 
     /// A stage in device memory: one butterfly per thread over a bounded grid; a chunk

@@ -81,7 +81,9 @@ pub(crate) fn rotate_plain(v: &[Complex], k: i64) -> Vec<Complex> {
 /// Stamps the CKKS suite for one backend. `ckks_conformance_tests!(backend, oracle,
 /// preset = Preset::X)` runs it; `ckks_conformance_tests!(unsupported = "why")`
 /// stamps the same test names as `#[ignore]`d with the reason (a backend without the
-/// capability is reported as skipped, never as a pass).
+/// capability is reported as skipped, never as a pass); `ckks_conformance_tests!(ignore =
+/// "why", backend, oracle, preset = ...)` stamps the real tests `#[ignore]`d, for a
+/// backend that needs a device (run with `--ignored` where there is one).
 #[macro_export]
 macro_rules! ckks_conformance_tests {
     (unsupported = $reason:literal) => {
@@ -130,13 +132,14 @@ macro_rules! ckks_conformance_tests {
             fn ckks_insecure_functional_bootstrap_byte_equal_to_oracle() {}
         }
     };
-    ($backend:expr, $oracle:expr, preset = $preset:expr) => {
+    (@stamp [$($attr:meta),*] $backend:expr, $oracle:expr, preset = $preset:expr) => {
         mod ckks_conformance {
             #[allow(unused_imports)]
             use super::*;
             use $crate::testing::ckks as suite;
 
             #[test]
+            $(#[$attr])*
             fn ckks_ops_match_plaintext() {
                 let report = suite::ops_match_plaintext($backend, $preset, 15.0);
                 for r in report {
@@ -144,47 +147,58 @@ macro_rules! ckks_conformance_tests {
                 }
             }
             #[test]
+            $(#[$attr])*
             fn ckks_hoisted_equals_separate() {
                 suite::hoisted_equals_separate($backend, $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_fresh_noise_is_the_rounding() {
                 suite::fresh_noise_is_the_rounding($backend, $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_depth_chain() {
                 let bits = suite::depth_chain($backend, $preset, 10.0);
                 eprintln!("{}: {bits:.1} bits after the whole chain", $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_byte_equal_to_oracle() {
                 suite::byte_equal_to_oracle($backend, $oracle, $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_rejects_misuse() {
                 suite::rejects_misuse($backend, $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_evaluator_is_shared_across_threads() {
                 suite::evaluator_is_shared_across_threads($backend, $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_both_modes_evaluate_polynomials() {
                 suite::both_modes_evaluate_polynomials($backend, $preset, 15.0);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_other_key_sets_are_refused() {
                 suite::other_key_sets_are_refused($backend, $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_keys_later_and_sparse_packing() {
                 suite::keys_later_and_sparse_packing($backend, $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_ciphertexts_travel_as_bytes() {
                 suite::ciphertexts_travel_as_bytes($backend, $preset);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_insecure_circuits() {
                 let c = suite::circuits::insecure_chebyshev_series_match_f64($backend, 25.0);
                 let l = suite::circuits::insecure_linear_transforms_match_plain($backend, 25.0);
@@ -192,6 +206,7 @@ macro_rules! ckks_conformance_tests {
                 eprintln!("Chebyshev {c:.1} bits, linear transforms {l:.1} bits, sums {s:.1} bits");
             }
             #[test]
+            $(#[$attr])*
             fn ckks_insecure_bootstrap_sparse_secret() {
                 let secret = fhe_api::ckks::params::SecretDist::SparseTernary { hamming_weight: 192 };
                 let config = $crate::ckks::BootstrapConfig::default();
@@ -199,6 +214,7 @@ macro_rules! ckks_conformance_tests {
                 eprintln!("bootstrap (sparse ternary): {bits:.1} bits");
             }
             #[test]
+            $(#[$attr])*
             fn ckks_insecure_bootstrap_ternary_secret() {
                 let secret = fhe_api::ckks::params::SecretDist::Ternary;
                 let config = $crate::ckks::BootstrapConfig::default();
@@ -210,6 +226,7 @@ macro_rules! ckks_conformance_tests {
                 );
             }
             #[test]
+            $(#[$attr])*
             fn ckks_insecure_bootstrap_byte_equal_to_oracle() {
                 suite::circuits::insecure_bootstrap_byte_equal_to_oracle($backend, $oracle);
             }
@@ -224,5 +241,13 @@ macro_rules! ckks_conformance_tests {
                 suite::functional::insecure_functional_bootstrap_byte_equal_to_oracle($backend, $oracle);
             }
         }
+    };
+    // A backend whose suite needs a device: the same tests, each `#[ignore]`d with the
+    // reason, for the device check to run with `--ignored`.
+    (ignore = $reason:literal, $backend:expr, $oracle:expr, preset = $preset:expr) => {
+        $crate::ckks_conformance_tests!(@stamp [ignore = $reason] $backend, $oracle, preset = $preset);
+    };
+    ($backend:expr, $oracle:expr, preset = $preset:expr) => {
+        $crate::ckks_conformance_tests!(@stamp [] $backend, $oracle, preset = $preset);
     };
 }
