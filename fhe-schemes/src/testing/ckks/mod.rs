@@ -231,12 +231,14 @@ macro_rules! ckks_conformance_tests {
                 suite::circuits::insecure_bootstrap_byte_equal_to_oracle($backend, $oracle);
             }
             #[test]
+            $(#[$attr])*
             fn ckks_insecure_functional_bootstrap() {
                 for (f, bits) in suite::functional::insecure_functional_bootstrap_each_function($backend, 20.0) {
                     eprintln!("functional bootstrap, {}: {bits:.1} bits", f.name());
                 }
             }
             #[test]
+            $(#[$attr])*
             fn ckks_insecure_functional_bootstrap_byte_equal_to_oracle() {
                 suite::functional::insecure_functional_bootstrap_byte_equal_to_oracle($backend, $oracle);
             }
