@@ -49,6 +49,19 @@ where
     Ok(())
 }
 
+/// For a backend whose kernels hold LWE words in 16 bits (the gate sets, `q <= 2^16`):
+/// refuses a set with wider words (the programmable-bootstrapping sets) with
+/// `Error::Unsupported` before anything is uploaded.
+pub fn check_narrow_lwe(backend: String, set: ParamSet) -> Result<()> {
+    if !set.params().lwe_fits_u16() {
+        return Err(Error::Unsupported {
+            backend,
+            scheme: "parameter sets with LWE words over 16 bits (the programmable-bootstrapping sets)",
+        });
+    }
+    Ok(())
+}
+
 pub trait BootstrapOps {
     /// Turn a serialized-form evaluation key into this backend's resident form.
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey>;
