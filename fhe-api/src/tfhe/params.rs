@@ -61,7 +61,7 @@ pub enum ParamSet {
     /// (the HE standard's quantum bound, as OpenFHE's STD128Q).
     PN10QP25Q,
     /// Programmable bootstrapping of 2-bit messages with 2 carry bits and a padding bit
-    /// (5-bit encoding): the ring of `PN11QP54` with a 3-digit gadget, LWE n = 841 mod
+    /// (5-bit encoding): the ring of `PN11QP54` with a 2-digit gadget, LWE n = 841 mod
     /// 2^20 with a binary secret, after TFHE-rs's `PARAM_MESSAGE_2_CARRY_2` (KS-PBS,
     /// p-fail 2^-64 family). Not in [`ParamSet::ALL`]: its LWE words exceed 16 bits,
     /// which only the CPU backend handles so far.
@@ -296,7 +296,9 @@ pub static PN10QP25Q: Params = Params {
 
 /// `M2C2`: programmable bootstrapping of 2 message + 2 carry bits (`docs/PARAMETERS.md`,
 /// "Programmable-bootstrapping sets"). Ring: `PN11QP54`'s (N=2048, the largest 54-bit
-/// prime `= 1 mod 4096`) with gadget base 2^18, 3 digits (exact: 54 bits). LWE: n = 841,
+/// prime `= 1 mod 4096`) with gadget base 2^27, 2 digits (exact: 54 bits; the fewest
+/// digits, so the fewest NTTs a step, whose noise still costs under a bit of the failure
+/// exponent). LWE: n = 841,
 /// binary secret, q = 2^20, eta = 22 (sigma = 3.32, sigma/q = 2^-18.27), TFHE-rs's
 /// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64` LWE (n = 841, binary, sigma/q =
 /// 3.1497e-6) with q scaled down and sigma/q kept at or above it. Key switch: base 2^3,
@@ -305,8 +307,8 @@ pub static M2C2: Params = Params {
     name: "M2C2",
     ring_degree: PolynomialSize(2048),
     ring_modulus: RingModulus(18_014_398_509_404_161),
-    bsk_base_log: DecompositionBaseLog(18),
-    bsk_levels: DecompositionLevelCount(3),
+    bsk_base_log: DecompositionBaseLog(27),
+    bsk_levels: DecompositionLevelCount(2),
     lwe_dimension: LweDimension(841),
     lwe_modulus_log: LweModulusLog(20),
     ksk_base_log: DecompositionBaseLog(3),

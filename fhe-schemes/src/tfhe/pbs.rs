@@ -13,8 +13,8 @@
 //! input `Q -> q`, key-switches it to the small secret `s` (dimension `n`), and
 //! blind-rotates that. The key switch's noise is then added once per bootstrap, after
 //! the linear combination, not multiplied by it as in the gates' order (blind rotation,
-//! then key switch): at these parameters that is the difference between `2^-80` and
-//! `2^-9` failure (`docs/PARAMETERS.md`, "Programmable-bootstrapping sets").
+//! then key switch): for `M2C2` at 2-norm 5 that is the difference between `2^-75` and
+//! about `2^-27` failure (`docs/PARAMETERS.md`, "Programmable-bootstrapping sets").
 //!
 //! **The table.** After the mod switch to `2N`, value `k` sits at `k * 2N/2p`. The test
 //! polynomial gives every phase in the box `[k B - B/2, k B + B/2)`, `B = 2N/2p`, the

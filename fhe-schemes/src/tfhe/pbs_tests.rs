@@ -184,3 +184,32 @@ fn measured_noise_at_the_blind_rotation_input_matches_the_model() {
     assert!((sum_2n / c - bias).abs() < 5.0 * se, "mean {} vs {bias}", sum_2n / c);
     assert!(bias.abs() <= model.bias_2n);
 }
+
+#[test]
+fn measured_noise_of_bootstrapped_blocks_matches_the_model() {
+    // A bootstrapped block's error is the blind rotation's (units of Q); it reaches the
+    // next bootstrap scaled by the linear combination's 2-norm, so the model's
+    // `bootstrapped_variance_q` is checked too, in units of q (as the key switch sees it).
+    let (keys, key) = fixture();
+    let p = ParamSet::M2C2.params();
+    let (q_ring, q) = (p.q_ring() as f64, p.q_lwe() as f64);
+    let enc = key.encoding();
+    let model = predict_pbs(p, 32, 1.0).bootstrapped_variance_q * (q / q_ring).powi(2);
+    let count = 48u64;
+    let seed = Seed::derive("lux-fhe-pbs-tests", 4);
+    let blocks: Vec<_> = (0..count).map(|i| encrypt_block_seeded(&keys.sk, i % 16, &seed, i).unwrap()).collect();
+    let out = key.apply_batch(&blocks, &key.lut(|x| x).unwrap()).unwrap();
+    let mut sq = 0f64;
+    for (i, ct) in out.iter().enumerate() {
+        let want = enc.encode(p.q_ring(), i as u64 % 16) as i128;
+        let e = (block_phase(&keys.sk, ct).unwrap() as i128 - want).rem_euclid(p.q_ring() as i128);
+        let e = if e > p.q_ring() as i128 / 2 { e - p.q_ring() as i128 } else { e };
+        let e = e as f64 * q / q_ring;
+        sq += e * e;
+    }
+    let var = sq / count as f64;
+    eprintln!("M2C2 bootstrapped blocks ({count}): sd {:.1} (model {:.1}) units of q", var.sqrt(), model.sqrt());
+    // 48 samples: about 20% on the variance (one standard error); the model's digits
+    // are an upper estimate (E[d^2] of a full digit for the top one too).
+    assert!((0.4..1.6).contains(&(var / model)), "bootstrapped variance {var} vs model {model}");
+}
