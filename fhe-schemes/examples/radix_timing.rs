@@ -2,7 +2,8 @@
 //! (`M2C2`), medians of `--runs` calls after one discarded, and prints one JSON object.
 //!
 //! `cargo run --release -p fhe-schemes --example radix_timing -- [--runs R] [--widths 8,64]`
-//! Threads follow `RAYON_NUM_THREADS`.
+//! Threads follow `RAYON_NUM_THREADS`. The gate integers' add and `lt` (`PN10QP27`) are
+//! timed in the same process at the same widths, for `docs/INTEGERS.md`'s comparison.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,8 +11,9 @@ use std::time::Instant;
 use fhe_api::rng::Seed;
 use fhe_api::{Backend, ParamSet};
 use fhe_schemes::integer::radix::{add, compare, Propagation, RadixUint};
-use fhe_schemes::tfhe::keygen_from_seed;
+use fhe_schemes::integer::FheUint;
 use fhe_schemes::tfhe::pbs::{encrypt_block_seeded, PbsKey};
+use fhe_schemes::tfhe::{keygen_from_seed, ServerKey};
 
 fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
     f();
@@ -34,6 +36,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         arg("--widths").unwrap_or_else(|| "8,64".into()).split(',').map(str::parse).collect::<Result<_, _>>()?;
 
     let backend: Arc<dyn Backend> = Arc::new(fhe_cpu::CpuBackend::new(None)?);
+    let gate_keys = keygen_from_seed(&*backend, ParamSet::PN10QP27, &Seed::derive("lux-fhe-radix-timing", 2))?;
+    let gates = ServerKey::new(backend.clone(), &gate_keys.ek)?;
     let t = Instant::now();
     let keys = keygen_from_seed(&*backend, ParamSet::M2C2, &Seed::derive("lux-fhe-radix-timing", 0))?;
     let key = PbsKey::new(backend, &keys.ek)?;
@@ -67,6 +71,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             assert_eq!(r.decrypt(&keys.sk).expect("decrypt"), x < y);
         });
         rows.push(format!(r#"{{"op":"lt","bits":{w},"median_ms":{ms:.1}}}"#));
+        let (ga, gb) = (FheUint::encrypt(&gate_keys.pk, w, x)?, FheUint::encrypt(&gate_keys.pk, w, y)?);
+        let ms = median_ms(runs, || {
+            let s = gates.add(&ga, &gb).expect("gate add");
+            assert_eq!(s.decrypt_u128(&gate_keys.sk).expect("decrypt"), x.wrapping_add(y) & mask);
+        });
+        rows.push(format!(r#"{{"op":"gate_add","params":"PN10QP27","bits":{w},"median_ms":{ms:.1}}}"#));
+        let ms = median_ms(runs, || {
+            let r = gates.lt(&ga, &gb).expect("gate lt");
+            assert_eq!(fhe_schemes::tfhe::decrypt_bit(&gate_keys.sk, &r).expect("decrypt"), x < y);
+        });
+        rows.push(format!(r#"{{"op":"gate_lt","params":"PN10QP27","bits":{w},"median_ms":{ms:.1}}}"#));
     }
     println!(
         r#"{{"params":"M2C2","threads":{},"runs":{runs},"keygen_and_prepare_s":{keygen_s:.1},"pbs_one_ms":{one:.1},"pbs_batch16_ms":{sixteen:.1},"rows":[{}]}}"#,
