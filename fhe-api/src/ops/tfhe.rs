@@ -97,3 +97,17 @@ pub trait BootstrapOps {
         switched.iter().map(|ct| LweCiphertext::linear_combination(&[(1, ct)], eighth)).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_lwe_sets_are_refused_by_narrow_backends() {
+        for set in ParamSet::ALL {
+            assert!(check_narrow_lwe("cuda".into(), set).is_ok(), "{set}");
+        }
+        let e = check_narrow_lwe("cuda".into(), ParamSet::M2C2).unwrap_err().to_string();
+        assert!(e.contains("cuda") && e.contains("16 bits"), "{e}");
+    }
+}
