@@ -134,7 +134,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .unwrap_or_default();
     let json = format!(
-        r#"{{"what":"radix integers (M2C2, CPU backend) vs TFHE-rs 1.8.2 FheUint default parameters","threads":{threads},"rounds":{rounds},"calls_per_round":{calls},"cpu":"{cpu}","ours":"Propagation::Auto; TFHE-rs default p-fail 2^-128, ours 2^-75.6","rows":[{}]}}"#,
+        r#"{{"kind":"radix_vs_tfhe","what":"radix integers (M2C2, CPU backend) vs TFHE-rs 1.8.2 FheUint default parameters","threads":{threads},"rounds":{rounds},"calls_per_round":{calls},"cpu":"{cpu}","ours":"Propagation::Auto; TFHE-rs default p-fail 2^-128, ours 2^-75.6","rows":[{}]}}"#,
         rows.join(",")
     );
     std::fs::create_dir_all(&out)?;

@@ -84,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rows.push(format!(r#"{{"op":"gate_lt","params":"PN10QP27","bits":{w},"median_ms":{ms:.1}}}"#));
     }
     println!(
-        r#"{{"params":"M2C2","threads":{},"runs":{runs},"keygen_and_prepare_s":{keygen_s:.1},"pbs_one_ms":{one:.1},"pbs_batch16_ms":{sixteen:.1},"rows":[{}]}}"#,
+        r#"{{"kind":"radix_timing","params":"M2C2","threads":{},"runs":{runs},"keygen_and_prepare_s":{keygen_s:.1},"pbs_one_ms":{one:.1},"pbs_batch16_ms":{sixteen:.1},"rows":[{}]}}"#,
         rayon::current_num_threads(),
         rows.join(",")
     );
