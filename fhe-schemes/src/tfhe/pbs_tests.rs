@@ -213,3 +213,21 @@ fn measured_noise_of_bootstrapped_blocks_matches_the_model() {
     // are an upper estimate (E[d^2] of a full digit for the top one too).
     assert!((0.4..1.6).contains(&(var / model)), "bootstrapped variance {var} vs model {model}");
 }
+
+#[test]
+fn m2c2_objects_round_trip_through_the_format() {
+    // 4-byte LWE words (q = 2^20) for the keys and the key-switched ciphertexts; blocks
+    // are extracted LWE ciphertexts with 8-byte ring words.
+    use fhe_api::format::{Decode, Encode};
+    use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, PublicKey, SecretKey};
+    let (keys, key) = fixture();
+    assert_eq!(EvaluationKey::decode(&keys.ek.encode()).unwrap(), keys.ek);
+    assert_eq!(PublicKey::decode(&keys.pk.encode()).unwrap(), keys.pk);
+    assert_eq!(SecretKey::decode(&keys.sk.encode()).unwrap(), keys.sk);
+    let block = encrypt_block_seeded(&keys.sk, 9, &Seed::derive("lux-fhe-pbs-tests", 5), 0).unwrap();
+    assert_eq!(ExtractedLwe::decode(&block.encode()).unwrap(), block);
+    let (backend, prepared) = key.prepared();
+    let small = backend.key_switch_batch(prepared, std::slice::from_ref(&block)).unwrap().remove(0);
+    assert!(small.as_words().iter().any(|&w| w > u16::MAX as u32), "words use more than 16 bits");
+    assert_eq!(LweCiphertext::decode(&small.encode()).unwrap(), small);
+}
