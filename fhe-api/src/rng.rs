@@ -57,6 +57,8 @@ pub mod label {
     pub const PK_A: &str = "pk-a";
     pub const PK_E: &str = "pk-e";
     pub const ENCRYPT: &str = "encrypt";
+    /// Secret-key encryption of a programmable-bootstrapping block under the ring secret.
+    pub const BLOCK_ENCRYPT: &str = "block-encrypt";
 }
 
 /// The public seed that expands the `a` halves of a key set's public samples.
@@ -130,6 +132,26 @@ impl Sampler {
                 *o = (w >> (16 * k)) as u16 & mask;
             }
         }
+    }
+
+    /// Fills `out` with values uniform in `[0, 2^bits)`, `16 < bits <= 32` (the wide LWE
+    /// sets): each `u64` of the stream gives two values, its 32-bit halves from the least
+    /// significant up, each masked to `bits`.
+    pub fn fill_pow2_u32(&mut self, bits: u32, out: &mut [u32]) {
+        debug_assert!(bits <= 32);
+        let mask = ((1u64 << bits) - 1) as u32;
+        for chunk in out.chunks_mut(2) {
+            let w = self.rng.next_u64();
+            for (k, o) in chunk.iter_mut().enumerate() {
+                *o = (w >> (32 * k)) as u32 & mask;
+            }
+        }
+    }
+
+    /// Uniform binary in `{0, 1}`: the low bit of a `u32`.
+    #[inline]
+    pub fn binary(&mut self) -> i8 {
+        (self.rng.next_u32() & 1) as i8
     }
 
     /// Uniform ternary in `{-1, 0, 1}`: the low two bits of a `u32`, rejecting 3.

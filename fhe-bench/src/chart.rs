@@ -32,9 +32,14 @@ pub const OPENFHE_DIR: &str = "openfhe";
 /// (`fhe-py/bench/overhead.py`, `fhe-py/examples/ray_batch.py`), not bench result files.
 pub const PYTHON_DIR: &str = "python";
 
+/// The folder under `bench/results/` that holds the radix-integer measurements
+/// (`fhe-bench/examples/radix_vs_tfhe.rs`, `fhe-schemes/examples/radix_timing.rs`),
+/// not bench result files.
+pub const RADIX_DIR: &str = "radix";
+
 /// Every `*.json` file under `dir` (recursively, skipping the [`RECOMMEND_DIR`],
-/// [`OPENFHE_DIR`] and [`PYTHON_DIR`] folders), sorted: the input of a chart over a
-/// whole `bench/results/` tree.
+/// [`OPENFHE_DIR`], [`PYTHON_DIR`] and [`RADIX_DIR`] folders), sorted: the input of a
+/// chart over a whole `bench/results/` tree.
 pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -42,7 +47,10 @@ pub fn result_files(dir: &Path) -> Result<Vec<PathBuf>> {
         for entry in std::fs::read_dir(&d).map_err(Error::io(&d))? {
             let path = entry.map_err(Error::io(&d))?.path();
             if path.is_dir() {
-                if path.file_name().is_some_and(|n| [RECOMMEND_DIR, OPENFHE_DIR, PYTHON_DIR].iter().any(|d| n == *d)) {
+                if path
+                    .file_name()
+                    .is_some_and(|n| [RECOMMEND_DIR, OPENFHE_DIR, PYTHON_DIR, RADIX_DIR].iter().any(|d| n == *d))
+                {
                     continue;
                 }
                 stack.push(path);

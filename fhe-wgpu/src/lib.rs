@@ -21,7 +21,7 @@ pub mod tfhe;
 use std::sync::{Arc, OnceLock};
 
 use fhe_api::keyed_cache::KeyedCache;
-use fhe_api::ops::{check_inputs, check_ring_input, KeyMeta, RingOps};
+use fhe_api::ops::{check_inputs, check_narrow_lwe, check_ring_input, KeyMeta, RingOps};
 use fhe_api::ring::{PolynomialSize, RingModulus};
 use fhe_api::{
     Backend, BackendEntry, BackendKind, BackendOptions, BootstrapOps, DeviceInfo, Error, EvaluationKey, ExtractedLwe,
@@ -110,6 +110,7 @@ impl RingOps for WgpuBackend {
 
 impl BootstrapOps for WgpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
+        check_narrow_lwe(self.name(), ek.params())?; // the shaders hold LWE words in 16 bits
         let prepared = tfhe::prepare(&self.gpu, &*self.pipelines(ek.params())?, ek)?;
         Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), prepared))
     }

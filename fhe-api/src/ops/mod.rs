@@ -11,7 +11,7 @@ mod tfhe;
 pub use ckks::{CkksOps, ConstResidues};
 pub use resident::Resident;
 pub use ring::{check_ring_input, checked_modulus, NttOps, RingOps};
-pub use tfhe::{check_inputs, BootstrapOps, KeyMeta, PreparedKey};
+pub use tfhe::{check_inputs, check_narrow_lwe, BootstrapOps, KeyMeta, PreparedKey};
 
 use crate::registry::BackendKind;
 

@@ -49,6 +49,19 @@ where
     Ok(())
 }
 
+/// For a backend whose kernels hold LWE words in 16 bits (the gate sets, `q <= 2^16`):
+/// refuses a set with wider words (the programmable-bootstrapping sets) with
+/// `Error::Unsupported` before anything is uploaded.
+pub fn check_narrow_lwe(backend: String, set: ParamSet) -> Result<()> {
+    if !set.params().lwe_fits_u16() {
+        return Err(Error::Unsupported {
+            backend,
+            scheme: "parameter sets with LWE words over 16 bits (the programmable-bootstrapping sets)",
+        });
+    }
+    Ok(())
+}
+
 pub trait BootstrapOps {
     /// Turn a serialized-form evaluation key into this backend's resident form.
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey>;
@@ -82,5 +95,19 @@ pub trait BootstrapOps {
         let switched = self.key_switch_batch(key, &rotated)?;
         let eighth = (key.params().params().q_lwe() / 8) as u32;
         switched.iter().map(|ct| LweCiphertext::linear_combination(&[(1, ct)], eighth)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_lwe_sets_are_refused_by_narrow_backends() {
+        for set in ParamSet::ALL {
+            assert!(check_narrow_lwe("cuda".into(), set).is_ok(), "{set}");
+        }
+        let e = check_narrow_lwe("cuda".into(), ParamSet::M2C2).unwrap_err().to_string();
+        assert!(e.contains("cuda") && e.contains("16 bits"), "{e}");
     }
 }

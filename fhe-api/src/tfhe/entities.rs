@@ -156,6 +156,41 @@ impl ExtractedLwe {
     pub fn as_words(&self) -> &[u64] {
         &self.data
     }
+    /// The noiseless encryption of `b` (`a = 0`, no key tag): a constant for
+    /// [`ExtractedLwe::linear_combination`].
+    pub fn trivial(params: ParamSet, b: u64) -> Self {
+        let p = params.params();
+        let mut data = vec![0u64; p.big_n() + 1];
+        data[p.big_n()] = b % p.q_ring();
+        ExtractedLwe { params, tag: KeyTag::NONE, data }
+    }
+
+    /// `sum_k coeff_k * ct_k + constant (mod Q)`: the linear part of a programmable
+    /// bootstrap's input. Terms of two sets are [`Error::ParamMismatch`], of two key tags
+    /// [`Error::WrongKey`]; the result carries their common tag.
+    pub fn linear_combination(terms: &[(i64, &ExtractedLwe)], constant: u64) -> Result<Self> {
+        let first = terms.first().ok_or_else(|| Error::InvalidInput("empty linear combination".into()))?;
+        let params = first.1.params;
+        for (_, ct) in terms {
+            if ct.params != params {
+                return Err(Error::ParamMismatch { expected: params.name().into(), found: ct.params.name().into() });
+            }
+        }
+        let tag = common_tag(terms.iter().map(|(_, ct)| ct.tag))?;
+        let q = params.params().q_ring();
+        let mut data = vec![0u64; first.1.data.len()];
+        for (c, ct) in terms {
+            // |c| < Q: a coefficient as a residue, then one 128-bit product per word.
+            let c = c.rem_euclid(q as i64) as u128;
+            for (d, &w) in data.iter_mut().zip(&ct.data) {
+                *d = ((*d as u128 + c * w as u128) % q as u128) as u64;
+            }
+        }
+        let last = data.len() - 1;
+        data[last] = ((data[last] as u128 + (constant % q) as u128) % q as u128) as u64;
+        Ok(ExtractedLwe { params, tag, data })
+    }
+
     /// `self + other (mod Q)`, used by MUX to sum two blind rotations before one key switch.
     pub fn add(&self, other: &ExtractedLwe) -> Result<ExtractedLwe> {
         if self.params != other.params {
@@ -252,7 +287,7 @@ pub struct PublicKey {
     tag: KeyTag,
     public_seed: [u8; 32],
     b: Vec<u32>,
-    a: Vec<u16>,
+    a: Vec<u32>,
 }
 
 impl std::fmt::Debug for PublicKey {
@@ -288,18 +323,25 @@ impl PublicKey {
         &self.b
     }
     /// The expanded `a` halves, `pk_samples x n`, row-major.
-    pub fn a(&self) -> &[u16] {
+    pub fn a(&self) -> &[u32] {
         &self.a
     }
 }
 
-/// The `a` halves of the public key: sample `k` is `fill_pow2_u16(log q)` of `n` values
-/// from stream `(public_seed, "pk-a", k)`.
-pub fn expand_pk_a(params: ParamSet, public_seed: &[u8; 32]) -> Vec<u16> {
+/// The `a` halves of the public key: sample `k` is `fill_pow2_u16(log q)` (`q <= 2^16`)
+/// or `fill_pow2_u32(log q)` (wider) of `n` values from stream `(public_seed, "pk-a", k)`.
+pub fn expand_pk_a(params: ParamSet, public_seed: &[u8; 32]) -> Vec<u32> {
     let p = params.params();
-    let mut a = vec![0; p.pk_samples * p.n()];
+    let mut a = vec![0u32; p.pk_samples * p.n()];
+    let mut narrow = vec![0u16; p.n()];
     for (k, row) in a.chunks_mut(p.n()).enumerate() {
-        stream(public_seed, label::PK_A, k as u64).fill_pow2_u16(p.lwe_modulus_log.0, row);
+        let mut r = stream(public_seed, label::PK_A, k as u64);
+        if p.lwe_fits_u16() {
+            r.fill_pow2_u16(p.lwe_modulus_log.0, &mut narrow);
+            row.iter_mut().zip(&narrow).for_each(|(o, &x)| *o = x as u32);
+        } else {
+            r.fill_pow2_u32(p.lwe_modulus_log.0, row);
+        }
     }
     a
 }
@@ -377,9 +419,11 @@ impl EvaluationKey {
 
     /// The key-switching samples of ring coefficient `j` in full: `[sample][n + 1]`, the
     /// `a` expanded from the public seed, then `b`. `out` holds `levels * (B-1) * (n+1)`
-    /// words.
+    /// words. Sets whose LWE words fit 16 bits only ([`EvaluationKey::ksk_rows_wide`]
+    /// for the others).
     pub fn ksk_rows(&self, j: usize, out: &mut [u16]) {
         let p = self.params.params();
+        assert!(p.lwe_fits_u16(), "{}: LWE words exceed 16 bits; use ksk_rows_wide", self.params);
         let n = p.n();
         let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
         debug_assert_eq!(out.len(), per_j * (n + 1));
@@ -388,6 +432,23 @@ impl EvaluationKey {
         for (idx, row) in out.chunks_mut(n + 1).enumerate() {
             row[..n].copy_from_slice(&a[idx * n..(idx + 1) * n]);
             row[n] = self.ksk_b[j * per_j + idx] as u16;
+        }
+    }
+}
+
+impl EvaluationKey {
+    /// [`EvaluationKey::ksk_rows`] in 32-bit words, for every set (the `a` halves of a
+    /// set with `q <= 2^16` are expanded as for `ksk_rows`, so the words are the same).
+    pub fn ksk_rows_wide(&self, j: usize, out: &mut [u32]) {
+        let p = self.params.params();
+        let n = p.n();
+        let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
+        debug_assert_eq!(out.len(), per_j * (n + 1));
+        let mut a = vec![0u32; per_j * n];
+        expand_ksk_a_wide(self.params, &self.public_seed, j, &mut a);
+        for (idx, row) in out.chunks_mut(n + 1).enumerate() {
+            row[..n].copy_from_slice(&a[idx * n..(idx + 1) * n]);
+            row[n] = self.ksk_b[j * per_j + idx];
         }
     }
 }
@@ -407,8 +468,23 @@ pub fn expand_bsk_a(params: ParamSet, public_seed: &[u8; 32], key: usize, out: &
 /// over all of them from stream `(public_seed, "ksk-a", j)`.
 pub fn expand_ksk_a(params: ParamSet, public_seed: &[u8; 32], j: usize, out: &mut [u16]) {
     let p = params.params();
+    debug_assert!(p.lwe_fits_u16());
     debug_assert_eq!(out.len(), p.ksk_levels.0 * (p.ksk_base() as usize - 1) * p.n());
     stream(public_seed, label::KSK_A, j as u64).fill_pow2_u16(p.lwe_modulus_log.0, out);
+}
+
+/// [`expand_ksk_a`] in 32-bit words for every set: a set with `q <= 2^16` draws the same
+/// values as `expand_ksk_a`, a wider one one `fill_pow2_u32(log q)` over all samples.
+pub fn expand_ksk_a_wide(params: ParamSet, public_seed: &[u8; 32], j: usize, out: &mut [u32]) {
+    let p = params.params();
+    let mut r = stream(public_seed, label::KSK_A, j as u64);
+    if p.lwe_fits_u16() {
+        let mut narrow = vec![0u16; out.len()];
+        r.fill_pow2_u16(p.lwe_modulus_log.0, &mut narrow);
+        out.iter_mut().zip(&narrow).for_each(|(o, &x)| *o = x as u32);
+    } else {
+        r.fill_pow2_u32(p.lwe_modulus_log.0, out);
+    }
 }
 
 /// The three keys of one seed.

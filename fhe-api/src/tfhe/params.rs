@@ -28,6 +28,26 @@ pub struct DecompositionLevelCount(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LweModulusLog(pub u32);
 
+/// Distribution of the small LWE secret `s`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LweSecret {
+    /// Uniform in `{-1, 0, 1}` (OpenFHE's sets): `E[s^2] = 2/3`.
+    Ternary,
+    /// Uniform in `{0, 1}` (TFHE-rs's sets): `E[s^2] = 1/2`, so the mod switch to `2N`
+    /// adds a quarter less noise; the programmable-bootstrapping sets need that margin.
+    Binary,
+}
+
+impl LweSecret {
+    /// `E[s_i^2]`, the factor of every rounding error that multiplies the secret.
+    pub const fn second_moment(self) -> f64 {
+        match self {
+            LweSecret::Ternary => 2.0 / 3.0,
+            LweSecret::Binary => 0.5,
+        }
+    }
+}
+
 /// The named production parameter sets. All target 128-bit security.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -40,11 +60,27 @@ pub enum ParamSet {
     /// Ring N=1024, Q a 25-bit prime: 128-bit security against quantum attacks
     /// (the HE standard's quantum bound, as OpenFHE's STD128Q).
     PN10QP25Q,
+    /// Programmable bootstrapping of 2-bit messages with 2 carry bits and a padding bit
+    /// (5-bit encoding): the ring of `PN11QP54` with a 2-digit gadget, LWE n = 841 mod
+    /// 2^20 with a binary secret, after TFHE-rs's `PARAM_MESSAGE_2_CARRY_2` (KS-PBS,
+    /// p-fail 2^-64 family). Not in [`ParamSet::ALL`]: its LWE words exceed 16 bits,
+    /// which only the CPU backend handles so far.
+    M2C2,
 }
 
 impl ParamSet {
     /// Every production set, in a fixed order (the order of reports and KAT files).
     pub const ALL: [ParamSet; 3] = [ParamSet::PN10QP27, ParamSet::PN11QP54, ParamSet::PN10QP25Q];
+
+    /// The programmable-bootstrapping sets (message and carry bits with padding;
+    /// `fhe_schemes::tfhe::pbs`), kept apart from [`ParamSet::ALL`], whose every member
+    /// each backend, KAT file and benchmark covers.
+    pub const PBS: [ParamSet; 1] = [ParamSet::M2C2];
+
+    /// Every set, gate and programmable-bootstrapping.
+    pub fn every() -> impl Iterator<Item = ParamSet> {
+        ParamSet::ALL.into_iter().chain(ParamSet::PBS)
+    }
 
     /// Stable numeric id written into every serialized header.
     pub const fn id(self) -> u16 {
@@ -52,6 +88,7 @@ impl ParamSet {
             ParamSet::PN10QP27 => 1,
             ParamSet::PN11QP54 => 2,
             ParamSet::PN10QP25Q => 3,
+            ParamSet::M2C2 => 4,
         }
     }
 
@@ -61,6 +98,7 @@ impl ParamSet {
             1 => Some(ParamSet::PN10QP27),
             2 => Some(ParamSet::PN11QP54),
             3 => Some(ParamSet::PN10QP25Q),
+            4 => Some(ParamSet::M2C2),
             _ => None,
         }
     }
@@ -82,6 +120,7 @@ impl ParamSet {
             ParamSet::PN10QP27 => &PN10QP27,
             ParamSet::PN11QP54 => &PN11QP54,
             ParamSet::PN10QP25Q => &PN10QP25Q,
+            ParamSet::M2C2 => &M2C2,
         }
     }
 }
@@ -95,9 +134,9 @@ impl fmt::Display for ParamSet {
 impl FromStr for ParamSet {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        ParamSet::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| Error::UnknownParamSet {
+        ParamSet::every().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| Error::UnknownParamSet {
             value: s.to_string(),
-            valid: ParamSet::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+            valid: ParamSet::every().map(|p| p.name()).collect::<Vec<_>>().join(", "),
         })
     }
 }
@@ -120,12 +159,15 @@ pub struct Params {
     pub lwe_modulus_log: LweModulusLog,
     /// Key-switch base `B_ks = 2^ksk_base_log`.
     pub ksk_base_log: DecompositionBaseLog,
-    /// Key-switch digits (`B_ks^levels = q`, exact).
+    /// Key-switch digits: `B_ks^levels = q` (exact) for the gate sets; the PBS sets keep
+    /// the top `levels * log B_ks` bits and round the rest away ([`Params::ksk_shift`]).
     pub ksk_levels: DecompositionLevelCount,
     /// Samples in the LWE public key (leftover-hash bound, see `docs/PARAMETERS.md`).
     pub pk_samples: usize,
     /// Centered-binomial parameter `eta` of every error term: variance `eta/2`.
     pub noise_eta: u32,
+    /// Distribution of the LWE secret `s` (the ring secret is always ternary).
+    pub lwe_secret: LweSecret,
     /// Where the 128-bit claim comes from (one line; the full argument is in the docs).
     pub security_source: &'static str,
 }
@@ -143,6 +185,16 @@ impl Params {
     /// The LWE modulus `q` as an integer.
     pub const fn q_lwe(&self) -> u64 {
         1u64 << self.lwe_modulus_log.0
+    }
+    /// True when LWE words fit 16 bits (`q <= 2^16`): the gate sets. The GPU kernels and
+    /// the narrow key-switch path store them so.
+    pub const fn lwe_fits_u16(&self) -> bool {
+        self.lwe_modulus_log.0 <= 16
+    }
+    /// Low bits of a mod-switched `a_j` that the key switch rounds away before taking
+    /// its digits: `log q - levels * log B_ks` (0 for the gate sets).
+    pub const fn ksk_shift(&self) -> u32 {
+        self.lwe_modulus_log.0 - self.ksk_base_log.0 * self.ksk_levels.0 as u32
     }
     /// Mask reducing an integer mod `q` (q is a power of two).
     pub const fn q_lwe_mask(&self) -> u32 {
@@ -199,6 +251,7 @@ pub static PN10QP27: Params = Params {
     ksk_levels: DecompositionLevelCount(3),
     pk_samples: pk_samples(556, 15),
     noise_eta: 21,
+    lwe_secret: LweSecret::Ternary,
     security_source: "ring: HE standard table (N=1024, log QP <= 27, ternary, classical); \
                       LWE: OpenFHE STD128 (n=556, q=2^15, sigma 3.19, ternary)",
 };
@@ -217,6 +270,7 @@ pub static PN11QP54: Params = Params {
     ksk_levels: DecompositionLevelCount(3),
     pk_samples: pk_samples(556, 15),
     noise_eta: 21,
+    lwe_secret: LweSecret::Ternary,
     security_source: "ring: HE standard table (N=2048, log QP <= 54, ternary, classical); \
                       LWE: OpenFHE STD128 (n=556, q=2^15, sigma 3.19, ternary)",
 };
@@ -235,8 +289,36 @@ pub static PN10QP25Q: Params = Params {
     ksk_levels: DecompositionLevelCount(3),
     pk_samples: pk_samples(598, 15),
     noise_eta: 21,
+    lwe_secret: LweSecret::Ternary,
     security_source: "ring: HE standard table (N=1024, log QP <= 25, ternary, quantum); \
                       LWE: OpenFHE STD128Q (n=598, q=2^15, sigma 3.19, ternary)",
+};
+
+/// `M2C2`: programmable bootstrapping of 2 message + 2 carry bits (`docs/PARAMETERS.md`,
+/// "Programmable-bootstrapping sets"). Ring: `PN11QP54`'s (N=2048, the largest 54-bit
+/// prime `= 1 mod 4096`) with gadget base 2^27, 2 digits (exact: 54 bits; the fewest
+/// digits, so the fewest NTTs a step, whose noise still costs under a bit of the failure
+/// exponent). LWE: n = 841,
+/// binary secret, q = 2^20, eta = 22 (sigma = 3.32, sigma/q = 2^-18.27), TFHE-rs's
+/// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64` LWE (n = 841, binary, sigma/q =
+/// 3.1497e-6) with q scaled down and sigma/q kept at or above it. Key switch: base 2^3,
+/// 5 digits (the top 15 of 20 bits), TFHE-rs's choice.
+pub static M2C2: Params = Params {
+    name: "M2C2",
+    ring_degree: PolynomialSize(2048),
+    ring_modulus: RingModulus(18_014_398_509_404_161),
+    bsk_base_log: DecompositionBaseLog(27),
+    bsk_levels: DecompositionLevelCount(2),
+    lwe_dimension: LweDimension(841),
+    lwe_modulus_log: LweModulusLog(20),
+    ksk_base_log: DecompositionBaseLog(3),
+    ksk_levels: DecompositionLevelCount(5),
+    pk_samples: pk_samples(841, 20),
+    noise_eta: 22,
+    lwe_secret: LweSecret::Binary,
+    security_source: "ring: HE standard table (N=2048, log QP <= 54, ternary, classical); \
+                      LWE: TFHE-rs PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64 (n=841, binary, \
+                      sigma/q = 3.15e-6, lattice-estimator 128 bits), here sigma/q = 3.16e-6",
 };
 
 #[cfg(test)]
@@ -246,7 +328,7 @@ mod tests {
 
     #[test]
     fn every_set_is_well_formed() {
-        for set in ParamSet::ALL {
+        for set in ParamSet::every() {
             let p = set.params();
             let q = p.q_ring();
             let n2 = 2 * p.big_n() as u64;
@@ -255,8 +337,13 @@ mod tests {
             assert_eq!(q % n2, 1, "{set}: Q != 1 mod 2N");
             // Exact gadget decomposition: signed digits cover (-Q/2, Q/2].
             assert!(p.bsk_base_log.0 as usize * p.bsk_levels.0 >= 64 - q.leading_zeros() as usize);
-            // Exact key-switch decomposition.
-            assert_eq!(p.ksk_base_log.0 as usize * p.ksk_levels.0, p.lwe_modulus_log.0 as usize);
+            // Key-switch digits within q: exact for the gate sets.
+            assert!(p.ksk_base_log.0 as usize * p.ksk_levels.0 <= p.lwe_modulus_log.0 as usize);
+            assert!(p.lwe_modulus_log.0 <= 32, "{set}: LWE words are u32");
+            if ParamSet::ALL.contains(&set) {
+                assert_eq!(p.ksk_shift(), 0, "{set}");
+                assert!(p.lwe_fits_u16(), "{set}");
+            }
             // Blind rotation needs q_lwe >= 2N (the mod switch goes down to 2N).
             assert!(p.q_lwe() >= n2);
             assert_eq!(ParamSet::from_id(set.id()), Some(set));
@@ -274,11 +361,23 @@ mod tests {
         assert!(bits(PN10QP27.q_ring()) <= 27);
         assert!(bits(PN11QP54.q_ring()) <= 54);
         assert!(bits(PN10QP25Q.q_ring()) <= 25);
+        assert!(bits(M2C2.q_ring()) <= 54);
+    }
+
+    #[test]
+    fn pbs_lwe_noise_rate_is_at_least_tfhe_rs() {
+        // TFHE-rs's 2_2 KS-PBS (p-fail 2^-64) LWE: sigma/q = 3.1496674685772435e-6 at
+        // n = 841, binary secret; a larger rate at the same n is at least as hard.
+        let p = &M2C2;
+        let rate = (p.noise_eta as f64 / 2.0).sqrt() / p.q_lwe() as f64;
+        assert!(rate >= 3.1496674685772435e-6, "{rate}");
+        assert_eq!((p.n(), p.lwe_secret), (841, LweSecret::Binary));
     }
 
     #[test]
     fn unknown_set_lists_the_valid_ones() {
         let e = "PN12".parse::<ParamSet>().unwrap_err().to_string();
         assert!(e.contains("PN10QP27") && e.contains("PN11QP54") && e.contains("PN10QP25Q"), "{e}");
+        assert!(e.contains("M2C2"), "{e}");
     }
 }

@@ -58,6 +58,12 @@ fn every_file_under_bench_results_loads() {
                 let kind = v["kind"].as_str().unwrap_or("");
                 assert!(["python_overhead", "ray_scale_out"].contains(&kind), "{}: kind {kind:?}", path.display());
             }
+            // The radix-integer examples' records: free-form, of a known kind.
+            crate::chart::RADIX_DIR => {
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+                let kind = v["kind"].as_str().unwrap_or("");
+                assert!(["radix_vs_tfhe", "radix_timing"].contains(&kind), "{}: kind {kind:?}", path.display());
+            }
             _ => {
                 load_report(path).unwrap_or_else(|e| panic!("{e}"));
                 reports += 1;

@@ -12,13 +12,26 @@ use fhe_api::{EvaluationKey, ExtractedLwe, LweCiphertext, Result};
 use crate::tfhe::bootstrap::CpuPrepared;
 use crate::tfhe::ring::Ring;
 
-pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> crate::mem::Aligned<u16> {
+/// The key-switching samples in full, `[sample][n + 1]`: 16-bit words for the gate sets
+/// (`q <= 2^16`, half the memory to stream), 32-bit for the wider PBS sets.
+pub enum PreparedKsk {
+    Narrow(crate::mem::Aligned<u16>),
+    Wide(crate::mem::Aligned<u32>),
+}
+
+pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> PreparedKsk {
     let p = ring.params;
     let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
     // Rows are read at random (one per digit): huge pages spare a TLB miss per row.
-    let mut ksk = crate::mem::Aligned::zeroed_huge(p.ksk_samples() * (p.n() + 1));
-    ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
-    ksk
+    if p.lwe_fits_u16() {
+        let mut ksk = crate::mem::Aligned::zeroed_huge(p.ksk_samples() * (p.n() + 1));
+        ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
+        PreparedKsk::Narrow(ksk)
+    } else {
+        let mut ksk = crate::mem::Aligned::zeroed_huge(p.ksk_samples() * (p.n() + 1));
+        ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows_wide(j, out));
+        PreparedKsk::Wide(ksk)
+    }
 }
 
 /// `round(x q / Q) mod q`, exactly as `fhe_api::ring::math::mod_switch`.
@@ -28,25 +41,70 @@ fn ms_to_q(x: u64, q_ring: u64, logq: u32) -> u32 {
     ((num / q_ring as u128) as u64 & ((1u64 << logq) - 1)) as u32
 }
 
+/// A word of the key-switching key: arithmetic modulo `2^16` or `2^32`, both multiples
+/// of `q`, so the wrapping result masked to `q` is the result mod `q`.
+trait KsWord: Copy + Default {
+    fn from_u32(x: u32) -> Self;
+    fn to_u32(self) -> u32;
+    fn wrapping_sub(self, other: Self) -> Self;
+}
+
+impl KsWord for u16 {
+    fn from_u32(x: u32) -> Self {
+        x as u16
+    }
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+    fn wrapping_sub(self, other: Self) -> Self {
+        u16::wrapping_sub(self, other)
+    }
+}
+
+impl KsWord for u32 {
+    fn from_u32(x: u32) -> Self {
+        x
+    }
+    fn to_u32(self) -> u32 {
+        self
+    }
+    fn wrapping_sub(self, other: Self) -> Self {
+        u32::wrapping_sub(self, other)
+    }
+}
+
 pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphertext {
+    match &key.ksk {
+        PreparedKsk::Narrow(ksk) => key_switch_words(ring, key, ksk, ct),
+        PreparedKsk::Wide(ksk) => key_switch_words(ring, key, ksk, ct),
+    }
+}
+
+fn key_switch_words<W: KsWord>(ring: &Ring, key: &CpuPrepared, ksk: &[W], ct: &ExtractedLwe) -> LweCiphertext {
     let p = ring.params;
     let n = p.n();
     let q_ring = p.q_ring();
     let logq = p.lwe_modulus_log.0;
     let base_log = p.ksk_base_log.0;
     let levels = p.ksk_levels.0;
+    // The digits cover the top `levels * base_log` bits; the `shift` bits below are
+    // rounded away first (0 for the gate sets, whose decomposition is exact).
+    let shift = p.ksk_shift();
+    let kept = logq - shift;
     let bm1 = p.ksk_base() as usize - 1;
     let words = ct.as_words();
-    let mut acc = vec![0u16; n + 1];
-    acc[n] = ms_to_q(words[ring.n()], q_ring, logq) as u16;
+    let mut acc = vec![W::default(); n + 1];
+    acc[n] = W::from_u32(ms_to_q(words[ring.n()], q_ring, logq));
     // The sample of every non-zero digit, then the subtractions with the rows 16 samples
     // ahead prefetched into L2 (each row is a random read from a key of ~100 MiB; see
     // `mem::prefetch_l2`).
     let mut samples = Vec::with_capacity(ring.n() * levels);
     for (j, &aj) in words[..ring.n()].iter().enumerate() {
-        let a = ms_to_q(aj, q_ring, logq);
+        let a = ms_to_q(aj, q_ring, logq) as u64;
+        // Rounded to the kept bits; a carry out of them is a multiple of q, so dropped.
+        let a = if shift == 0 { a } else { ((a + (1 << (shift - 1))) >> shift) & ((1 << kept) - 1) };
         for l in 0..levels {
-            let v = ((a >> (logq - base_log * (l as u32 + 1))) & ((1 << base_log) - 1)) as usize;
+            let v = ((a >> (kept - base_log * (l as u32 + 1))) & ((1 << base_log) - 1)) as usize;
             if v != 0 {
                 samples.push((j * levels + l) * bm1 + (v - 1));
             }
@@ -55,13 +113,13 @@ pub fn key_switch(ring: &Ring, key: &CpuPrepared, ct: &ExtractedLwe) -> LweCiphe
     const AHEAD: usize = 16;
     for (k, &s) in samples.iter().enumerate() {
         if let Some(&next) = samples.get(k + AHEAD) {
-            crate::mem::prefetch_l2(&key.ksk[next * (n + 1)..(next + 1) * (n + 1)]);
+            crate::mem::prefetch_l2(&ksk[next * (n + 1)..(next + 1) * (n + 1)]);
         }
-        let row = &key.ksk[s * (n + 1)..(s + 1) * (n + 1)];
+        let row = &ksk[s * (n + 1)..(s + 1) * (n + 1)];
         acc.iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_sub(y));
     }
     let mask = p.q_lwe_mask();
-    let data = acc.into_iter().map(|x| x as u32 & mask).collect();
+    let data = acc.into_iter().map(|x| x.to_u32() & mask).collect();
     LweCiphertext::from_raw(ring.set, key.tag, data).expect("key switch yields n + 1 words below q under a key's tag")
 }
 

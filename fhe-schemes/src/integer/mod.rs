@@ -25,6 +25,7 @@
 #[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 pub mod gates;
+pub mod radix;
 
 use fhe_api::format::{self, Decode, UintBits};
 use fhe_api::{Error, KeyTag, LweCiphertext, ParamSet, PublicKey, Result, SecretKey};

@@ -24,10 +24,10 @@ pub fn encrypt_bit_seeded(pk: &PublicKey, bit: bool, seed: &Seed) -> Result<LweC
         }
         let row = &a[k * n..(k + 1) * n];
         if c == 1 {
-            acc[..n].iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_add(y as u32));
+            acc[..n].iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_add(y));
             acc[n] = acc[n].wrapping_add(b);
         } else {
-            acc[..n].iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_sub(y as u32));
+            acc[..n].iter_mut().zip(row).for_each(|(x, &y)| *x = x.wrapping_sub(y));
             acc[n] = acc[n].wrapping_sub(b);
         }
     }

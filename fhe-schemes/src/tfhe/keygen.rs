@@ -16,7 +16,8 @@ use fhe_api::ring::math::pow_mod;
 use fhe_api::ring::modulus::Modulus;
 use fhe_api::rng::{label, public_seed, stream, Seed};
 use fhe_api::tag::KeyTag;
-use fhe_api::tfhe::entities::{expand_bsk_a, expand_ksk_a, expand_pk_a};
+use fhe_api::tfhe::entities::{expand_bsk_a, expand_ksk_a_wide, expand_pk_a};
+use fhe_api::tfhe::params::LweSecret;
 use fhe_api::{EvaluationKey, KeySet, ParamSet, PublicKey, Result, SecretKey};
 
 /// All three keys of `set`, determined by `seed` alone (byte-equal on every backend whose
@@ -39,7 +40,14 @@ fn keygen_with(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Resul
     let m = Modulus::new(p.q_ring());
 
     let mut r = stream(&seed.0, label::LWE_SECRET, 0);
-    let lwe = Zeroizing::new((0..n).map(|_| r.ternary()).collect::<Vec<i8>>());
+    let lwe = Zeroizing::new(
+        (0..n)
+            .map(|_| match p.lwe_secret {
+                LweSecret::Ternary => r.ternary(),
+                LweSecret::Binary => r.binary(),
+            })
+            .collect::<Vec<i8>>(),
+    );
     let mut r = stream(&seed.0, label::RING_SECRET, 0);
     let ring_sk = Zeroizing::new((0..big_n).map(|_| r.ternary()).collect::<Vec<i8>>());
     let pseed = public_seed(seed);
@@ -84,8 +92,8 @@ fn keygen_with(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Resul
     let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
     let mut ksk_b = vec![0u32; p.ksk_samples()];
     ksk_b.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| {
-        let mut a = vec![0u16; per_j * n];
-        expand_ksk_a(set, &pseed, j, &mut a);
+        let mut a = vec![0u32; per_j * n];
+        expand_ksk_a_wide(set, &pseed, j, &mut a);
         let mut er = stream(&seed.0, label::KSK_E, j as u64);
         for (idx, b) in out.iter_mut().enumerate() {
             let (l, v) = (idx / (p.ksk_base() as usize - 1), idx % (p.ksk_base() as usize - 1) + 1);
@@ -111,9 +119,9 @@ fn keygen_with(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Resul
     Ok(KeySet { sk, pk, ek })
 }
 
-/// `<a, s>` modulo `2^32` (callers mask to `q`). With `a < 2^16`, `|s| <= 1` and
-/// `n < 2^15` the `i32` sum cannot overflow; the form lets the compiler vectorize it.
+/// `<a, s>` modulo `2^32` (callers mask to `q`): wrapping `u32` arithmetic is exact
+/// modulo every power-of-two `q <= 2^32`; the form lets the compiler vectorize it.
 #[inline]
-pub fn inner(a: &[u16], s: &[i8]) -> u32 {
-    a.iter().zip(s).map(|(&x, &y)| x as i32 * y as i32).sum::<i32>() as u32
+pub fn inner(a: &[u32], s: &[i8]) -> u32 {
+    a.iter().zip(s).fold(0u32, |acc, (&x, &y)| acc.wrapping_add(x.wrapping_mul(y as i32 as u32)))
 }

@@ -6,13 +6,15 @@
 //! | [`encrypt`], [`decrypt`] | public-key encryption of a bit, decryption and phase |
 //! | [`gates`] | two-input gates, MUX, NOT, batches: linear parts on the host, one bootstrap batch |
 //! | [`server_key`] | a prepared evaluation key and its backend |
-//! | [`noise`] | the noise model: predicted variances and the failure probability per gate |
+//! | [`noise`] | the noise model: predicted variances and the failure probability per gate and per PBS |
+//! | [`pbs`] | programmable bootstrapping: block encoding, tables, the PBS key |
 
 pub mod decrypt;
 pub mod encrypt;
 pub mod gates;
 pub mod keygen;
 pub mod noise;
+pub mod pbs;
 pub mod server_key;
 
 pub use decrypt::{decrypt_bit, phase, phase_error};

@@ -71,6 +71,72 @@ pub fn predict(p: &Params) -> NoiseReport {
     }
 }
 
+/// Predicted noise of one programmable bootstrap's input (`docs/PARAMETERS.md`,
+/// "Programmable-bootstrapping sets"), key switch before blind rotation.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PbsNoiseReport {
+    pub params: &'static str,
+    /// Squared 2-norm of the linear combination the inputs went through (1 for a block
+    /// as it comes out of a bootstrap).
+    pub two_norm_sq: f64,
+    /// Variance of a bootstrapped block's phase, units of `Q` (blind rotation only).
+    pub bootstrapped_variance_q: f64,
+    /// Variance added by the mod switch `Q -> q` and the key switch, units of `q`.
+    pub key_switch_variance_q: f64,
+    /// Variance at the blind rotation's input, units of `2N`.
+    pub input_variance_2n: f64,
+    /// Worst-case mean of that error, units of `2N` (binary secrets: the mod switch's
+    /// round-half-up, `2^-(shift+1)` per secret 1, all `n` ones).
+    pub bias_2n: f64,
+    /// Half a slot: the distance to the next value, units of `2N`.
+    pub margin_2n: f64,
+    /// `log2` of the failure probability per bootstrap.
+    pub log2_failure: f64,
+}
+
+/// The model of a programmable bootstrap for a set with `slots = 2p` slots (padding
+/// included), inputs of squared 2-norm `two_norm_sq`.
+pub fn predict_pbs(p: &Params, slots: u64, two_norm_sq: f64) -> PbsNoiseReport {
+    let sigma2 = p.noise_eta as f64 / 2.0;
+    let ternary = 2.0 / 3.0;
+    let big_n = p.big_n() as f64;
+    let n = p.n() as f64;
+    let q_ring = p.q_ring() as f64;
+    let q = p.q_lwe() as f64;
+    let bg = p.bsk_base() as f64;
+    let levels = p.bsk_levels.0 as f64;
+
+    let v_ext = 2.0 * levels * big_n * (bg * bg + 2.0) / 12.0 * sigma2;
+    let v_br = n * 4.0 * v_ext;
+    // Q -> q, then the key switch: a fresh sample per non-zero digit, and the rounding
+    // of the `shift` low bits each `a_j` loses (uniform over 2^shift values, times z_j).
+    let ms1 = (big_n * ternary + 1.0) / 12.0;
+    let b = p.ksk_base() as f64;
+    let fresh = big_n * p.ksk_levels.0 as f64 * (b - 1.0) / b * sigma2;
+    let rounding = big_n * ternary * (4f64.powi(p.ksk_shift() as i32) - 1.0) / 12.0;
+    let ks = ms1 + fresh + rounding;
+    let two_n = 2.0 * big_n;
+    let s2 = p.lwe_secret.second_moment();
+    let ms2 = (n * s2 + 1.0) / 12.0;
+    let input = two_norm_sq * v_br / (q_ring * q_ring) * two_n * two_n + ks * (two_n / q).powi(2) + ms2;
+    let shift = p.lwe_modulus_log.0 - (2 * p.big_n()).trailing_zeros();
+    let bias = match p.lwe_secret {
+        fhe_api::tfhe::params::LweSecret::Binary => n / 2f64.powi(shift as i32 + 1),
+        fhe_api::tfhe::params::LweSecret::Ternary => 0.0,
+    };
+    let margin = two_n / slots as f64 / 2.0;
+    PbsNoiseReport {
+        params: p.name,
+        two_norm_sq,
+        bootstrapped_variance_q: v_br,
+        key_switch_variance_q: ks,
+        input_variance_2n: input,
+        bias_2n: bias,
+        margin_2n: margin,
+        log2_failure: log2_gaussian_tail((margin - bias) / input.sqrt()),
+    }
+}
+
 /// `log2 P(|X| >= z sigma)` for a Gaussian, via `erfc(x) ~ exp(-x^2) / (x sqrt(pi))
 /// * (1 - 1/(2x^2))`, accurate to a fraction of a bit for `z >= 4`.
 pub fn log2_gaussian_tail(z: f64) -> f64 {
@@ -89,6 +155,17 @@ mod tests {
         for set in ParamSet::ALL {
             let r = predict(set.params());
             assert!(r.log2_failure_per_gate <= -64.0, "{set}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn pbs_sets_meet_the_failure_target_at_two_norm_5() {
+        // 2-norm 5 (squared 25) covers every linear combination the radix integers
+        // feed a bootstrap (the largest, a bivariate table's 4x + y, has 17).
+        for set in ParamSet::PBS {
+            let slots = 2 * crate::tfhe::pbs::Encoding::for_set(set).unwrap().modulus();
+            let r = predict_pbs(set.params(), slots, 25.0);
+            assert!(r.log2_failure <= -64.0, "{set}: {r:?}");
         }
     }
 

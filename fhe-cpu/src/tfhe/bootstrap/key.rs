@@ -13,7 +13,7 @@ pub struct CpuPrepared {
     /// each pair `(K+, K-)` in the [`crate::tfhe::ginx32::interleave_pair`] layout.
     pub(crate) bsk32: Aligned<u32>,
     /// `[sample][n + 1]`, `a` then `b`.
-    pub(crate) ksk: Aligned<u16>,
+    pub(crate) ksk: crate::tfhe::keyswitch::PreparedKsk,
     /// The evaluation key's tag, carried by every output.
     pub(crate) tag: KeyTag,
 }

@@ -9,7 +9,7 @@ mod keyswitch;
 
 use std::sync::Arc;
 
-use fhe_api::ops::{check_inputs, KeyMeta};
+use fhe_api::ops::{check_inputs, check_narrow_lwe, KeyMeta};
 use fhe_api::ring::math::{ntt_slot_exponent, pow_mod};
 use fhe_api::{Backend, BootstrapOps, EvaluationKey, ExtractedLwe, Lut, LweCiphertext, ParamSet, PreparedKey, Result};
 
@@ -79,6 +79,7 @@ impl<D: GpuDriver> GpuBackend<D> {
 impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let set = ek.params();
+        check_narrow_lwe(self.name(), set)?; // the kernels hold LWE words in 16 bits
         let p = set.params();
         let per_key = 2 * p.rgsw_rows() * p.big_n();
         let mut bsk = vec![0u64; 2 * p.bsk_b_len()];

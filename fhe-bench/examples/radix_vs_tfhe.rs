@@ -1,0 +1,146 @@
+//! Our radix add and `lt` (`M2C2`, CPU backend) against TFHE-rs 1.8's `FheUint64` /
+//! `FheUint256` with its default parameters, in one process, both in one rayon pool of
+//! `--threads` threads, rounds alternated (the side that goes first alternates, each
+//! round one discarded call per side). Writes one JSON file and prints it.
+//!
+//! `cargo run --release -p fhe-bench --features peers --example radix_vs_tfhe --
+//!  [--threads 2] [--rounds 4] [--calls 3] [--widths 64,256] [--out bench/results/radix]`
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use fhe_api::rng::Seed;
+use fhe_api::{Backend, ParamSet};
+use fhe_schemes::integer::radix::{add, compare, Propagation, RadixUint};
+use fhe_schemes::tfhe::keygen_from_seed;
+use fhe_schemes::tfhe::pbs::PbsKey;
+use tfhe::prelude::*;
+
+type Call<'a> = Box<dyn FnMut() + 'a>;
+
+fn time_calls(calls: usize, f: &mut Call) -> Vec<f64> {
+    f();
+    (0..calls)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `rounds` rounds of `calls` calls per side, first side alternating; per-call ms.
+fn interleave(rounds: usize, calls: usize, ours: &mut Call, theirs: &mut Call) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let (x, y) = if r % 2 == 0 {
+            let x = time_calls(calls, ours);
+            (x, time_calls(calls, theirs))
+        } else {
+            let y = time_calls(calls, theirs);
+            (time_calls(calls, ours), y)
+        };
+        ratios.push(median(x.clone()) / median(y.clone()));
+        a.extend(x);
+        b.extend(y);
+    }
+    (a, b, ratios)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let threads: usize = arg("--threads").map_or(Ok(2), |v| v.parse())?;
+    let rounds: usize = arg("--rounds").map_or(Ok(4), |v| v.parse())?;
+    let calls: usize = arg("--calls").map_or(Ok(3), |v| v.parse())?;
+    let widths: Vec<usize> =
+        arg("--widths").unwrap_or_else(|| "64".into()).split(',').map(str::parse).collect::<Result<_, _>>()?;
+    let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/radix".into()));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+
+    let rows = pool.install(|| -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
+        let backend: Arc<dyn Backend> = Arc::new(fhe_cpu::CpuBackend::new(None)?);
+        let keys = keygen_from_seed(&*backend, ParamSet::M2C2, &Seed::derive("lux-fhe-radix-vs-tfhe", 0))?;
+        let key = PbsKey::new(backend, &keys.ek)?;
+        let (ck, sk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
+        tfhe::set_server_key(sk.clone());
+        let mut rows = Vec::new();
+        for &w in &widths {
+            let (x, y) = (0x9e37_79b9_7f4a_7c15u64, 0x2545_f491_4f6c_dd1du64);
+            let limbs = |v: u64| vec![v, v.rotate_left(17), v ^ 0x55, v.rotate_right(9)];
+            let (lx, ly) = (limbs(x)[..w / 64].to_vec(), limbs(y)[..w / 64].to_vec());
+            let a = RadixUint::encrypt_limbs_seeded(&keys.sk, w, &lx, &Seed::derive("a", w as u64))?;
+            let b = RadixUint::encrypt_limbs_seeded(&keys.sk, w, &ly, &Seed::derive("b", w as u64))?;
+            for op in ["add", "lt"] {
+                let mut ours: Call = match op {
+                    "add" => Box::new(|| {
+                        add::add(&key, &a, &b, Propagation::Auto).expect("add");
+                    }),
+                    _ => Box::new(|| {
+                        compare::lt(&key, &a, &b).expect("lt");
+                    }),
+                };
+                let (t_ours, t_theirs, ratios) = match w {
+                    64 => {
+                        let (ta, tb) = (tfhe::FheUint64::encrypt(x, &ck), tfhe::FheUint64::encrypt(y, &ck));
+                        let mut theirs: Call = match op {
+                            "add" => Box::new(|| {
+                                let _ = &ta + &tb;
+                            }),
+                            _ => Box::new(|| {
+                                let _ = ta.lt(&tb);
+                            }),
+                        };
+                        interleave(rounds, calls, &mut ours, &mut theirs)
+                    }
+                    256 => {
+                        let big = |l: &[u64]| tfhe::integer::U256::from((l[0] as u128 | (l[1] as u128) << 64, l[2] as u128 | (l[3] as u128) << 64));
+                        let (ta, tb) = (tfhe::FheUint256::encrypt(big(&lx), &ck), tfhe::FheUint256::encrypt(big(&ly), &ck));
+                        let mut theirs: Call = match op {
+                            "add" => Box::new(|| {
+                                let _ = &ta + &tb;
+                            }),
+                            _ => Box::new(|| {
+                                let _ = ta.lt(&tb);
+                            }),
+                        };
+                        interleave(rounds, calls, &mut ours, &mut theirs)
+                    }
+                    _ => return Err(format!("width {w}: 64 or 256").into()),
+                };
+                let (mo, mt) = (median(t_ours), median(t_theirs));
+                let (lo, hi) = ratios.iter().fold((f64::MAX, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
+                rows.push(format!(
+                    r#"{{"op":"{op}","bits":{w},"ours_median_ms":{mo:.1},"tfhe_rs_median_ms":{mt:.1},"ratio":{:.3},"round_ratio_lo":{lo:.3},"round_ratio_hi":{hi:.3}}}"#,
+                    mo / mt
+                ));
+            }
+        }
+        Ok(rows)
+    })
+    .map_err(|e| e.to_string())?;
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_default();
+    let json = format!(
+        r#"{{"kind":"radix_vs_tfhe","what":"radix integers (M2C2, CPU backend) vs TFHE-rs 1.8.2 FheUint default parameters","threads":{threads},"rounds":{rounds},"calls_per_round":{calls},"cpu":"{cpu}","ours":"Propagation::Auto; TFHE-rs default p-fail 2^-128, ours 2^-75.6","rows":[{}]}}"#,
+        rows.join(",")
+    );
+    std::fs::create_dir_all(&out)?;
+    let file = out.join(format!("radix-vs-tfhe-{threads}t.json"));
+    std::fs::write(&file, &json)?;
+    println!("{json}");
+    eprintln!("wrote {}", file.display());
+    Ok(())
+}
