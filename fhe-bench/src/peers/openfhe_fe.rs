@@ -102,3 +102,54 @@ impl FePeer for OpenFheFe {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use fhe_schemes::ckks::circuits::seed_two_chains;
+    use fhe_schemes::ckks::FeFunction;
+
+    use super::*;
+
+    fn case() -> FeCase {
+        FeCase::new(seed_two_chains().remove(0), &[FeFunction::Identity, FeFunction::Exp]).unwrap()
+    }
+
+    fn replies() -> (Value, Value) {
+        let f = |name: &str| {
+            json!({"name": name, "ns": 2.5e9, "mean_abs_err": 1e-3, "max_abs_err": 1e-2, "bits_mean_rel": 9.0,
+                   "output_level": 4, "degree": 7})
+        };
+        (
+            json!({"setup_ms": {"total": 1000.0}, "log_qp": 730, "dnum": 4, "depth": 20}),
+            json!({"functions": [f("exp"), f("identity")], "peak_rss_bytes": 1u64 << 33}),
+        )
+    }
+
+    #[test]
+    fn a_round_is_read_in_the_case_order() {
+        let (setup, time) = replies();
+        let r = parse_fe_round(&case(), &setup, &time).unwrap();
+        assert_eq!((r.setup_ns, r.log_qp, r.dnum, r.depth, r.results.len()), (1e9, Some(730), 4, 20, 2));
+        assert_eq!((r.results[0].output_level, r.results[0].bits_mean_rel), (4, Some(9.0)));
+        // The request carries the case's series and the sparse bound of N = 2^15.
+        let req = case().peer_request();
+        assert_eq!((req["bound"].as_u64(), req["functions"].as_array().map(Vec::len)), (Some(767), Some(2)));
+    }
+
+    #[test]
+    fn replies_missing_a_field_are_errors_not_panics() {
+        let (setup, time) = replies();
+        for key in ["log_qp", "dnum", "depth"] {
+            let mut s = setup.clone();
+            s.as_object_mut().unwrap().remove(key);
+            assert!(parse_fe_round(&case(), &s, &time).is_err(), "{key}");
+        }
+        let mut t = time.clone();
+        t["functions"] = json!([t["functions"][0].clone()]);
+        assert!(parse_fe_round(&case(), &setup, &t).unwrap_err().to_string().contains("identity"));
+        let mut t = time.clone();
+        t["functions"][1]["output_level"] = json!(2.5);
+        assert!(parse_fe_round(&case(), &setup, &t).is_err());
+        assert!(parse_fe_round(&case(), &setup, &json!({})).is_err());
+    }
+}

@@ -208,8 +208,11 @@ fn bootstrap_facts_ride_on_bootstrap_rows_with_consistent_levels() {
     let ok = row("ckks_bootstrap", 1e9).with_bootstrap(facts(3, 2));
     let r = Report::new("x", "cpu:reference", Environment::capture(None), EquivalenceGate::not_run(), vec![ok]);
     parse_report(&serde_json::to_string(&r).unwrap()).unwrap();
+    let fe = row("ckks_fe_bootstrap", 1e9).with_bootstrap(facts(3, 2));
+    let r = Report::new("x", "cpu:reference", Environment::capture(None), EquivalenceGate::not_run(), vec![fe]);
+    parse_report(&serde_json::to_string(&r).unwrap()).unwrap();
     let p = problems_of(vec![row("ckks_rotate", 1e9).with_bootstrap(facts(3, 2))]);
-    assert!(p.contains("only `ckks_bootstrap` rows"), "{p}");
+    assert!(p.contains("only `ckks_bootstrap` and `ckks_fe_bootstrap` rows"), "{p}");
     let p = problems_of(vec![row("ckks_bootstrap", 1e9).with_bootstrap(facts(3, 3))]);
     assert!(p.contains("levels_left"), "{p}");
     let p = problems_of(vec![row("ckks_bootstrap_setup", 1e9).with_precision(Some(20.0))]);
