@@ -88,16 +88,23 @@ pub fn primes_tracking(bits: u32, n: PolynomialSize, count: usize, used: &[u64])
     let two_n = check_bits(bits + 1, n)?;
     let centre = 1u64 << bits;
     let window = centre >> 3;
-    let mut cands = Vec::new();
-    let mut q = (centre - window) / two_n * two_n + 1;
-    if q < centre - window {
-        q += two_n;
-    }
-    while q <= centre + window {
-        if !used.contains(&q) && is_prime(q) {
-            cands.push(q);
+    // Candidates outward from 2^bits, alternating sides, until 4 per prime wanted (a
+    // window of 2^-3 holds up to 2^(bits - 3) / 2N candidates: never walked whole).
+    let want = 4 * count + 16;
+    let mut cands = Vec::with_capacity(want);
+    let (mut below, mut above) = (centre + 1 - two_n, centre + 1 + two_n);
+    while cands.len() < want {
+        let (b_ok, a_ok) = (centre - below <= window, above - centre <= window);
+        if !b_ok && !a_ok {
+            break;
         }
-        q += two_n;
+        for (ok, q) in [(b_ok, below), (a_ok, above)] {
+            if ok && !used.contains(&q) && is_prime(q) {
+                cands.push(q);
+            }
+        }
+        below -= two_n;
+        above += two_n;
     }
     if cands.len() < count {
         return Err(Error::InvalidRing(format!(
