@@ -108,3 +108,24 @@ impl PreparedEncapsulation {
         ev.ops().apply_galois(ct, &self.to_dense, ct.meta.clone())
     }
 }
+
+/// ModRaise of `at0` (level 0) to the top: under the user's secret (`weight` `None`), or
+/// through the sparse secret of `weight` with its prepared keys; keys missing is an
+/// error naming `owner`'s call that makes them.
+pub(super) fn raise(
+    ev: &Evaluator,
+    at0: &Ciphertext,
+    weight: Option<usize>,
+    keys: Option<&PreparedEncapsulation>,
+    owner: &str,
+) -> Result<Ciphertext> {
+    let top = ev.params().max_level();
+    match (weight, keys) {
+        (None, _) => ev.mod_raise(at0, top),
+        (Some(_), Some(keys)) => keys.to_dense(ev, &ev.mod_raise(&keys.to_sparse(ev, at0)?, top)?),
+        (Some(h), None) => Err(Error::InvalidInput(format!(
+            "this bootstrap goes through a sparse secret of weight {h}: make its keys with \
+             {owner}::encapsulation_keys and give them to set_encapsulation_keys"
+        ))),
+    }
+}

@@ -23,7 +23,7 @@ use fhe_api::error::{Error, LevelNeed, Result};
 use fhe_api::rng::Seed;
 
 use super::dft;
-use super::encapsulation::{effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation};
+use super::encapsulation::{self, effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation};
 use super::evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
 use super::memory::{check_fits, key_bytes, limb_bytes, MemoryEstimate};
 use super::prepare_factors;
@@ -357,7 +357,6 @@ impl FunctionalBootstrapper {
     /// `EvalFEFuncBootstrapPrecompute`), for several functions of one input with
     /// [`FunctionalBootstrapper::apply`].
     pub fn exponential(&self, ev: &Evaluator, ct: &Ciphertext) -> Result<Ciphertext> {
-        let params = ev.params().clone();
         let b = self.stc.len();
         if ct.level() < b {
             return Err(Error::Level { op: "functional bootstrap", found: ct.level(), needed: LevelNeed::AtLeast(b) });
@@ -374,19 +373,13 @@ impl FunctionalBootstrapper {
             });
         }
         let at0 = ev.relabel(&x, self.s0)?;
-        let mut x = match (self.encapsulation, &self.prepared_encapsulation) {
-            (None, _) => ev.mod_raise(&at0, params.max_level())?,
-            (Some(_), Some(keys)) => {
-                let raised = ev.mod_raise(&keys.to_sparse(ev, &at0)?, params.max_level())?;
-                keys.to_dense(ev, &raised)?
-            }
-            (Some(h), None) => {
-                return Err(Error::InvalidInput(format!(
-                    "this bootstrap goes through a sparse secret of weight {h}: make its keys with \
-                     FunctionalBootstrapper::encapsulation_keys and give them to set_encapsulation_keys"
-                )))
-            }
-        };
+        let mut x = encapsulation::raise(
+            ev,
+            &at0,
+            self.encapsulation,
+            self.prepared_encapsulation.as_ref(),
+            "FunctionalBootstrapper",
+        )?;
         for t in &self.cts {
             x = ev.rescale(&ev.linear_transform_unscaled(&x, t)?)?;
         }

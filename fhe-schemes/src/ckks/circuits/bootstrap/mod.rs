@@ -346,7 +346,6 @@ impl Bootstrapper {
 
     /// [`Bootstrapper::bootstrap`] with the time of each phase.
     pub fn bootstrap_timed(&self, ev: &Evaluator, ct: &Ciphertext) -> Result<(Ciphertext, PhaseTimes)> {
-        let params = ev.params().clone();
         if ct.level() < 1 {
             return Err(Error::Level { op: "bootstrap", found: ct.level(), needed: LevelNeed::AtLeast(1) });
         }
@@ -362,19 +361,8 @@ impl Bootstrapper {
             return Err(Error::ScaleMismatch { op: "bootstrap", left: at0.scale().value(), right: self.s0.value() });
         }
         let at0 = ev.relabel(&at0, self.s0)?;
-        let mut x = match (self.encapsulation, &self.prepared_encapsulation) {
-            (None, _) => ev.mod_raise(&at0, params.max_level())?,
-            (Some(_), Some(keys)) => {
-                let raised = ev.mod_raise(&keys.to_sparse(ev, &at0)?, params.max_level())?;
-                keys.to_dense(ev, &raised)?
-            }
-            (Some(h), None) => {
-                return Err(Error::InvalidInput(format!(
-                    "this bootstrap goes through a sparse secret of weight {h}: make its keys with \
-                     Bootstrapper::encapsulation_keys and give them to set_encapsulation_keys"
-                )))
-            }
-        };
+        let mut x =
+            encapsulation::raise(ev, &at0, self.encapsulation, self.prepared_encapsulation.as_ref(), "Bootstrapper")?;
         if self.copies > 1 {
             // Only the subring of the sparse packing: the sum of its copies.
             x = ev.rotate_and_sum(&x, self.slots as i64, self.copies)?;
