@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use lux_fhe::ckks::{precision_bits, BootstrapConfig, Bootstrapper, Complex, Mode, Preset};
-use lux_fhe::Engine;
+use lux_fhe::ckks::{precision_bits, BootstrapConfig, Bootstrapper, Complex, KeygenOptions, Mode, Preset};
+use lux_fhe::{Engine, Seed};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut threads = None;
@@ -44,8 +44,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     );
     let t = Instant::now();
     let options = Bootstrapper::key_options(&params, &config)?;
-    let keys = ctx.keygen(&options)?;
-    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
+    // The secret and public keys first; the evaluation keys are made straight into the
+    // evaluator, each kept over the levels it serves (the memory estimate above).
+    let seed = Seed::from_os()?;
+    let keys = ctx.keygen_from_seed(&seed, &KeygenOptions::default())?;
+    let levels = Bootstrapper::key_levels(&params, &config)?;
+    let ev = ctx.evaluator_from_secret(&keys.sk, &options, Mode::Auto, &levels, &seed)?;
     let mut bs = Bootstrapper::new(&ctx, &ev, &config)?;
     // A uniform ternary secret bootstraps through a sparse one (sparse secret encapsulation).
     if let Some(sse) = Bootstrapper::encapsulation_keys(&ctx, &keys.sk, &config)? {

@@ -11,9 +11,10 @@
 use std::time::Instant;
 
 use lux_fhe::ckks::{
-    precision_floor_bits, relative_precision, seed_two_chains, Complex, FeFunction, FunctionalBootstrapper, Mode,
+    precision_floor_bits, relative_precision, seed_two_chains, Complex, FeFunction, FunctionalBootstrapper,
+    KeygenOptions, Mode,
 };
-use lux_fhe::Engine;
+use lux_fhe::{Engine, Seed};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut chain, mut threads) = ("fe-n15-scale29-after1".to_string(), None);
@@ -54,8 +55,12 @@ fn run(name: &str) -> Result<(), Box<dyn std::error::Error>> {
     );
     let ctx = Engine::from_env()?.ckks_with_params(params)?;
     let t = Instant::now();
-    let keys = ctx.keygen(&FunctionalBootstrapper::key_options(ctx.params(), &config)?)?;
-    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
+    let options = FunctionalBootstrapper::key_options(ctx.params(), &config)?;
+    // Evaluation keys made straight into the evaluator, each over the levels it serves.
+    let seed = Seed::from_os()?;
+    let keys = ctx.keygen_from_seed(&seed, &KeygenOptions::default())?;
+    let levels = FunctionalBootstrapper::key_levels(ctx.params(), &config)?;
+    let ev = ctx.evaluator_from_secret(&keys.sk, &options, Mode::Auto, &levels, &seed)?;
     let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, max_degree)?;
     if let Some(k) = FunctionalBootstrapper::encapsulation_keys(&ctx, &keys.sk, &config)? {
         fb.set_encapsulation_keys(&ev, &k)?;

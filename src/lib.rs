@@ -87,8 +87,8 @@ pub mod ckks {
     };
     pub use fhe_schemes::ckks::{
         precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, Evaluator, FeFunction,
-        FourierSeries, FunctionalBootstrapper, FunctionalChain, FunctionalConfig, HoistedCiphertext, KeygenOptions,
-        LinearTransform, Mode, PlainOperand, PreparedLinearTransform,
+        FourierSeries, FunctionalBootstrapper, FunctionalChain, FunctionalConfig, HoistedCiphertext, KeyLevels,
+        KeygenOptions, LinearTransform, Mode, PlainOperand, PreparedLinearTransform,
     };
 }
 

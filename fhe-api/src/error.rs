@@ -144,6 +144,9 @@ pub enum LevelNeed {
     AtLeast(usize),
     /// At most this level (a level cannot be raised; the chain's top).
     AtMost(usize),
+    /// At most this level: the key the operation needs was prepared for switches up to
+    /// it only (`Evaluator::add_keys_up_to`).
+    KeyUpTo(usize),
 }
 
 impl std::fmt::Display for LevelNeed {
@@ -158,6 +161,11 @@ impl std::fmt::Display for LevelNeed {
                 write!(f, "needs level {l} or above: the chain is spent (bootstrap or re-encrypt)")
             }
             LevelNeed::AtMost(l) => write!(f, "needs level {l} or below (a level cannot be raised)"),
+            LevelNeed::KeyUpTo(l) => write!(
+                f,
+                "needs level {l} or below: its key was prepared for switches up to level {l} only \
+                 (add it whole with Evaluator::add_keys, or drop the operand's level first)"
+            ),
         }
     }
 }

@@ -150,17 +150,38 @@ impl std::ops::Deref for HoistMeta {
 }
 
 /// A prepared switching key's metadata: its parameters, which secret it switches from,
-/// and its key set's tag.
+/// its key set's tag, and the highest level it switches at (a backend may keep only the
+/// limbs a switch at that level or below reads: [`crate::ops::CkksOps::prepare_key_up_to`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchKeyMeta {
     params: Arc<Params>,
     kind: SwitchKind,
     tag: KeyTag,
+    max_level: usize,
 }
 
 impl SwitchKeyMeta {
+    /// A key prepared whole: it switches at every level.
     pub fn of(key: &SwitchingKey) -> SwitchKeyMeta {
-        SwitchKeyMeta { params: key.params().clone(), kind: key.kind(), tag: key.tag() }
+        let max_level = key.params().max_level();
+        SwitchKeyMeta { params: key.params().clone(), kind: key.kind(), tag: key.tag(), max_level }
+    }
+    /// A key prepared for switches at `max_level` or below (`Error::Level` above the chain).
+    pub fn up_to(key: &SwitchingKey, max_level: usize) -> Result<SwitchKeyMeta> {
+        check_level(key.params(), max_level)?;
+        Ok(SwitchKeyMeta { max_level, ..SwitchKeyMeta::of(key) })
+    }
+    /// The highest level this prepared key switches at.
+    pub fn max_level(&self) -> usize {
+        self.max_level
+    }
+    /// `Error::Level` naming `op` when a switch at `level` needs limbs this key was
+    /// prepared without.
+    pub fn check_covers(&self, op: &'static str, level: usize) -> Result<()> {
+        if level > self.max_level {
+            return Err(Error::Level { op, found: level, needed: LevelNeed::KeyUpTo(self.max_level) });
+        }
+        Ok(())
     }
     pub fn params(&self) -> &Arc<Params> {
         &self.params

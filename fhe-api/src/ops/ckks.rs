@@ -54,6 +54,16 @@ pub trait CkksOps: Send + Sync {
     fn upload_plaintext(&self, pt: &Plaintext) -> Result<PreparedPlaintext>;
     /// Expands a switching key's seeded `a` halves and keeps both halves resident.
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey>;
+    /// [`CkksOps::prepare_key`] for switches at `max_level` or below only: a backend may
+    /// keep just the digits and limbs those read (`Q_max_level P` of the digits covering
+    /// it), so a key used only low in the chain (a bootstrap's SlotsToCoeffs) takes a
+    /// fraction of the memory. The words of every switch it serves are the same. The
+    /// prepared key's [`crate::ckks::SwitchKeyMeta::max_level`] says what was kept; the
+    /// default keeps it whole.
+    fn prepare_key_up_to(&self, key: &SwitchingKey, max_level: usize) -> Result<PreparedSwitchKey> {
+        crate::ckks::meta::check_level(key.params(), max_level)?;
+        self.prepare_key(key)
+    }
 
     /// `a + b` (one level; the result has the larger degree).
     fn add(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;

@@ -125,6 +125,9 @@ impl<B: Backend, T: Tamper> CkksOps for Delegate<B, T> {
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
         self.ops().prepare_key(key)
     }
+    fn prepare_key_up_to(&self, key: &SwitchingKey, max_level: usize) -> Result<PreparedSwitchKey> {
+        self.ops().prepare_key_up_to(key, max_level)
+    }
     fn add(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
         self.one("add", self.ops().add(a, b, out))
     }

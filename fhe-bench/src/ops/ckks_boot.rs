@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fhe_api::ckks::params::{Params, ParamsLiteral, Preset, SecretDist};
+use fhe_api::ckks::KeySet;
 use fhe_api::rng::SplitMix64;
 use fhe_api::{Backend, Seed};
-use fhe_schemes::ckks::{BootstrapConfig, Bootstrapper, Complex, Context, Mode};
+use fhe_schemes::ckks::{BootstrapConfig, Bootstrapper, Complex, Context, KeygenOptions, Mode};
 
 use super::{maybe_one_thread, Progress};
 use crate::error::{Error, Result};
@@ -202,6 +203,13 @@ pub fn bits(err: f64) -> Option<f64> {
     (err > 0.0 && err.is_finite()).then(|| -err.log2())
 }
 
+/// Bytes of one switching key in its host form: the `b` halves over all of QP and the
+/// 32-byte seed `a` is expanded from.
+pub fn host_key_bytes(params: &Params) -> u64 {
+    let digits = params.digits(params.max_level()).len();
+    (digits * (params.q().len() + params.p().len()) * params.n()) as u64 * 8 + 32
+}
+
 /// `count` real values uniform in [-1, 1].
 pub fn real_values(count: usize, salt: u64) -> Vec<Complex> {
     let mut r = SplitMix64::new(0x2545_f491_4f6c_dd1d ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -224,15 +232,14 @@ pub fn our_round(
     let ctx = Context::new(backend, params.clone())?;
     let start = Instant::now();
     let options = Bootstrapper::key_options(params, &case.config)?;
-    let keys = ctx.keygen_from_seed(&Seed::derive(SEED_ROOT, round), &options)?;
-    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
-    // Host form: the `b` halves and a 32-byte seed per key (`a` is expanded from it).
-    let key_count = keys.eval.relin.iter().count() + keys.eval.galois.len();
-    let key_bytes: u64 =
-        keys.eval.relin.iter().chain(keys.eval.galois.values()).map(|k| k.b().len() as u64 * 8 + 32).sum();
-    let (sk, pk) = (keys.sk, keys.pk);
-    // The evaluator holds its own prepared copy; a server would not keep the host keys.
-    drop(keys.eval);
+    let levels = Bootstrapper::key_levels(params, &case.config)?;
+    let seed = Seed::derive(SEED_ROOT, round);
+    let KeySet { sk, pk, .. } = ctx.keygen_from_seed(&seed, &KeygenOptions::default())?;
+    // Made and prepared one at a time, each up to the level it serves (a server holds
+    // the prepared keys alone, as OpenFHE's context holds its one copy).
+    let ev = ctx.evaluator_from_secret(&sk, &options, Mode::Auto, &levels, &seed)?;
+    let key_count = 1 + ev.galois_elements().len();
+    let key_bytes = key_count as u64 * host_key_bytes(params);
     let mut bs = Bootstrapper::new(&ctx, &ev, &case.config)?;
     // A uniform secret bootstraps through a sparse one by default (encapsulation): two
     // more switching keys, counted with the others.
@@ -466,16 +473,17 @@ pub fn run_boot_alternated(
     let ours_note = format!(
         "{bound}; interleaved with {theirs_name}: {alternation}; per-round ratio of medians {lo:.3}..{hi:.3} \
          (median {mid:.3}); {}; input: real values uniform in [-1,1], public-key encrypted at level 1; level \
-         budget {:?}; keys from a seed, evaluator Mode::Auto, host keys dropped once the evaluator holds them; \
-         key_bytes: the host form (b halves + 32-byte seed per key, a re-expanded; the evaluator's expanded (a, b) \
-         pairs are twice that); peak memory: VmHWM of the bench process, reset before each of our rounds \
+         budget {:?}; keys from a seed made into the evaluator (Mode::Auto) one at a time, each prepared up to \
+         the level it serves (Context::evaluator_from_secret, Bootstrapper::key_levels); key_bytes: the host form \
+         (b halves + 32-byte seed per key, a re-expanded); peak memory: VmHWM of the bench process, reset before each of our rounds \
          (includes the process's own baseline)",
         if plan.one_thread { "one thread (a one-thread rayon pool)" } else { "the process's rayon pool" },
         case.config.level_budget,
     );
     let ours_note = format!("{ours_note}; {}; {}", raise_note(case), phases_note(&ours));
     let theirs_note = format!("{}; {bound}; interleaved with {ours_name}", peer.describe(case));
-    let setup_note = "set-up: key generation, evaluator and bootstrapper (ours: keygen_from_seed + evaluator_with + \
+    let setup_note =
+        "set-up: key generation, evaluator and bootstrapper (ours: keygen_from_seed + evaluator_from_secret + \
                       Bootstrapper::new; OpenFHE: GenCryptoContext + EvalBootstrapSetup + KeyGen + EvalMultKeyGen + \
                       EvalBootstrapKeyGen), one per round";
     Ok((

@@ -10,10 +10,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fhe_api::ckks::params::{security_bound_bits, Params, SecretDist, SPARSE_MIN_HAMMING_WEIGHT};
+use fhe_api::ckks::KeySet;
 use fhe_api::{Backend, Seed};
 use fhe_schemes::ckks::circuits::{precision_floor_bits, relative_precision};
-use fhe_schemes::ckks::{Complex, Context, FeFunction, FourierSeries, FunctionalBootstrapper, FunctionalChain, Mode};
+use fhe_schemes::ckks::{
+    Complex, Context, FeFunction, FourierSeries, FunctionalBootstrapper, FunctionalChain, KeygenOptions, Mode,
+};
 
+use super::ckks_boot::host_key_bytes;
 use super::maybe_one_thread;
 use crate::error::{Error, Result};
 use crate::ops::ckks_mem::{peak_rss, release_freed_memory, reset_peak_rss, wait_for_memory};
@@ -121,13 +125,15 @@ pub fn our_round(backend: Arc<dyn Backend>, case: &FeCase, params: &Arc<Params>,
     let ctx = Context::new(backend, params.clone())?;
     let start = Instant::now();
     let options = FunctionalBootstrapper::key_options(params, &config)?;
-    let keys = ctx.keygen_from_seed(&Seed::derive(SEED_ROOT, round), &options)?;
-    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto)?;
+    let levels = FunctionalBootstrapper::key_levels(params, &config)?;
+    let seed = Seed::derive(SEED_ROOT, round);
+    let KeySet { sk, pk, .. } = ctx.keygen_from_seed(&seed, &KeygenOptions::default())?;
+    // Made and prepared one at a time, each up to the level it serves: OpenFHE's
+    // EvalBootstrapKeyGen also keeps one copy of its keys.
+    let ev = ctx.evaluator_from_secret(&sk, &options, Mode::Auto, &levels, &seed)?;
     let host_bytes = |k: &fhe_api::ckks::SwitchingKey| k.b().len() as u64 * 8 + 32;
-    let mut key_count = keys.eval.relin.iter().count() + keys.eval.galois.len();
-    let mut key_bytes: u64 = keys.eval.relin.iter().chain(keys.eval.galois.values()).map(host_bytes).sum();
-    let (sk, pk) = (keys.sk, keys.pk);
-    drop(keys.eval);
+    let mut key_count = 1 + ev.galois_elements().len();
+    let mut key_bytes = key_count as u64 * host_key_bytes(params);
     let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, case.max_degree())?;
     let seed = Seed::derive(SEED_ROOT, 2000 + round);
     if let Some(sse) = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &sk, &config, &seed)? {
@@ -231,7 +237,9 @@ fn side_rows(
         .with_precision(bits_rel.is_finite().then_some(bits_rel))
         .with_bootstrap(facts)
         .with_note(format!(
-            "series degree {} ({} bits asked), depth {}, dnum {}, level budget {:?}; precision_bits: seed 2's \
+            "series degree {} ({} bits asked), depth {}, dnum {}, level budget {:?}; keys made into the evaluator \
+                 one at a time, each prepared up to the level it serves (Context::evaluator_from_secret, \
+                 FunctionalBootstrapper::key_levels); precision_bits: seed 2's \
                  -log2(mean |err| / range of f) (worst round), bootstrap.precision_mean_bits: -log2(mean |err|); \
                  max |err| {:.3e}; levels_left = output level - {b} (the next bootstrap's SlotsToCoeffs)",
             s.degree(),

@@ -62,13 +62,46 @@ impl Extended<'_> {
     }
 }
 
-/// A prepared switching key: both halves, digit-major over all of QP.
+/// A prepared switching key: both halves, digit-major over `q_0..q_level, P` for the
+/// digits covering `q_0..q_level` (all of QP for a whole key, `level` the chain's top).
 pub struct CpuSwitchKey {
     pub b: Vec<u64>,
     pub a: Vec<u64>,
     /// A Galois key's evaluation-form permutation, built once at prepare time (`None` for
     /// relinearization).
     pub perm: Option<EvalPermutation>,
+    /// The highest level it switches at.
+    pub level: usize,
+    /// Primes in the chain's `q`: a `P` prime's QP index less this plus `level + 1` is its
+    /// limb in a digit.
+    pub q_len: usize,
+}
+
+impl CpuSwitchKey {
+    /// From a whole key's halves (digit-major over all of QP, `p_len` special primes):
+    /// the digits and limbs a switch at `level` or below reads, copied out.
+    pub fn up_to(b: &[u64], a: &[u64], n: usize, (q_len, p_len): (usize, usize), digits: usize, level: usize) -> Self {
+        let whole = q_len + p_len;
+        let keep = |x: &[u64]| -> Vec<u64> {
+            if level + 1 == q_len {
+                return x[..digits * whole * n].to_vec();
+            }
+            let mut out = Vec::with_capacity(digits * (level + 1 + p_len) * n);
+            for d in x.chunks(whole * n).take(digits) {
+                out.extend_from_slice(&d[..(level + 1) * n]);
+                out.extend_from_slice(&d[q_len * n..]);
+            }
+            out
+        };
+        CpuSwitchKey { b: keep(b), a: keep(a), perm: None, level, q_len }
+    }
+
+    /// Word offset of QP prime `i`'s limb in digit `j` (`i` at most `level`, or a `P` prime).
+    #[inline]
+    fn start(&self, p_len: usize, j: usize, i: usize, n: usize) -> usize {
+        let slot = if i <= self.level { i } else { i - self.q_len + self.level + 1 };
+        (j * (self.level + 1 + p_len) + slot) * n
+    }
 }
 
 /// Limb `t` of an extended polynomial at level `l` is QP prime `qp_index(t)`.
@@ -127,11 +160,10 @@ fn inner_product(
 ) {
     let digits = lp.digits.len();
     let e: Vec<&[u64]> = (0..digits).map(|j| ext.limb(lp, n, j, t)).collect();
-    // Key limb `i` of digit `j` starts at word `(j * qp + i) * n`.
     fn limbs(k: &[u64], digits: usize, start: impl Fn(usize) -> usize, n: usize) -> Vec<&[u64]> {
         (0..digits).map(|j| &k[start(j)..start(j) + n]).collect()
     }
-    let start = |j: usize| (j * qp + i) * n;
+    let start = |j: usize| key.start(qp - key.q_len, j, i, n);
     let (kb, ka) = (limbs(&key.b, digits, start, n), limbs(&key.a, digits, start, n));
     arith::dot_pair(m, &e, &kb, &ka, o0, o1);
 }

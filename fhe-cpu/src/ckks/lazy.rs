@@ -61,7 +61,7 @@ impl CpuBackend {
         let ext = hc.up()?.of(&hc.c1);
         keys.par_iter()
             .map(|key| {
-                let (k, perm) = self.galois_key(key)?;
+                let (k, perm) = self.galois_key(key, l)?;
                 let (mut u0, u1) = inner_products(plan, &lp, &ext, k, Some(perm));
                 // `P sigma(c0)` on `Q`'s limbs (zero on `P`'s): added to `u0` there.
                 let index = perm.index();

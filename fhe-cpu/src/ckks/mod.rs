@@ -75,11 +75,17 @@ impl CpuHoisted {
 impl CpuBackend {
     /// A Galois key's CPU form and its permutation (built at prepare time for every
     /// Galois key); the relinearization key is refused.
-    fn galois_key<'k>(&self, key: &'k PreparedSwitchKey) -> Result<(&'k CpuSwitchKey, &'k EvalPermutation)> {
+    /// `level`: the switch's (a key prepared below it is `Error::Level`).
+    fn galois_key<'k>(
+        &self,
+        key: &'k PreparedSwitchKey,
+        level: usize,
+    ) -> Result<(&'k CpuSwitchKey, &'k EvalPermutation)> {
         let relin = || Error::InvalidInput("a relinearization key is not a Galois key".into());
         if key.kind() == SwitchKind::Relin {
             return Err(relin());
         }
+        key.check_covers("rotation", level)?;
         let k = key.downcast::<CpuSwitchKey>(&self.name())?;
         Ok((k, k.perm.as_ref().ok_or_else(relin)?))
     }
@@ -162,7 +168,7 @@ impl CpuBackend {
         // One rotation per core: each key's switch is independent of the others'.
         keys.par_iter()
             .map(|key| {
-                let (k, perm) = self.galois_key(key)?;
+                let (k, perm) = self.galois_key(key, level)?;
                 // Every word of both is written by `switch` (AddPermuted and Set).
                 let (mut c0, mut c1) = (plan.take_vec(h.c0.len()), plan.take_vec(h.c1.len()));
                 let finish0 = Finish::AddPermuted(&h.c0, perm.index());
@@ -236,21 +242,27 @@ impl CkksOps for CpuBackend {
     }
 
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
-        let (mut b, mut a) = (key.b().to_vec(), key.a());
-        let mut perm = None;
+        self.prepare_key_up_to(key, key.params().max_level())
+    }
+
+    fn prepare_key_up_to(&self, key: &SwitchingKey, max_level: usize) -> Result<PreparedSwitchKey> {
+        let meta = SwitchKeyMeta::up_to(key, max_level)?;
+        let params = key.params();
+        let (n, shape) = (params.n(), (params.q().len(), params.p().len()));
+        let digits = params.digits(max_level).len();
+        let mut k = CpuSwitchKey::up_to(key.b(), &key.a(), n, shape, digits, max_level);
         if let SwitchKind::Galois(g) = key.kind() {
             // Kept as `sigma_g^-1(key)` limb by limb, so the rotation's inner product streams
             // (see `keyswitch::switch`).
-            let p = EvalPermutation::new(key.params().ring_degree(), g)?;
-            let n = key.params().n();
+            let p = EvalPermutation::new(params.ring_degree(), g)?;
             let mut from = vec![0u64; n];
-            for limb in b.chunks_mut(n).chain(a.chunks_mut(n)) {
+            for limb in k.b.chunks_mut(n).chain(k.a.chunks_mut(n)) {
                 from.copy_from_slice(limb);
                 p.index().iter().zip(&from).for_each(|(&k, &x)| limb[k as usize] = x);
             }
-            perm = Some(p);
+            k.perm = Some(p);
         }
-        Ok(PreparedSwitchKey::new(self.name(), SwitchKeyMeta::of(key), CpuSwitchKey { b, a, perm }))
+        Ok(PreparedSwitchKey::new(self.name(), meta, k))
     }
 
     fn add(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
@@ -363,7 +375,7 @@ impl CkksOps for CpuBackend {
                 a.degree()
             )));
         }
-        let key = relin_key(self, rlk)?;
+        let key = relin_key(self, rlk, a.level())?;
         let lp = plan.level(a.level())?;
         let (mut c0, mut c1) = (copy(&plan, &x.parts[0]), copy(&plan, &x.parts[1]));
         let up = mod_up(&plan, &lp, &x.parts[2]);
@@ -378,7 +390,7 @@ impl CkksOps for CpuBackend {
         degree_one(a, "a product")?;
         degree_one(b, "a product")?;
         let plan = self.plan_for(a, &out, a.level())?;
-        let key = relin_key(self, rlk)?;
+        let key = relin_key(self, rlk, a.level())?;
         let lp = plan.level(a.level())?;
         let [mut c0, mut c1, d2] = eltwise::tensor(&plan, &self.ct(a)?.parts, &self.ct(b)?.parts);
         let up = mod_up(&plan, &lp, &d2);
@@ -470,10 +482,11 @@ impl CkksOps for CpuBackend {
     }
 }
 
-fn relin_key<'a>(b: &CpuBackend, rlk: &'a PreparedSwitchKey) -> Result<&'a CpuSwitchKey> {
+fn relin_key<'a>(b: &CpuBackend, rlk: &'a PreparedSwitchKey, level: usize) -> Result<&'a CpuSwitchKey> {
     if rlk.kind() != SwitchKind::Relin {
         return Err(Error::InvalidInput("a product needs the relinearization key, not a Galois key".into()));
     }
+    rlk.check_covers("relinearization", level)?;
     rlk.downcast::<CpuSwitchKey>(&b.name())
 }
 

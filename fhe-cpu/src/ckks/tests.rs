@@ -264,7 +264,8 @@ fn ckks_noise_breakdown() {
 fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::KeySet) -> CpuSwitchKey {
     let k = keys.eval.relin.as_ref().unwrap();
     let _ = backend;
-    CpuSwitchKey { b: k.b().to_vec(), a: k.a(), perm: None }
+    let p = k.params();
+    CpuSwitchKey::up_to(k.b(), &k.a(), p.n(), (p.q().len(), p.p().len()), p.digits(p.max_level()).len(), p.max_level())
 }
 
 /// Speed-up of two threads over one for seed 1's operations, rounds alternated (a lab

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use fhe_api::ckks::{
     Ciphertext, CkksMeta, EvalKeys, HostCiphertext, KeySet, Params, Plaintext, Preset, PublicKey, Scale, SecretKey,
+    SwitchKind,
 };
 use fhe_api::format::{Decode, TryEncode};
 use fhe_api::ops::Backend;
@@ -15,8 +16,10 @@ use fhe_api::Result;
 
 use crate::ckks::encoding::{Complex, Encoder};
 use crate::ckks::encrypt::{decrypt, encrypt_pk, encrypt_sk};
-use crate::ckks::evaluator::{check_params, ckks_ops, Evaluator, Mode};
-use crate::ckks::keygen::{eval_keys_from_secret, galois_key_from_seed, keygen, KeygenOptions};
+use crate::ckks::evaluator::{check_params, ckks_ops, Evaluator, KeyLevels, Mode};
+use crate::ckks::keygen::{
+    each_eval_key_from_secret, eval_keys_from_secret, galois_key_from_seed, keygen, KeygenOptions,
+};
 
 /// A CKKS parameter set bound to a backend that declares the CKKS capability.
 pub struct Context {
@@ -79,6 +82,31 @@ impl Context {
     pub fn eval_keys_seeded(&self, sk: &SecretKey, options: &KeygenOptions, seed: &Seed) -> Result<EvalKeys> {
         check_params(&self.params, sk.params())?;
         eval_keys_from_secret(&*self.backend, sk, seed, options)
+    }
+
+    /// An evaluator in `mode` holding the keys of [`Context::eval_keys_seeded`] (the same
+    /// words), made from `sk` and prepared one at a time ([`Evaluator::add_keys_up_to`]
+    /// with `levels`): the host never holds the key set beside the prepared keys, which
+    /// is what a bootstrap's memory estimate assumes.
+    pub fn evaluator_from_secret(
+        &self,
+        sk: &SecretKey,
+        options: &KeygenOptions,
+        mode: Mode,
+        levels: &KeyLevels,
+        seed: &Seed,
+    ) -> Result<Evaluator> {
+        check_params(&self.params, sk.params())?;
+        let ev = self.evaluator_with(&EvalKeys::default(), mode)?;
+        each_eval_key_from_secret(&*self.backend, sk, seed, options, |key| {
+            let mut one = EvalKeys::default();
+            match key.kind() {
+                SwitchKind::Relin => one.relin = Some(key),
+                SwitchKind::Galois(g) => drop(one.galois.insert(g, key)),
+            }
+            ev.add_keys_up_to(&one, levels)
+        })?;
+        Ok(ev)
     }
 
     /// Galois keys for rotations by `steps`, from the secret key alone.
@@ -215,6 +243,12 @@ impl Context {
     /// itself).
     pub fn evaluator_with(&self, keys: &EvalKeys, mode: Mode) -> Result<Evaluator> {
         Evaluator::new(self.backend.clone(), self.params.clone(), keys, mode)
+    }
+
+    /// An evaluator in `mode` whose Galois keys named in `levels` are prepared for switches
+    /// up to their levels only (`Bootstrapper::key_levels`: less memory, same words).
+    pub fn evaluator_up_to(&self, keys: &EvalKeys, mode: Mode, levels: &KeyLevels) -> Result<Evaluator> {
+        Evaluator::new_up_to(self.backend.clone(), self.params.clone(), keys, mode, levels)
     }
 }
 

@@ -259,10 +259,22 @@ pub fn keygen(ring: &dyn RingOps, params: &Arc<Params>, seed: &Seed, options: &K
 impl KeyMaker<'_> {
     /// The evaluation keys `options` names (the secret and public keys aside).
     fn eval_keys(&self, options: &KeygenOptions) -> Result<EvalKeys> {
-        let n = self.params.ring_degree();
         let mut eval = EvalKeys::default();
+        self.each_eval_key(options, |key| {
+            match key.kind() {
+                SwitchKind::Relin => eval.relin = Some(key),
+                SwitchKind::Galois(g) => drop(eval.galois.insert(g, key)),
+            }
+            Ok(())
+        })?;
+        Ok(eval)
+    }
+
+    /// The keys of [`KeyMaker::eval_keys`], handed to `f` one at a time as made.
+    fn each_eval_key(&self, options: &KeygenOptions, mut f: impl FnMut(SwitchingKey) -> Result<()>) -> Result<()> {
+        let n = self.params.ring_degree();
         if options.relin {
-            eval.relin = Some(self.relin_key()?);
+            f(self.relin_key()?)?;
         }
         let mut elements: Vec<u64> = options.rotations.iter().map(|&k| galois_element_for_rotation(n, k)).collect();
         if options.conjugation {
@@ -271,9 +283,9 @@ impl KeyMaker<'_> {
         elements.sort_unstable();
         elements.dedup();
         for g in elements {
-            eval.galois.insert(g, self.galois_key(g)?);
+            f(self.galois_key(g)?)?;
         }
-        Ok(eval)
+        Ok(())
     }
 }
 
@@ -294,6 +306,18 @@ pub fn eval_keys_from_secret(
     options: &KeygenOptions,
 ) -> Result<EvalKeys> {
     KeyMaker::new(ring, sk.params(), seed, sk.coefficients(), sk.tag())?.eval_keys(options)
+}
+
+/// The keys of [`eval_keys_from_secret`], handed to `f` one at a time as they are made
+/// (so a caller that prepares and drops each never holds the whole set).
+pub fn each_eval_key_from_secret(
+    ring: &dyn RingOps,
+    sk: &SecretKey,
+    seed: &Seed,
+    options: &KeygenOptions,
+    f: impl FnMut(SwitchingKey) -> Result<()>,
+) -> Result<()> {
+    KeyMaker::new(ring, sk.params(), seed, sk.coefficients(), sk.tag())?.each_eval_key(options, f)
 }
 
 #[cfg(test)]

@@ -26,5 +26,5 @@ pub use circuits::{
 };
 pub use context::{precision_bits, Context};
 pub use encoding::{Complex, Encoder};
-pub use evaluator::{ckks_ops, Evaluator, HoistedCiphertext, Mode, PlainOperand};
+pub use evaluator::{ckks_ops, Evaluator, HoistedCiphertext, KeyLevels, Mode, PlainOperand};
 pub use keygen::KeygenOptions;

@@ -264,7 +264,7 @@ impl Evaluator {
         let mut keys = Vec::new();
         for &b in lt.babies.iter().filter(|&&b| b != 0) {
             let g = galois_element_for_rotation(ring, b);
-            keys.push(self.galois_key(g, || KeyNeed::Rotation { steps: b, element: g })?);
+            keys.push(self.galois_key(g, x.level(), || KeyNeed::Rotation { steps: b, element: g })?);
         }
         let mut rotated = if keys.is_empty() {
             Vec::new()

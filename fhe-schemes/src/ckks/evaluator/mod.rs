@@ -44,6 +44,21 @@ pub enum Mode {
     Auto,
 }
 
+/// The highest level each Galois key (by element) is switched at by some circuit
+/// ([`Evaluator::add_keys_up_to`]); a key not named is prepared whole.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyLevels {
+    pub galois: BTreeMap<u64, usize>,
+}
+
+impl KeyLevels {
+    /// Notes a switch with the key of `g` at `level` (the highest one noted is kept).
+    pub fn note(&mut self, g: u64, level: usize) {
+        let l = self.galois.entry(g).or_insert(level);
+        *l = (*l).max(level);
+    }
+}
+
 /// Evaluation with prepared (resident) keys. `Send + Sync`: one evaluator may serve
 /// many threads at once, and gain keys while it does ([`Evaluator::add_keys`]).
 pub struct Evaluator {
@@ -84,6 +99,18 @@ pub(crate) fn check_params(expected: &Params, found: &Params) -> Result<()> {
 impl Evaluator {
     /// Prepares (uploads) every key in `keys`.
     pub fn new(backend: Arc<dyn Backend>, params: Arc<Params>, keys: &EvalKeys, mode: Mode) -> Result<Self> {
+        Self::new_up_to(backend, params, keys, mode, &KeyLevels::default())
+    }
+
+    /// [`Evaluator::new`] with the Galois keys in `levels` prepared up to their levels
+    /// ([`Evaluator::add_keys_up_to`]).
+    pub fn new_up_to(
+        backend: Arc<dyn Backend>,
+        params: Arc<Params>,
+        keys: &EvalKeys,
+        mode: Mode,
+        levels: &KeyLevels,
+    ) -> Result<Self> {
         ckks_ops(&*backend)?;
         let ev = Evaluator {
             backend,
@@ -93,7 +120,7 @@ impl Evaluator {
             relin: RwLock::new(None),
             galois: RwLock::new(BTreeMap::new()),
         };
-        ev.add_keys(keys)?;
+        ev.add_keys_up_to(keys, levels)?;
         Ok(ev)
     }
 
@@ -102,6 +129,15 @@ impl Evaluator {
     /// than the ones already given are `Error::WrongKey`, of other parameters
     /// `Error::ParamMismatch`; nothing is added when one key is refused.
     pub fn add_keys(&self, keys: &EvalKeys) -> Result<()> {
+        self.add_keys_up_to(keys, &KeyLevels::default())
+    }
+
+    /// [`Evaluator::add_keys`], each Galois key named in `levels` prepared for switches up
+    /// to its level only: the backend may keep a fraction of it (a key used only low in
+    /// the chain, as a bootstrap's SlotsToCoeffs rotations, `Bootstrapper::key_levels`).
+    /// A switch above that level is `Error::Level` (`LevelNeed::KeyUpTo`); adding the key
+    /// again whole lifts the limit. Results are the same words as with whole keys.
+    pub fn add_keys_up_to(&self, keys: &EvalKeys, levels: &KeyLevels) -> Result<()> {
         let mut tag = *self.tag.read().map_err(poisoned)?;
         let mut prepared = Vec::new();
         for (g, k) in keys.relin.iter().map(|k| (None, k)).chain(keys.galois.iter().map(|(&g, k)| (Some(g), k))) {
@@ -114,7 +150,11 @@ impl Evaluator {
             } else if k.kind() != SwitchKind::Relin {
                 return Err(Error::InvalidInput(format!("the relinearization key is a {:?} key", k.kind())));
             }
-            prepared.push((g, Arc::new(self.ops().prepare_key(k)?)));
+            let key = match g.and_then(|g| levels.galois.get(&g)) {
+                Some(&level) => self.ops().prepare_key_up_to(k, level)?,
+                None => self.ops().prepare_key(k)?,
+            };
+            prepared.push((g, Arc::new(key)));
         }
         let mut galois = self.galois.write().map_err(poisoned)?;
         for (g, k) in prepared {
@@ -191,8 +231,22 @@ impl Evaluator {
         self.relin.read().map_err(poisoned)?.clone().ok_or(Error::MissingKey(KeyNeed::Relinearization))
     }
 
-    pub(crate) fn galois_key(&self, g: u64, need: impl FnOnce() -> KeyNeed) -> Result<Arc<PreparedSwitchKey>> {
-        self.galois.read().map_err(poisoned)?.get(&g).cloned().ok_or_else(|| Error::MissingKey(need()))
+    /// The Galois key of `g` for a switch at `level` (`Error::Level` when it was prepared
+    /// for lower levels only).
+    pub(crate) fn galois_key(
+        &self,
+        g: u64,
+        level: usize,
+        need: impl FnOnce() -> KeyNeed,
+    ) -> Result<Arc<PreparedSwitchKey>> {
+        let key = self.galois.read().map_err(poisoned)?.get(&g).cloned().ok_or_else(|| Error::MissingKey(need()))?;
+        key.check_covers("rotation", level)?;
+        Ok(key)
+    }
+
+    /// The highest level the Galois key of `g` switches at (`None`: no such key).
+    pub fn galois_key_level(&self, g: u64) -> Option<usize> {
+        self.galois.read().ok()?.get(&g).map(|k| k.max_level())
     }
 
     /// `meta` at `level` with `scale` and `tag`, checked (a scale that would reach the

@@ -31,7 +31,7 @@ impl Evaluator {
         if g == 1 {
             return Ok(a.clone());
         }
-        let key = self.galois_key(g, || KeyNeed::Rotation { steps, element: g })?;
+        let key = self.galois_key(g, a.level(), || KeyNeed::Rotation { steps, element: g })?;
         self.ops().apply_galois(a, &key, a.meta.clone())
     }
 
@@ -39,7 +39,7 @@ impl Evaluator {
     pub fn conjugate(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.check_one(a)?;
         let g = conjugation_element(self.params.ring_degree());
-        let key = self.galois_key(g, || KeyNeed::Conjugation { element: g })?;
+        let key = self.galois_key(g, a.level(), || KeyNeed::Conjugation { element: g })?;
         self.ops().apply_galois(a, &key, a.meta.clone())
     }
 
@@ -59,7 +59,7 @@ impl Evaluator {
         let mut keys = Vec::new();
         for (&g, &steps) in elements.iter().zip(steps) {
             if g != 1 {
-                keys.push(self.galois_key(g, || KeyNeed::Rotation { steps, element: g })?);
+                keys.push(self.galois_key(g, h.ct.level(), || KeyNeed::Rotation { steps, element: g })?);
             }
         }
         let refs: Vec<_> = keys.iter().map(|k| &**k).collect();
@@ -112,7 +112,7 @@ impl Evaluator {
         for &(steps, p) in terms {
             let g = galois_element_for_rotation(n, steps);
             if g != 1 {
-                keys.push(self.galois_key(g, || KeyNeed::Rotation { steps, element: g })?);
+                keys.push(self.galois_key(g, x.level(), || KeyNeed::Rotation { steps, element: g })?);
                 rotated_terms.push(p);
             }
         }

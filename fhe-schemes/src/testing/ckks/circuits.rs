@@ -14,7 +14,7 @@ use fhe_api::{Backend, Seed};
 use super::random_values;
 use crate::ckks::circuits::{chebyshev_depth, sum_rotations};
 use crate::ckks::{
-    precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, Evaluator, KeygenOptions,
+    precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, Evaluator, KeyLevels, KeygenOptions,
     LinearTransform, Mode,
 };
 
@@ -45,6 +45,34 @@ pub fn insecure_setup(
     let keys = ctx.keygen_from_seed(&Seed::derive("lux-fhe-ckks-circuits", 1), options).expect("keygen");
     let ev = ctx.evaluator_with(&keys.eval, mode).expect("evaluator");
     (ctx, keys, ev)
+}
+
+/// [`insecure_setup`]'s keys (the same words) made from the secret key into the
+/// evaluator one at a time, the Galois keys in `levels` prepared up to their levels
+/// (`Context::evaluator_from_secret`).
+pub fn insecure_setup_up_to(
+    backend: Arc<dyn Backend>,
+    params: Arc<Params>,
+    options: &KeygenOptions,
+    mode: Mode,
+    levels: &KeyLevels,
+) -> (Context, KeySet, Evaluator) {
+    let ctx = Context::new(backend, params).expect("context");
+    let seed = Seed::derive("lux-fhe-ckks-circuits", 1);
+    let keys = ctx.keygen_from_seed(&seed, &KeygenOptions::default()).expect("keygen");
+    let ev = ctx.evaluator_from_secret(&keys.sk, options, mode, levels, &seed).expect("evaluator");
+    (ctx, keys, ev)
+}
+
+/// Some key of `levels` serves levels below the top (else the test proves nothing), and
+/// `ev` kept each key up to its level or whole.
+pub fn check_key_levels(ev: &Evaluator, levels: &KeyLevels) {
+    let top = ev.params().max_level();
+    assert!(levels.galois.values().any(|&l| l < top), "a key below the top");
+    for (&g, &l) in &levels.galois {
+        let kept = ev.galois_key_level(g).expect("a key for every element");
+        assert!(kept == l || kept == top, "key {g}: asked up to {l}, kept up to {kept}");
+    }
 }
 
 fn real_values(count: usize, seed: u64, lo: f64, hi: f64) -> Vec<Complex> {
@@ -198,14 +226,23 @@ pub fn ready_bootstrapper(ctx: &Context, keys: &KeySet, ev: &Evaluator, config: 
 }
 
 /// A bootstrap's output words equal the oracle's (uniform ternary secret, through the
-/// sparse secret).
+/// sparse secret): the backend's keys made into its evaluator one by one, each prepared
+/// up to the level it serves (`Bootstrapper::key_levels`), the oracle's whole.
 pub fn insecure_bootstrap_byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle: Arc<dyn Backend>) {
     let params = insecure_params(SecretDist::Ternary);
     let config = BootstrapConfig::default();
     let options = Bootstrapper::key_options(&params, &config).expect("bootstrap keys");
+    let levels = Bootstrapper::key_levels(&params, &config).expect("key levels");
     let mut outs = Vec::new();
-    for b in [backend, oracle] {
-        let (ctx, keys, ev) = insecure_setup(b, params.clone(), &options, Mode::Auto);
+    for (b, up_to) in [(backend, true), (oracle, false)] {
+        let (ctx, keys, ev) = if up_to {
+            insecure_setup_up_to(b, params.clone(), &options, Mode::Auto, &levels)
+        } else {
+            insecure_setup(b, params.clone(), &options, Mode::Auto)
+        };
+        if up_to {
+            check_key_levels(&ev, &levels);
+        }
         let bs = ready_bootstrapper(&ctx, &keys, &ev, &config);
         let ct = encrypt(&ctx, &keys, &random_values(params.slots(), 41), 1, 42);
         outs.push(ev.download(&bs.bootstrap(&ev, &ct).unwrap()).unwrap());

@@ -18,7 +18,7 @@ mod ops;
 mod refusals;
 mod words;
 
-pub use keys::{ciphertexts_travel_as_bytes, keys_later_and_sparse_packing};
+pub use keys::{ciphertexts_travel_as_bytes, keys_later_and_sparse_packing, keys_up_to_a_level_serve_the_same_words};
 pub use ops::{both_modes_evaluate_polynomials, ops_match_plaintext, OpPrecision};
 pub use refusals::{other_key_sets_are_refused, rejects_misuse};
 pub use words::{
@@ -114,6 +114,9 @@ macro_rules! ckks_conformance_tests {
             fn ckks_ciphertexts_travel_as_bytes() {}
             #[test]
             #[ignore = $reason]
+            fn ckks_keys_up_to_a_level_serve_the_same_words() {}
+            #[test]
+            #[ignore = $reason]
             fn ckks_insecure_circuits() {}
             #[test]
             #[ignore = $reason]
@@ -196,6 +199,11 @@ macro_rules! ckks_conformance_tests {
             $(#[$attr])*
             fn ckks_ciphertexts_travel_as_bytes() {
                 suite::ciphertexts_travel_as_bytes($backend, $preset);
+            }
+            #[test]
+            $(#[$attr])*
+            fn ckks_keys_up_to_a_level_serve_the_same_words() {
+                suite::keys_up_to_a_level_serve_the_same_words($backend, $preset);
             }
             #[test]
             $(#[$attr])*

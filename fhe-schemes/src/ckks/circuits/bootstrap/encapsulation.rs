@@ -83,7 +83,8 @@ impl PreparedEncapsulation {
         }
         let ops = ev.ops();
         let mut prepared = Vec::new();
-        for key in [&keys.to_sparse, &keys.to_dense] {
+        // The switch to the sparse secret runs at level 0 only.
+        for (key, level) in [(&keys.to_sparse, 0), (&keys.to_dense, ev.params().max_level())] {
             check_params(ev.params(), key.params())?;
             if key.kind() != SwitchKind::Galois(1) {
                 return Err(Error::InvalidInput(format!("an encapsulation key is a {:?} key", key.kind())));
@@ -91,7 +92,7 @@ impl PreparedEncapsulation {
             if !ev.tag().is_none() {
                 key.tag().check_against(ev.tag())?;
             }
-            prepared.push(Arc::new(ops.prepare_key(key)?));
+            prepared.push(Arc::new(ops.prepare_key_up_to(key, level)?));
         }
         let to_dense = prepared.pop().expect("two keys");
         let to_sparse = prepared.pop().expect("two keys");

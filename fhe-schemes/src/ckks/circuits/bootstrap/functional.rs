@@ -25,13 +25,13 @@ use fhe_api::rng::Seed;
 use super::dft;
 use super::encapsulation::{self, effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation};
 use super::evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
-use super::memory::{check_fits, key_bytes, limb_bytes, MemoryEstimate};
+use super::memory::{check_fits, key_levels, keys_bytes, limb_bytes, MemoryEstimate};
 use super::prepare_factors;
 use crate::ckks::circuits::fourier::FourierSeries;
 use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
 use crate::ckks::circuits::polynomial::chebyshev_depth;
 use crate::ckks::context::Context;
-use crate::ckks::evaluator::Evaluator;
+use crate::ckks::evaluator::{Evaluator, KeyLevels};
 use crate::ckks::keygen::KeygenOptions;
 
 /// How to bootstrap functionally; [`FunctionalConfig::for_scale`] sets the precision of
@@ -197,12 +197,19 @@ impl Plan {
         r
     }
 
+    /// Each Galois key's highest level: SlotsToCoeffs from `b`, CoeffsToSlots from the
+    /// top, conjugation after it (and lower, in the series' real part).
+    fn key_levels(&self, params: &Params) -> KeyLevels {
+        let top = params.max_level();
+        key_levels(params, (&self.cts, top), (&self.stc, self.stc.len()), &[], top - self.cts.len())
+    }
+
     /// As the plain bootstrap's (`memory`'s module docs), SlotsToCoeffs at levels `b .. 1`.
     fn memory(&self, params: &Params) -> MemoryEstimate {
         let (top, special) = (params.max_level(), params.p().len());
         let limb = limb_bytes(params);
-        let extra = if self.encapsulation.is_some() { 4 } else { 2 };
-        let keys = (self.rotations().len() as u64 + extra) * key_bytes(params);
+        let (whole, low) = if self.encapsulation.is_some() { (1, 1) } else { (0, 0) };
+        let keys = keys_bytes(params, &self.key_levels(params), whole, low);
         let cts_levels = (0..self.cts.len()).map(|i| top - i);
         let stc_levels = (0..self.stc.len()).map(|i| self.stc.len() - i);
         let plaintexts = self
@@ -244,6 +251,13 @@ impl FunctionalBootstrapper {
         let plan = Plan::new(params, config)?;
         check_fits("functional bootstrapping (keys, diagonals, working set)", &plan.memory(params))?;
         Ok(KeygenOptions { relin: true, rotations: plan.rotations(), conjugation: true })
+    }
+
+    /// The highest level each Galois key is switched at
+    /// ([`super::Bootstrapper::key_levels`]): the SlotsToCoeffs keys serve levels `b ..
+    /// 1` only.
+    pub fn key_levels(params: &Params, config: &FunctionalConfig) -> Result<KeyLevels> {
+        Ok(Plan::new(params, config)?.key_levels(params))
     }
 
     /// What a configuration holds in memory ([`super::Bootstrapper::memory_estimate`]).

@@ -2,12 +2,19 @@
 //! allocated, and the refusal of one the machine cannot hold.
 //!
 //! Words of 8 bytes, `N` per limb: a prepared switching key holds `a` and `b` for each
-//! key-switching digit over `Q_L P` (both expanded, as a backend computes with them); a
-//! prepared diagonal is an extended plaintext over `Q_l P` at its level; the working set
-//! is the baby-step rotations of one transform over `Q_L P`, plus a dozen ciphertexts.
+//! key-switching digit covering `Q_l` over `Q_l P`, `l` the highest level it switches at
+//! ([`key_levels`]: the SlotsToCoeffs rotations low in the chain take a fraction of a
+//! whole key), made and prepared one at a time (`Context::evaluator_from_secret`: a key
+//! set held on the host as well adds `b` of every key over `Q_L P`); a prepared diagonal is an extended plaintext over `Q_l P` at its level; the
+//! working set is the baby-step rotations of one transform over `Q_L P`, plus a dozen
+//! ciphertexts.
 
 use fhe_api::ckks::Params;
 use fhe_api::error::{Error, Result};
+use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
+
+use crate::ckks::circuits::linear::LinearTransform;
+use crate::ckks::evaluator::KeyLevels;
 
 /// Bytes a configuration needs, by kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,11 +38,49 @@ pub(super) fn limb_bytes(params: &Params) -> u64 {
     8 * params.n() as u64
 }
 
-/// Bytes of one prepared switching key at the top level.
-pub(super) fn key_bytes(params: &Params) -> u64 {
-    let digits = params.digits(params.max_level()).len() as u64;
-    let limbs = (params.max_level() + 1 + params.p().len()) as u64;
-    digits * 2 * 2 * limbs * limb_bytes(params)
+/// Bytes of one switching key's `b` over `Q_l P` for the digits covering `Q_l`: a host
+/// key's at the top level, half a prepared one's at `l`.
+fn half_key_bytes(params: &Params, level: usize) -> u64 {
+    let digits = params.digits(level).len() as u64;
+    digits * (level + 1 + params.p().len()) as u64 * limb_bytes(params)
+}
+
+/// Bytes of the keys of a bootstrap, prepared: the relinearization key and `extra` more
+/// whole (encapsulation's from the sparse secret: `extra_low` at level 0), and the
+/// Galois keys of `levels`, each up to its level; plus the host key being made.
+pub(super) fn keys_bytes(params: &Params, levels: &KeyLevels, extra: usize, extra_low: usize) -> u64 {
+    let top = params.max_level();
+    let whole = 1 + extra as u64;
+    let prepared: u64 = levels.galois.values().map(|&l| 2 * half_key_bytes(params, l)).sum::<u64>()
+        + whole * 2 * half_key_bytes(params, top)
+        + extra_low as u64 * 2 * half_key_bytes(params, 0);
+    prepared + half_key_bytes(params, top)
+}
+
+/// The Galois keys of a bootstrap and the highest level each is switched at: the
+/// transforms' rotations at each factor's level (`cts` from `cts_top`, `stc` from
+/// `stc_top`, one level per factor), `extra` rotations at their levels, and conjugation
+/// at `conj_level`.
+pub(super) fn key_levels(
+    params: &Params,
+    (cts, cts_top): (&[LinearTransform], usize),
+    (stc, stc_top): (&[LinearTransform], usize),
+    extra: &[(i64, usize)],
+    conj_level: usize,
+) -> KeyLevels {
+    let ring = params.ring_degree();
+    let mut levels = KeyLevels::default();
+    let factors = cts.iter().zip((0..=cts_top).rev()).chain(stc.iter().zip((0..=stc_top).rev()));
+    for (t, l) in factors {
+        for steps in t.rotations() {
+            levels.note(galois_element_for_rotation(ring, steps), l);
+        }
+    }
+    for &(steps, l) in extra {
+        levels.note(galois_element_for_rotation(ring, steps), l);
+    }
+    levels.note(conjugation_element(ring), conj_level);
+    levels
 }
 
 /// The memory the operating system reports available (`MemAvailable`), where it does.

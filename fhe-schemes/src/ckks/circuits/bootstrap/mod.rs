@@ -36,11 +36,11 @@ use fhe_api::rng::Seed;
 use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
 use crate::ckks::circuits::sums::sum_rotations;
 use crate::ckks::context::Context;
-use crate::ckks::evaluator::Evaluator;
+use crate::ckks::evaluator::{Evaluator, KeyLevels};
 use crate::ckks::keygen::KeygenOptions;
 use encapsulation::{effective_weight, make_keys, PreparedEncapsulation};
 use evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
-use memory::{check_fits, key_bytes, limb_bytes, MemoryEstimate};
+use memory::{check_fits, key_levels, keys_bytes, limb_bytes, MemoryEstimate};
 
 /// How to bootstrap; [`BootstrapConfig::default`] is OpenFHE's `{3, 3}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,12 +137,22 @@ impl Plan {
         rotations
     }
 
+    /// Each Galois key's highest level: the sum of a sparse packing's copies and
+    /// CoeffsToSlots at the top, conjugation after it, SlotsToCoeffs below EvalMod.
+    fn key_levels(&self, params: &Params) -> KeyLevels {
+        let top = params.max_level();
+        let sums: Vec<(i64, usize)> =
+            sum_rotations(self.slots as i64, self.copies).into_iter().map(|r| (r, top)).collect();
+        let stc_top = top - self.cts.len() - self.mod_depth();
+        key_levels(params, (&self.cts, top), (&self.stc, stc_top), &sums, top - self.cts.len())
+    }
+
     /// See `memory`'s module docs.
     fn memory(&self, params: &Params) -> MemoryEstimate {
         let (top, special) = (params.max_level(), params.p().len());
         let limb = limb_bytes(params);
-        let extra = if self.encapsulation.is_some() { 4 } else { 2 };
-        let keys = (self.rotations().len() as u64 + extra) * key_bytes(params);
+        let (whole, low) = if self.encapsulation.is_some() { (1, 1) } else { (0, 0) };
+        let keys = keys_bytes(params, &self.key_levels(params), whole, low);
         let cts_levels = (0..self.cts.len()).map(|i| top - i);
         let stc_top = top - self.cts.len() - self.mod_depth();
         let stc_levels = (0..self.stc.len()).map(|i| stc_top - i);
@@ -221,6 +231,14 @@ impl Bootstrapper {
         let plan = Plan::new(params, config)?;
         check_fits("bootstrapping (keys, diagonals, working set)", &plan.memory(params))?;
         Ok(KeygenOptions { relin: true, rotations: plan.rotations(), conjugation: true })
+    }
+
+    /// The highest level each of [`Bootstrapper::key_options`]'s Galois keys is switched
+    /// at: give it to `Context::evaluator_up_to` (or `Evaluator::add_keys_up_to`) and the
+    /// SlotsToCoeffs keys are prepared over the low levels they serve only (the memory
+    /// estimate assumes it). The words of a bootstrap are the same.
+    pub fn key_levels(params: &Params, config: &BootstrapConfig) -> Result<KeyLevels> {
+        Ok(Plan::new(params, config)?.key_levels(params))
     }
 
     /// What a configuration holds in memory (`memory`'s module docs): [`key_options`]
