@@ -214,6 +214,24 @@ impl SwitchingKey {
         expand_key_a(&self.params, &self.seed, self.kind, &mut a);
         a
     }
+    /// `(b, a)` cut to what a switch at `level` or below reads: the digits covering
+    /// `q_0..q_level`, each over `q_0..q_level, P` (digit `j`, limb `t` at
+    /// `(j * (level+1+K) + t) * N`); the whole key at the top level.
+    pub fn halves_up_to(&self, level: usize) -> Result<(Vec<u64>, Vec<u64>)> {
+        crate::ckks::meta::check_level(&self.params, level)?;
+        let (n, q_len) = (self.params.n(), self.params.q().len());
+        let whole = (q_len + self.params.p().len()) * n;
+        let digits = self.params.digits(level).len();
+        let cut = |x: &[u64]| -> Vec<u64> {
+            let mut out = Vec::with_capacity(digits * (whole - (q_len - level - 1) * n));
+            for d in x.chunks(whole).take(digits) {
+                out.extend_from_slice(&d[..(level + 1) * n]);
+                out.extend_from_slice(&d[q_len * n..]);
+            }
+            out
+        };
+        Ok((cut(&self.b), cut(&self.a())))
+    }
 }
 
 /// The `a` halves of a switching key: digit `j` from stream `(seed, "<label>-a", j)`, its

@@ -78,24 +78,6 @@ pub struct CpuSwitchKey {
 }
 
 impl CpuSwitchKey {
-    /// From a whole key's halves (digit-major over all of QP, `p_len` special primes):
-    /// the digits and limbs a switch at `level` or below reads, copied out.
-    pub fn up_to(b: &[u64], a: &[u64], n: usize, (q_len, p_len): (usize, usize), digits: usize, level: usize) -> Self {
-        let whole = q_len + p_len;
-        let keep = |x: &[u64]| -> Vec<u64> {
-            if level + 1 == q_len {
-                return x[..digits * whole * n].to_vec();
-            }
-            let mut out = Vec::with_capacity(digits * (level + 1 + p_len) * n);
-            for d in x.chunks(whole * n).take(digits) {
-                out.extend_from_slice(&d[..(level + 1) * n]);
-                out.extend_from_slice(&d[q_len * n..]);
-            }
-            out
-        };
-        CpuSwitchKey { b: keep(b), a: keep(a), perm: None, level, q_len }
-    }
-
     /// Word offset of QP prime `i`'s limb in digit `j` (`i` at most `level`, or a `P` prime).
     #[inline]
     fn start(&self, p_len: usize, j: usize, i: usize, n: usize) -> usize {

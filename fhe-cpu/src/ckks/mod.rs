@@ -248,9 +248,9 @@ impl CkksOps for CpuBackend {
     fn prepare_key_up_to(&self, key: &SwitchingKey, max_level: usize) -> Result<PreparedSwitchKey> {
         let meta = SwitchKeyMeta::up_to(key, max_level)?;
         let params = key.params();
-        let (n, shape) = (params.n(), (params.q().len(), params.p().len()));
-        let digits = params.digits(max_level).len();
-        let mut k = CpuSwitchKey::up_to(key.b(), &key.a(), n, shape, digits, max_level);
+        let n = params.n();
+        let (b, a) = key.halves_up_to(max_level)?;
+        let mut k = CpuSwitchKey { b, a, perm: None, level: max_level, q_len: params.q().len() };
         if let SwitchKind::Galois(g) = key.kind() {
             // Kept as `sigma_g^-1(key)` limb by limb, so the rotation's inner product streams
             // (see `keyswitch::switch`).

@@ -265,7 +265,7 @@ fn ev_key(backend: &CpuBackend, keys: &fhe_api::ckks::entities::KeySet) -> CpuSw
     let k = keys.eval.relin.as_ref().unwrap();
     let _ = backend;
     let p = k.params();
-    CpuSwitchKey::up_to(k.b(), &k.a(), p.n(), (p.q().len(), p.p().len()), p.digits(p.max_level()).len(), p.max_level())
+    CpuSwitchKey { b: k.b().to_vec(), a: k.a(), perm: None, level: p.max_level(), q_len: p.q().len() }
 }
 
 /// Speed-up of two threads over one for seed 1's operations, rounds alternated (a lab

@@ -4,7 +4,7 @@
 //! and the kept decomposition of hoisted rotations.
 
 use fhe_api::ckks::{Ciphertext, CkksMeta, PreparedSwitchKey};
-use fhe_api::{Error, Result};
+use fhe_api::{Error, LevelNeed, Result};
 
 use super::convert::{ext_words, mod_down, mod_up, Finish, SwitchSums};
 use super::eltwise::{args, new_ct, run};
@@ -31,10 +31,15 @@ pub(super) fn inner_products<D: GpuDriver>(
     u: [(DevPtr<Residue>, DevPtr<Residue>); 2],
 ) -> Result<()> {
     let n = c.n();
-    let (q_len, k) = (c.plan.q_len(), c.plan.p_len());
+    let k = c.plan.p_len();
     let limbs = lp.level + 1 + k;
     let digits = lp.digits.count;
-    if key.b.len() < digits * (q_len + k) * n {
+    // A key prepared up to `key.level` holds `q_0..q_key.level, P` per digit.
+    if key.level < lp.level {
+        return Err(Error::Level { op: "key switch", found: lp.level, needed: LevelNeed::KeyUpTo(key.level) });
+    }
+    let q_len = key.level + 1;
+    if key.b.len() < digits * (q_len + k) * n || key.a.len() != key.b.len() {
         return Err(Error::InvalidInput(format!("a switching key of {} words for {digits} digits", key.b.len())));
     }
     let a = CkksInnerArgs {

@@ -66,12 +66,14 @@ pub struct GpuPt<D: GpuDriver> {
     p: Option<Buffer<D, u64>>,
 }
 
-/// A resident switching key: both halves as `SwitchingKey::b` lays them out, and a
-/// Galois key's gather (`EvalPermutation::index`).
+/// A resident switching key: both halves as `SwitchingKey::halves_up_to(level)` lays
+/// them out, and a Galois key's gather (`EvalPermutation::index`).
 pub struct GpuSwitchKey<D: GpuDriver> {
     b: Buffer<D, u64>,
     a: Buffer<D, u64>,
     index: Option<Buffer<D, u32>>,
+    /// The highest level it switches at.
+    level: usize,
 }
 
 /// One polynomial operand on the device: its first word and its number of limbs.
@@ -334,7 +336,12 @@ impl<D: GpuDriver> CkksOps for GpuBackend<D> {
     }
 
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
+        self.prepare_key_up_to(key, key.params().max_level())
+    }
+
+    fn prepare_key_up_to(&self, key: &SwitchingKey, level: usize) -> Result<PreparedSwitchKey> {
         self.ckks_plan(key.params())?;
+        let meta = SwitchKeyMeta::up_to(key, level)?;
         let index = match key.kind() {
             SwitchKind::Galois(g) => {
                 let p = EvalPermutation::new(key.params().ring_degree(), g)?;
@@ -342,8 +349,9 @@ impl<D: GpuDriver> CkksOps for GpuBackend<D> {
             }
             SwitchKind::Relin => None,
         };
-        let (b, a) = (Buffer::from_slice(&self.drv, key.b())?, Buffer::from_slice(&self.drv, &key.a())?);
-        Ok(PreparedSwitchKey::new(self.name(), SwitchKeyMeta::of(key), GpuSwitchKey { b, a, index }))
+        let (b, a) = key.halves_up_to(level)?;
+        let (b, a) = (Buffer::from_slice(&self.drv, &b)?, Buffer::from_slice(&self.drv, &a)?);
+        Ok(PreparedSwitchKey::new(self.name(), meta, GpuSwitchKey { b, a, index, level }))
     }
 
     fn add(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
