@@ -93,7 +93,14 @@ class FeBoot:
         asked = req.get("dnum")
         tried = []
         for dnum in ([asked] if isinstance(asked, int) and asked >= 1 else range(1, depth + 2)):
-            cc = self._context(o, shape, depth, dnum)
+            try:
+                cc = self._context(o, shape, depth, dnum)
+            except RuntimeError as e:
+                # OpenFHE refuses a digit count that leaves a digit empty (23 towers in 7
+                # digits): that count is not a candidate, the next one may be.
+                tried.append((dnum, f"refused: {str(e).splitlines()[0][-120:]}"))
+                cc = None
+                continue
             kp = cc.KeyGen()
             cc.EvalMultKeyGen(kp.secretKey)
             relin = cc.GetEvalMultKeyVector(kp.secretKey.GetKeyTag())[0]
