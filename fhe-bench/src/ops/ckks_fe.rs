@@ -286,18 +286,47 @@ pub fn run_fe(
         return side_rows(&backend.name(), backend.ntt_variant(), case, plan, &ours, b);
     };
     let mut theirs = Vec::new();
+    // A peer that fails at a configuration (OpenFHE's worker killed for memory at the
+    // 59-bit rows) leaves our rounds standing: its later rounds are not run, and our rows
+    // say why they stand alone.
+    let mut peer_failure: Option<String> = None;
     alternate(
         plan.rounds,
         &mut our_side,
         || {
+            if peer_failure.is_some() {
+                return Ok(Vec::new());
+            }
             wait_for_memory(plan.min_free_bytes, plan.max_wait)?;
-            let r = peer.round(case)?;
-            let total = r.results.iter().map(|x| x.ns).sum();
-            theirs.push(r);
-            Ok(vec![total])
+            match peer.round(case) {
+                Ok(r) => {
+                    let total = r.results.iter().map(|x| x.ns).sum();
+                    theirs.push(r);
+                    Ok(vec![total])
+                }
+                Err(e) => {
+                    let why: String = e.to_string().chars().take(240).collect();
+                    tracing::warn!(chain = %case.chain.name, %why, "the peer failed; our rounds go on alone");
+                    peer_failure = Some(why);
+                    Ok(Vec::new())
+                }
+            }
         },
         &mut |_| {},
     )?;
+    if let Some(why) = peer_failure {
+        let rows = side_rows(&backend.name(), backend.ntt_variant(), case, plan, &ours, b)?;
+        return Ok(rows
+            .into_iter()
+            .map(|r| {
+                let n = format!(
+                    "{}; no peer row: OpenFHE failed at this configuration ({why})",
+                    r.note.clone().unwrap_or_default()
+                );
+                r.with_note(n)
+            })
+            .collect());
+    }
     let ours_name = format!("{}{INTERLEAVED}", backend.name());
     let theirs_name = format!("{}{INTERLEAVED}", crate::peers::openfhe::PEER_BACKEND);
     let mut rows = side_rows(&ours_name, backend.ntt_variant(), case, plan, &ours, b)?;
