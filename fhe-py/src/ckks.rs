@@ -53,6 +53,33 @@ impl PyParams {
         Ok(PyParams { inner: Arc::new(heavy(py, || Params::new(&literal))?) })
     }
 
+    /// INSECURE parameters for tests whose names say so: the constructor's chain without
+    /// the 128-bit bound (small rings that bootstrap in seconds).
+    #[staticmethod]
+    #[pyo3(signature = (name, log_n, depth, dnum, scale_bits = 40, first_bits = 60, special_bits = 60, hamming_weight = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn insecure_for_tests(
+        py: Python<'_>,
+        name: String,
+        log_n: u32,
+        depth: usize,
+        dnum: usize,
+        scale_bits: u32,
+        first_bits: u32,
+        special_bits: u32,
+        hamming_weight: Option<usize>,
+    ) -> PyResult<Self> {
+        let secret = hamming_weight.map_or(SecretDist::Ternary, |h| SecretDist::SparseTernary { hamming_weight: h });
+        let literal = ParamsLiteral { name, log_n, scale_bits, depth, first_bits, special_bits, dnum, secret };
+        Ok(PyParams { inner: Arc::new(heavy(py, || Params::insecure_for_tests(&literal))?) })
+    }
+
+    #[getter]
+    /// Whether these parameters are below 128-bit security (`insecure_for_tests`).
+    fn insecure(&self) -> bool {
+        self.inner.is_insecure()
+    }
+
     /// A named preset's parameters.
     #[staticmethod]
     fn preset(name: &str) -> PyResult<Self> {

@@ -10,12 +10,14 @@
 //! | `ckks` | `ckks.Params`, `ckks.Context`: keys, numpy encoding, encryption, decryption |
 //! | `ckks_keys` | CKKS keys, plaintexts, resident ciphertexts, with bytes |
 //! | `ckks_eval` | `ckks.Evaluator`: every operation |
+//! | `ckks_boot` | `ckks.Bootstrapper`, `ckks.FunctionalBootstrapper`, `ckks.FourierSeries` |
 //! | `errors` | the runtime's `Error` as a hierarchy of Python exceptions |
 //! | `wire` | bytes, pickling, seeds, releasing the GIL |
 //! | `bench` | the Rust side of the Python-vs-Rust overhead benchmark |
 
 mod bench;
 mod ckks;
+mod ckks_boot;
 mod ckks_eval;
 mod ckks_keys;
 mod engine;
@@ -56,7 +58,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     c.add_class::<ckks_keys::PyCiphertext>()?;
     c.add_class::<ckks_eval::PyEvaluator>()?;
     c.add_class::<ckks_eval::PyHoisted>()?;
+    c.add_class::<ckks_boot::PyBootstrapper>()?;
+    c.add_class::<ckks_boot::PyFunctionalBootstrapper>()?;
+    c.add_class::<ckks_boot::PyFourierSeries>()?;
     c.add_function(wrap_pyfunction!(ckks::presets, &c)?)?;
+    c.add_function(wrap_pyfunction!(ckks_boot::fe_functions, &c)?)?;
+    c.add_function(wrap_pyfunction!(ckks_boot::floor_bits, &c)?)?;
+    c.add_function(wrap_pyfunction!(ckks_boot::chains, &c)?)?;
+    c.add_function(wrap_pyfunction!(ckks_boot::seed_two_params, &c)?)?;
     m.add_submodule(&c)?;
 
     let b = PyModule::new(py, "bench")?;

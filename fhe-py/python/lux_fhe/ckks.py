@@ -17,10 +17,13 @@ that ``import lux_fhe.ckks`` works and pickles name a module Python can import.
 
 from ._native import ckks as _ckks
 
+Bootstrapper = _ckks.Bootstrapper
 Ciphertext = _ckks.Ciphertext
 Context = _ckks.Context
 EvalKeys = _ckks.EvalKeys
 Evaluator = _ckks.Evaluator
+FourierSeries = _ckks.FourierSeries
+FunctionalBootstrapper = _ckks.FunctionalBootstrapper
 HoistedCiphertext = _ckks.HoistedCiphertext
 KeySet = _ckks.KeySet
 Params = _ckks.Params
@@ -30,12 +33,19 @@ PublicKey = _ckks.PublicKey
 SecretKey = _ckks.SecretKey
 SwitchingKey = _ckks.SwitchingKey
 presets = _ckks.presets
+fe_functions = _ckks.fe_functions
+precision_floor_bits = _ckks.precision_floor_bits
+seed_two_chains = _ckks.seed_two_chains
+seed_two_params = _ckks.seed_two_params
 
 __all__ = [
+    "Bootstrapper",
     "Ciphertext",
     "Context",
     "EvalKeys",
     "Evaluator",
+    "FourierSeries",
+    "FunctionalBootstrapper",
     "HoistedCiphertext",
     "KeySet",
     "Params",
@@ -45,4 +55,8 @@ __all__ = [
     "SecretKey",
     "SwitchingKey",
     "presets",
+    "fe_functions",
+    "precision_floor_bits",
+    "seed_two_chains",
+    "seed_two_params",
 ]

@@ -1,5 +1,5 @@
 # Type stubs of lux_fhe.ckks. tests/test_stubs.py checks them against the module.
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -9,6 +9,10 @@ Number = Union[int, float, complex]
 PlainLike = Union[Plaintext, PreparedPlaintext]
 
 def presets() -> List[str]: ...
+def fe_functions() -> List[str]: ...
+def precision_floor_bits(scale_bits: int) -> float: ...
+def seed_two_chains() -> List[Tuple[str, Tuple[int, int]]]: ...
+def seed_two_params(name: str, max_degree: int) -> Params: ...
 
 class Params:
     def __init__(
@@ -22,6 +26,19 @@ class Params:
         special_bits: int = 60,
         hamming_weight: Optional[int] = None,
     ) -> None: ...
+    @staticmethod
+    def insecure_for_tests(
+        name: str,
+        log_n: int,
+        depth: int,
+        dnum: int,
+        scale_bits: int = 40,
+        first_bits: int = 60,
+        special_bits: int = 60,
+        hamming_weight: Optional[int] = None,
+    ) -> Params: ...
+    @property
+    def insecure(self) -> bool: ...
     @staticmethod
     def preset(name: str) -> Params: ...
     @property
@@ -212,3 +229,78 @@ class Evaluator:
     def rotate_hoisted_with(self, h: HoistedCiphertext, steps: Sequence[int]) -> List[Ciphertext]: ...
     def rotate_hoisted(self, a: Ciphertext, steps: Sequence[int]) -> List[Ciphertext]: ...
     def sum_of_rotations(self, x: Ciphertext, terms: Sequence[Tuple[int, PreparedPlaintext]]) -> Ciphertext: ...
+
+class Bootstrapper:
+    def __init__(
+        self,
+        ctx: Context,
+        sk: SecretKey,
+        level_budget: Tuple[int, int] = (3, 3),
+        encapsulation: Optional[int] = 192,
+        slots: Optional[int] = None,
+        prescale_bits: int = 8,
+        eval_mod_bits: int = 36,
+        arcsine: bool = False,
+        mode: str = "auto",
+        seed: Optional[bytes] = None,
+    ) -> None: ...
+    @staticmethod
+    def memory_estimate(
+        params: Params,
+        level_budget: Tuple[int, int] = (3, 3),
+        encapsulation: Optional[int] = 192,
+        slots: Optional[int] = None,
+        prescale_bits: int = 8,
+        eval_mod_bits: int = 36,
+        arcsine: bool = False,
+    ) -> Dict[str, int]: ...
+    @property
+    def evaluator(self) -> Evaluator: ...
+    @property
+    def output_level(self) -> int: ...
+    @property
+    def slots(self) -> int: ...
+    @property
+    def k(self) -> int: ...
+    def bootstrap(self, ct: Ciphertext) -> Ciphertext: ...
+
+class FourierSeries:
+    @staticmethod
+    def for_function(name: str, bits: float) -> FourierSeries: ...
+    @staticmethod
+    def fit(f: Callable[[float], float], radius: float, degree: int) -> FourierSeries: ...
+    @property
+    def degree(self) -> int: ...
+    @property
+    def radius(self) -> float: ...
+    @property
+    def coeffs(self) -> List[complex]: ...
+    def eval(self, v: float) -> float: ...
+
+class FunctionalBootstrapper:
+    def __init__(
+        self,
+        ctx: Context,
+        sk: SecretKey,
+        max_degree: int,
+        level_budget: Optional[Tuple[int, int]] = None,
+        exp_bits: Optional[int] = None,
+        encapsulation: Optional[int] = 192,
+        mode: str = "auto",
+        seed: Optional[bytes] = None,
+    ) -> None: ...
+    @staticmethod
+    def memory_estimate(
+        params: Params,
+        level_budget: Optional[Tuple[int, int]] = None,
+        exp_bits: Optional[int] = None,
+        encapsulation: Optional[int] = 192,
+    ) -> Dict[str, int]: ...
+    @property
+    def evaluator(self) -> Evaluator: ...
+    @property
+    def input_level(self) -> int: ...
+    def output_level(self, degree: int) -> int: ...
+    def bootstrap(self, ct: Ciphertext, series: FourierSeries) -> Ciphertext: ...
+    def exponential(self, ct: Ciphertext) -> Ciphertext: ...
+    def apply(self, z: Ciphertext, series: FourierSeries) -> Ciphertext: ...
