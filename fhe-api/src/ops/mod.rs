@@ -8,7 +8,7 @@ mod resident;
 mod ring;
 mod tfhe;
 
-pub use ckks::{CkksOps, ConstResidues};
+pub use ckks::{CkksOps, ConstResidues, WORK_POOL_POLYS};
 pub use resident::Resident;
 pub use ring::{check_ring_input, checked_modulus, NttOps, RingOps};
 pub use tfhe::{check_inputs, check_narrow_lwe, BootstrapOps, KeyMeta, PreparedKey};

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use fhe_api::ckks::params::Params;
 use fhe_api::keyed_cache::KeyedCache;
+use fhe_api::ops::WORK_POOL_POLYS;
 use fhe_api::ring::math::{inv_mod, product_mod};
 use fhe_api::ring::moddown::RoundingConverter;
 use fhe_api::ring::modulus::{shoup, Modulus};
@@ -36,8 +37,14 @@ pub struct CkksPlan {
 
 /// Buffers [`CkksPlan::take`] keeps for reuse: a bootstrap's baby steps (two extended
 /// halves each) and temporaries, so big buffers are not handed back to the system and
-/// faulted in again zeroed. The pool holds only what was once in use at the same time.
+/// faulted in again zeroed. The pool holds only what was once in use at the same time,
+/// each buffer at the size it was made (a request no kept buffer holds gets a new one:
+/// growing a kept one inflated every buffer to the largest size, 3 GiB at `N = 2^16`).
 const SCRATCH_KEEP: usize = 64;
+
+/// At most [`WORK_POOL_POLYS`] extended polynomials at the top level in the pool,
+/// whatever the count.
+const SCRATCH_KEEP_POLYS: usize = WORK_POOL_POLYS;
 
 /// A work buffer from [`CkksPlan::take`]; goes back to the plan on drop.
 pub struct Scratch<'a> {
@@ -116,10 +123,9 @@ impl CkksPlan {
     pub fn take_vec(&self, len: usize) -> Vec<u64> {
         let reused = {
             let mut free = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-            // The smallest buffer that holds `len` words, else the largest (it grows once).
+            // The smallest buffer that holds `len` words, else a new one.
             let fit = (0..free.len()).filter(|&i| free[i].capacity() >= len).min_by_key(|&i| free[i].capacity());
-            let pick = fit.or_else(|| (0..free.len()).max_by_key(|&i| free[i].capacity()));
-            pick.map(|i| free.swap_remove(i))
+            fit.map(|i| free.swap_remove(i))
         };
         let mut words = reused.unwrap_or_default();
         if words.len() >= len {
@@ -133,8 +139,10 @@ impl CkksPlan {
     /// Keeps `words` for a later [`CkksPlan::take`] (up to [`SCRATCH_KEEP`] buffers; the
     /// rest are freed). They hold ciphertext and key-switching words, never a secret.
     pub fn recycle(&self, words: Vec<u64>) {
+        let cap = SCRATCH_KEEP_POLYS * (self.q_len() + self.params.p().len()) * self.params.n();
         let mut free = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        if free.len() < SCRATCH_KEEP && words.capacity() > 0 {
+        let kept: usize = free.iter().map(Vec::capacity).sum();
+        if free.len() < SCRATCH_KEEP && words.capacity() > 0 && kept + words.capacity() <= cap {
             free.push(words);
         }
     }

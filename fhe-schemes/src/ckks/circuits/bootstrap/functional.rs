@@ -25,7 +25,7 @@ use fhe_api::rng::Seed;
 use super::dft;
 use super::encapsulation::{self, effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation};
 use super::evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
-use super::memory::{check_fits, key_levels, keys_bytes, limb_bytes, MemoryEstimate};
+use super::memory::{check_fits, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate};
 use super::prepare_factors;
 use crate::ckks::circuits::fourier::FourierSeries;
 use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
@@ -220,7 +220,7 @@ impl Plan {
             .map(|(t, l)| t.diagonals().len() as u64 * (l + 1 + special) as u64 * limb)
             .sum();
         let babies = self.cts.iter().chain(&self.stc).map(|t| t.baby_count()).max().unwrap_or(0) as u64;
-        let working = (2 * babies * (top + 1 + special) as u64 + 24 * (top + 1) as u64) * limb;
+        let working = (2 * babies * (top + 1 + special) as u64 + 24 * (top + 1) as u64) * limb + pool_bytes(params);
         MemoryEstimate { keys, plaintexts, working }
     }
 

@@ -5,12 +5,14 @@
 //! key-switching digit covering `Q_l` over `Q_l P`, `l` the highest level it switches at
 //! ([`key_levels`]: the SlotsToCoeffs rotations low in the chain take a fraction of a
 //! whole key), made and prepared one at a time (`Context::evaluator_from_secret`: a key
-//! set held on the host as well adds `b` of every key over `Q_L P`); a prepared diagonal is an extended plaintext over `Q_l P` at its level; the
-//! working set is the baby-step rotations of one transform over `Q_L P`, plus a dozen
-//! ciphertexts.
+//! set held on the host as well adds `b` of every key over `Q_L P`); a prepared diagonal
+//! is an extended plaintext over `Q_l P` at its level; the working set is the baby-step
+//! rotations of one transform over `Q_L P`, a dozen ciphertexts, and the work buffers a
+//! backend keeps ([`pool_bytes`]).
 
 use fhe_api::ckks::Params;
 use fhe_api::error::{Error, Result};
+use fhe_api::ops::WORK_POOL_POLYS;
 use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
 
 use crate::ckks::circuits::linear::LinearTransform;
@@ -54,7 +56,14 @@ pub(super) fn keys_bytes(params: &Params, levels: &KeyLevels, extra: usize, extr
     let prepared: u64 = levels.galois.values().map(|&l| 2 * half_key_bytes(params, l)).sum::<u64>()
         + whole * 2 * half_key_bytes(params, top)
         + extra_low as u64 * 2 * half_key_bytes(params, 0);
-    prepared + half_key_bytes(params, top)
+    // The key being made: its `b`, its `a` expanded, and both cut to its level.
+    prepared + 4 * half_key_bytes(params, top)
+}
+
+/// Bytes of the work buffers a backend keeps between calls ([`WORK_POOL_POLYS`] extended
+/// polynomials at the top level), beside those in use.
+pub(super) fn pool_bytes(params: &Params) -> u64 {
+    WORK_POOL_POLYS as u64 * (params.max_level() + 1 + params.p().len()) as u64 * limb_bytes(params)
 }
 
 /// The Galois keys of a bootstrap and the highest level each is switched at: the

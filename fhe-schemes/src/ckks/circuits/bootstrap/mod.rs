@@ -40,7 +40,7 @@ use crate::ckks::evaluator::{Evaluator, KeyLevels};
 use crate::ckks::keygen::KeygenOptions;
 use encapsulation::{effective_weight, make_keys, PreparedEncapsulation};
 use evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
-use memory::{check_fits, key_levels, keys_bytes, limb_bytes, MemoryEstimate};
+use memory::{check_fits, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate};
 
 /// How to bootstrap; [`BootstrapConfig::default`] is OpenFHE's `{3, 3}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -164,7 +164,7 @@ impl Plan {
             .map(|(t, l)| t.diagonals().len() as u64 * (l + 1 + special) as u64 * limb)
             .sum();
         let babies = self.cts.iter().chain(&self.stc).map(|t| t.baby_count()).max().unwrap_or(0) as u64;
-        let working = (2 * babies * (top + 1 + special) as u64 + 24 * (top + 1) as u64) * limb;
+        let working = (2 * babies * (top + 1 + special) as u64 + 24 * (top + 1) as u64) * limb + pool_bytes(params);
         MemoryEstimate { keys, plaintexts, working }
     }
 
