@@ -21,7 +21,10 @@ fn probe_and_create_never_panic() {
 }
 
 /// Every kernel of every program (the ring NTT at both word widths, the bit scheme's
-/// kernels for every parameter set) compiles with NVRTC for `sm_90` (Hopper). Where
+/// kernels for every parameter set) compiles with NVRTC for `sm_90` (Hopper). The NTT
+/// variants are launch plans over the one `lux_ring_ntt`, whose every path (shared-memory
+/// passes, register passes of 1 to 4 stages each way) is in that kernel: compiling it
+/// compiles every variant. Where
 /// NVRTC is absent this is skipped, unless `LUX_FHE_REQUIRE_NVRTC=1` (CI) makes the
 /// absence a failure.
 #[test]
@@ -61,15 +64,18 @@ fn device_backend() -> std::sync::Arc<CudaBackend> {
     std::sync::Arc::new(CudaBackend::new(driver, Dialect::Cuda, &BackendOptions::default()).unwrap())
 }
 
-/// The limb-batched ring NTT on a device: a CKKS chain in one call, the ends of the
-/// range (N = 2^17, 62-bit and 32-bit-word primes), and bad input, against the oracle.
+/// The limb-batched ring NTT on a device, in every NTT variant: a CKKS chain in one
+/// call, the ends of the range (N = 2^17, 62-bit and 32-bit-word primes), and bad
+/// input, against the oracle.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn ring_ntt_matches_the_oracle() {
-    let (gpu, cpu) = (device_backend(), fhe_cpu::CpuBackend::oracle());
-    fhe_gpu::testing::ckks_chain_matches_the_oracle(&*gpu, &cpu);
-    fhe_gpu::testing::range_ends_match_the_oracle(&*gpu, &cpu);
-    fhe_gpu::testing::bad_ring_input_is_a_clear_error(&*gpu);
+    let open = |variant: fhe_gpu::GpuNttVariant| {
+        let driver = CudaDriver::open(fhe_api::registry::device_from_env().unwrap()).unwrap();
+        let options = BackendOptions { ntt_variant: Some(variant.name().into()), device: 0 };
+        CudaBackend::new(driver, Dialect::Cuda, &options).unwrap()
+    };
+    fhe_gpu::testing::every_variant_matches_the_oracle(open, &fhe_cpu::CpuBackend::oracle());
 }
 
 // The shared conformance suite on a CUDA device: `cargo test -p fhe-cuda -- --ignored`
