@@ -20,6 +20,23 @@ fn probe_and_create_never_panic() {
     assert!(matches!(e, Error::Unavailable { .. }), "{e}");
 }
 
+/// `cuda:<variant>`: an unknown variant is refused with the known ones, device or not;
+/// a known one is unavailable exactly when the device is.
+#[test]
+fn ntt_variants_are_checked_before_the_device() {
+    let named = |v: &str| BackendOptions { ntt_variant: Some(v.into()), device: 0 };
+    let e = create(&named("radix8_fast")).err().expect("an unknown variant");
+    assert!(matches!(e, Error::UnknownNttVariant { backend: BackendKind::Cuda, .. }), "{e}");
+    assert!(e.to_string().contains("radix2_compact_group16_smem8, radix2_compact_group8_smem8"), "{e}");
+    for v in fhe_gpu::GPU_NTT_VARIANTS {
+        match (probe(), create(&named(v.name()))) {
+            (Probe::Hardware, Ok(b)) => assert_eq!(b.ntt_variant(), v.name()),
+            (Probe::Unavailable(_), Err(e)) => assert!(matches!(e, Error::Unavailable { .. }), "{v}: {e}"),
+            (p, r) => panic!("{v}: probe {p:?} but create gave {:?}", r.map(|b| b.name())),
+        }
+    }
+}
+
 /// Every kernel of every program (the ring NTT at both word widths, the bit scheme's
 /// kernels for every parameter set) compiles with NVRTC for `sm_90` (Hopper). The NTT
 /// variants are launch plans over the one `lux_ring_ntt`, whose every path (shared-memory

@@ -78,6 +78,10 @@ pub fn probe() -> Probe {
 }
 
 fn create(options: &BackendOptions) -> Result<Arc<dyn Backend>> {
+    // A misspelt NTT variant is refused as such, on a machine without the device too.
+    if let Some(v) = options.ntt_variant.as_deref() {
+        fhe_gpu::GpuNttVariant::parse(BackendKind::Hip, v)?;
+    }
     Ok(Arc::new(HipBackend::new(HipDriver::open(options.device)?, Dialect::Hip, options)?))
 }
 
