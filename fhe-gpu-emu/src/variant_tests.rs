@@ -1,9 +1,11 @@
 //! Every GPU NTT variant against the CPU oracle, word for word: the batched NTT over
 //! every prime of every CKKS preset (forward, and the inverse back to the input), the
-//! ends of the ring range, and CKKS operations at the small preset through the whole
-//! backend. One test module per variant, so a failure names it. The full CKKS
-//! conformance suite and KAT replay run per variant with `LUX_FHE_NTT=<variant>`
-//! (`emulated_backend` reads it), as CI's variant matrix does.
+//! ends of the ring range, CKKS operations at the small preset through the whole
+//! backend, and the CKKS known-answer corpus (both small presets; 25 to 40 s a variant
+//! on the emulator, so the default variant's replay is left to `ckks_tests`). One test
+//! module per variant, so a failure names it. The whole emulator suite (conformance,
+//! bootstrap corpora) runs with any variant as `LUX_FHE_NTT=<variant> cargo test -p
+//! fhe-gpu-emu` (`emulated_backend` reads it).
 
 use std::sync::Arc;
 
@@ -12,6 +14,8 @@ use fhe_api::ring::RingModulus;
 use fhe_api::Backend;
 use fhe_cpu::CpuBackend;
 use fhe_gpu::GPU_NTT_VARIANTS;
+use fhe_kat::ckks::Ckks;
+use fhe_kat::{replay, Corpus};
 
 use super::*;
 
@@ -44,6 +48,15 @@ fn ckks_words_match_the_oracle(gpu: GpuBackend<EmuDriver>) {
     fhe_schemes::testing::ckks::byte_equal_to_oracle(Arc::new(gpu), oracle, Preset::Slots4096Scale40Depth2);
 }
 
+/// The CKKS corpus replays with the pinned words.
+fn ckks_kat_replays(gpu: GpuBackend<EmuDriver>) {
+    let corpus = Corpus::<Ckks>::load_default().expect("the CKKS corpus");
+    let target: Arc<dyn Backend> = Arc::new(gpu);
+    let r = replay(&target, &corpus).expect("replay");
+    assert!(r.ok(), "{:?}", r.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>());
+    assert_eq!((r.passed, r.skipped.as_deref()), (corpus.len(), None));
+}
+
 macro_rules! variant_tests {
     ($($module:ident => $variant:expr,)*) => {$(
         mod $module {
@@ -71,6 +84,7 @@ macro_rules! variant_tests {
             fn ckks_words_match_the_oracle() {
                 super::ckks_words_match_the_oracle(gpu());
             }
+
         }
     )*};
 }
@@ -82,6 +96,25 @@ variant_tests! {
     radix4 => GpuNttVariant::Radix4,
     radix16 => GpuNttVariant::Radix16,
     indexed => GpuNttVariant::Indexed,
+}
+
+/// The CKKS corpus per variant but the default (`ckks_tests` replays it with that one).
+macro_rules! kat_tests {
+    ($($test:ident => $variant:expr,)*) => {$(
+        #[test]
+        fn $test() {
+            assert_ne!($variant, GpuNttVariant::DEFAULT);
+            ckks_kat_replays(emulated_backend_with($variant).expect("the emulator"));
+        }
+    )*};
+}
+
+kat_tests! {
+    ckks_kat_replays_byte_equal_group4_smem8 => GpuNttVariant::Group4Smem8,
+    ckks_kat_replays_byte_equal_group8_smem8 => GpuNttVariant::Group8Smem8,
+    ckks_kat_replays_byte_equal_radix4 => GpuNttVariant::Radix4,
+    ckks_kat_replays_byte_equal_radix16 => GpuNttVariant::Radix16,
+    ckks_kat_replays_byte_equal_indexed => GpuNttVariant::Indexed,
 }
 
 /// The list above covers every variant: a new one must be added there.
