@@ -13,9 +13,9 @@
 // variant) differ only in how they cut the stages into passes and where a group lives:
 // - registers (shared 0): one group per thread, 2^r <= 16 words (radix 2^r);
 // - shared memory (shared 1): 2^log_groups groups per block, group-major in shared
-//   memory; consecutive threads load consecutive groups, whose words are adjacent in
-//   device memory while 2^stride >= 2^log_groups (wider segments per load with more
-//   groups).
+//   memory, loaded in device-memory order: in a strided pass consecutive threads load
+//   consecutive groups' words (adjacent columns: segments of 2^log_groups words), in
+//   the stride-0 pass the block's tile is one contiguous run.
 // Every butterfly is the same exact operation on the same words in every variant, so
 // every variant gives the oracle's bytes; only the memory traffic differs. The pass
 // that runs the inverse's last stage also applies 1/N.
@@ -106,10 +106,13 @@ LUX_DEVICE void lux_ring_ntt_smem(const LuxRingNttArgs& args, lux_w* smem) {
     const u64 total = (u64)args.transforms * per;
     const u64 tiles = (total + (1ull << lg) - 1) >> lg;
     for (u64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        // Element e of the tile: word k = e >> lg of group e & (G - 1), so consecutive
-        // threads touch consecutive groups (adjacent words in device memory).
+        // Element e of the tile, in device-memory order so consecutive threads touch
+        // adjacent words: with stride 0 the tile is one contiguous run (group-major);
+        // otherwise word k = e >> lg of group e & (G - 1), adjacent columns (the host's
+        // plans have stride 0 or at least log_groups).
         for (u32 e = threadIdx.x; e < words; e += blockDim.x) {
-            const u32 gi = e & ((1u << lg) - 1), k = e >> lg;
+            const u32 gi = stride == 0 ? e >> r : e & ((1u << lg) - 1);
+            const u32 k = stride == 0 ? e & ((1u << r) - 1) : e >> lg;
             const u64 g = (tile << lg) + gi;
             if (g < total) {
                 const u32 tr = (u32)(g >> (log_n - r));
@@ -133,7 +136,8 @@ LUX_DEVICE void lux_ring_ntt_smem(const LuxRingNttArgs& args, lux_w* smem) {
             __syncthreads();
         }
         for (u32 e = threadIdx.x; e < words; e += blockDim.x) {
-            const u32 gi = e & ((1u << lg) - 1), k = e >> lg;
+            const u32 gi = stride == 0 ? e >> r : e & ((1u << lg) - 1);
+            const u32 k = stride == 0 ? e & ((1u << r) - 1) : e >> lg;
             const u64 g = (tile << lg) + gi;
             if (g < total) {
                 const u32 tr = (u32)(g >> (log_n - r));

@@ -101,7 +101,9 @@ impl GpuNttVariant {
     }
 
     /// The passes of one transform of `2^log_n` words, in issue order (stage order in
-    /// both directions: Gentleman-Sande's stages widen as Cooley-Tukey's narrow).
+    /// both directions: Gentleman-Sande's stages widen as Cooley-Tukey's narrow). A
+    /// shared pass's stride is 0 or at least 5 (balanced passes of at most 8 stages),
+    /// never between 0 and `log_groups`, as the kernel's load order assumes for speed.
     pub(crate) fn passes(self, log_n: u32) -> Vec<Pass> {
         let (most, shared, log_groups) = match self {
             GpuNttVariant::Group4Smem8 => (SHARED_STAGES, true, 2),
