@@ -101,6 +101,10 @@ pub fn probe() -> Probe {
 }
 
 fn create(options: &BackendOptions) -> Result<Arc<dyn Backend>> {
+    // A misspelt NTT variant is refused as such, on a machine without the device too.
+    if let Some(v) = options.ntt_variant.as_deref() {
+        fhe_gpu::GpuNttVariant::parse(BackendKind::Cuda, v)?;
+    }
     Ok(Arc::new(CudaBackend::new(CudaDriver::open(options.device)?, Dialect::Cuda, options)?))
 }
 

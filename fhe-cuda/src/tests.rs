@@ -20,8 +20,28 @@ fn probe_and_create_never_panic() {
     assert!(matches!(e, Error::Unavailable { .. }), "{e}");
 }
 
+/// `cuda:<variant>`: an unknown variant is refused with the known ones, device or not;
+/// a known one is unavailable exactly when the device is.
+#[test]
+fn ntt_variants_are_checked_before_the_device() {
+    let named = |v: &str| BackendOptions { ntt_variant: Some(v.into()), device: 0 };
+    let e = create(&named("radix8_fast")).err().expect("an unknown variant");
+    assert!(matches!(e, Error::UnknownNttVariant { backend: BackendKind::Cuda, .. }), "{e}");
+    assert!(e.to_string().contains("radix2_compact_group16_smem8, radix2_compact_group8_smem8"), "{e}");
+    for v in fhe_gpu::GPU_NTT_VARIANTS {
+        match (probe(), create(&named(v.name()))) {
+            (Probe::Hardware, Ok(b)) => assert_eq!(b.ntt_variant(), v.name()),
+            (Probe::Unavailable(_), Err(e)) => assert!(matches!(e, Error::Unavailable { .. }), "{v}: {e}"),
+            (p, r) => panic!("{v}: probe {p:?} but create gave {:?}", r.map(|b| b.name())),
+        }
+    }
+}
+
 /// Every kernel of every program (the ring NTT at both word widths, the bit scheme's
-/// kernels for every parameter set) compiles with NVRTC for `sm_90` (Hopper). Where
+/// kernels for every parameter set) compiles with NVRTC for `sm_90` (Hopper). The NTT
+/// variants are launch plans over the one `lux_ring_ntt`, whose every path (shared-memory
+/// passes, register passes of 1 to 4 stages each way) is in that kernel: compiling it
+/// compiles every variant. Where
 /// NVRTC is absent this is skipped, unless `LUX_FHE_REQUIRE_NVRTC=1` (CI) makes the
 /// absence a failure.
 #[test]
@@ -61,15 +81,18 @@ fn device_backend() -> std::sync::Arc<CudaBackend> {
     std::sync::Arc::new(CudaBackend::new(driver, Dialect::Cuda, &BackendOptions::default()).unwrap())
 }
 
-/// The limb-batched ring NTT on a device: a CKKS chain in one call, the ends of the
-/// range (N = 2^17, 62-bit and 32-bit-word primes), and bad input, against the oracle.
+/// The limb-batched ring NTT on a device, in every NTT variant: a CKKS chain in one
+/// call, the ends of the range (N = 2^17, 62-bit and 32-bit-word primes), and bad
+/// input, against the oracle.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn ring_ntt_matches_the_oracle() {
-    let (gpu, cpu) = (device_backend(), fhe_cpu::CpuBackend::oracle());
-    fhe_gpu::testing::ckks_chain_matches_the_oracle(&*gpu, &cpu);
-    fhe_gpu::testing::range_ends_match_the_oracle(&*gpu, &cpu);
-    fhe_gpu::testing::bad_ring_input_is_a_clear_error(&*gpu);
+    let open = |variant: fhe_gpu::GpuNttVariant| {
+        let driver = CudaDriver::open(fhe_api::registry::device_from_env().unwrap()).unwrap();
+        let options = BackendOptions { ntt_variant: Some(variant.name().into()), device: 0 };
+        CudaBackend::new(driver, Dialect::Cuda, &options).unwrap()
+    };
+    fhe_gpu::testing::every_variant_matches_the_oracle(open, &fhe_cpu::CpuBackend::oracle());
 }
 
 // The shared conformance suite on a CUDA device: `cargo test -p fhe-cuda -- --ignored`

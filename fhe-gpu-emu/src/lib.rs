@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::sync::Mutex;
 
+use fhe_api::registry::{env_text, normalise_variant, EnvVars};
 use fhe_api::{BackendKind, BackendOptions, DeviceInfo, Error, Result};
-use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape, Program};
+use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, GpuNttVariant, KernelArgs, LaunchShape, Program};
 
 /// A unit's launcher: kernel name, grid, block, dynamic shared bytes, then the argument
 /// struct's bytes and their count (`cpp/launcher.hpp`).
@@ -40,9 +41,18 @@ pub struct EmuModule {
     launch: LaunchFn,
 }
 
-/// The GPU backend running on the emulator.
+/// The GPU backend running on the emulator, with the NTT variant `LUX_FHE_NTT` names
+/// (the default when unset), so every emulator test runs per variant as CI's matrix asks.
 pub fn emulated_backend() -> Result<GpuBackend<EmuDriver>> {
-    GpuBackend::new(EmuDriver::default(), Dialect::HostEmu, &BackendOptions::default())
+    let raw = std::env::var_os(EnvVars::NTT);
+    let ntt = env_text(EnvVars::NTT, raw.as_deref(), "a GPU NTT variant name, or unset")?.and_then(normalise_variant);
+    GpuBackend::new(EmuDriver::default(), Dialect::HostEmu, &BackendOptions { ntt_variant: ntt, device: 0 })
+}
+
+/// The GPU backend running on the emulator with NTT variant `variant`.
+pub fn emulated_backend_with(variant: GpuNttVariant) -> Result<GpuBackend<EmuDriver>> {
+    let options = BackendOptions { ntt_variant: Some(variant.name().to_string()), device: 0 };
+    GpuBackend::new(EmuDriver::default(), Dialect::HostEmu, &options)
 }
 
 // SAFETY: `alloc` returns the address of a live boxed slice of at least `bytes` bytes,
@@ -150,3 +160,6 @@ mod ckks_tests;
 
 #[cfg(test)]
 mod ckks_ops_tests;
+
+#[cfg(test)]
+mod variant_tests;

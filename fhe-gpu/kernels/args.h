@@ -43,8 +43,8 @@ struct LuxRingNttArgs {
     u32 inverse;
     u32 first_stage;
     u32 last_stage;
-    u32 log_chunk;
-    u32 reserved;
+    u32 shared;
+    u32 log_groups;
 };
 
 struct LuxBlindRotateArgs {

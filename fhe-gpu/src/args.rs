@@ -254,12 +254,10 @@ c_struct! {
 
 kernel_args! {
     /// `lux_ring_ntt`: negacyclic NTTs of `transforms` polynomials, transform `t` over limb
-    /// `t % limbs`, in place. One launch runs the stages `[first_stage, last_stage)`: with
-    /// `log_chunk` 0 one stage in device memory, one butterfly per thread; otherwise each
-    /// block loads chunks of `2^log_chunk` words into shared memory and runs every stage
-    /// whose butterflies stay inside a chunk. The host sequences the launches
-    /// (`backend::ring`); the inverse's `1/N` is applied by the launch that runs its last
-    /// stage.
+    /// `t % limbs`, in place. One launch is a pass over the stages `[first_stage,
+    /// last_stage)` (`kernels/ring_ntt.cu`); the host cuts the stages into passes as the
+    /// backend's NTT variant says (`backend::variant`); the inverse's `1/N` is applied by
+    /// the pass that runs its last stage.
     pub struct RingNttArgs => "lux_ring_ntt", "LuxRingNttArgs" {
         /// `[transform][N]` residues: polynomials of `limbs` limbs one after another.
         pub data: DevPtr<Residue>,
@@ -273,9 +271,11 @@ kernel_args! {
         pub inverse: u32,
         pub first_stage: u32,
         pub last_stage: u32,
-        pub log_chunk: u32,
-        /// Zero; keeps the struct a multiple of its 8-byte alignment without padding.
-        pub reserved: u32,
+        /// 0: each thread holds one group of `2^(last - first)` words in registers (at most
+        /// 4 stages); 1: each block holds `2^log_groups` groups in shared memory.
+        pub shared: u32,
+        /// `log2` of the groups per block of a shared-memory pass; 0 otherwise.
+        pub log_groups: u32,
     }
 }
 

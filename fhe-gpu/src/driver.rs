@@ -29,7 +29,7 @@ pub unsafe trait GpuDriver: Send + Sync + 'static {
     type Module: Send + Sync + 'static;
 
     fn kind(&self) -> BackendKind;
-    /// The first part of the backend's name (`cuda` in `cuda:radix2`).
+    /// The first part of the backend's name (`cuda` in `cuda:radix16_compact`).
     fn label(&self) -> String {
         self.kind().name().to_string()
     }

@@ -29,6 +29,7 @@ pub use args::{
     BlindRotateArgs, CStruct, DevPtr, GpuModulus, GpuNttTable, KernelArgs, KeySwitchArgs, Residue, RingNttArgs,
 };
 pub use backend::tfhe::GpuPrepared;
-pub use backend::{GpuBackend, GPU_NTT_VARIANT};
+pub use backend::variant::{GpuNttVariant, GPU_NTT_VARIANTS};
+pub use backend::GpuBackend;
 pub use driver::{Buffer, GpuDriver, LaunchShape, Word};
 pub use source::{kernel_source, Dialect, Program};

@@ -9,7 +9,7 @@ use fhe_api::ring::{PolynomialSize, RingModulus};
 use fhe_api::rng::SplitMix64;
 use fhe_api::Error;
 
-use crate::{GpuBackend, GpuDriver};
+use crate::{GpuBackend, GpuDriver, GpuNttVariant, GPU_NTT_VARIANTS};
 
 /// Random residues laid out `[polynomial][limb][N]` over `moduli`.
 pub fn rns_words(n: usize, moduli: &[RingModulus], polys: usize, seed: u64) -> Vec<u64> {
@@ -98,5 +98,20 @@ pub fn bad_ring_input_is_a_clear_error<D: GpuDriver>(gpu: &GpuBackend<D>) {
     for (n, q) in [(8192, (1u64 << 40) + 1), (8192, 134_215_681), (1000, 134_215_681)] {
         let e = gpu.ring_forward(PolynomialSize(n), RingModulus(q), &mut vec![0; n]).expect_err("no NTT");
         assert!(matches!(e, Error::InvalidRing(_)), "N = {n}, q = {q}: {e}");
+    }
+}
+
+/// Every NTT variant of a device: `open` builds the backend with that variant; each runs
+/// the checks above (a CKKS chain, the ends of the range, bad input) against the oracle.
+pub fn every_variant_matches_the_oracle<D: GpuDriver>(
+    open: impl Fn(GpuNttVariant) -> GpuBackend<D>,
+    oracle: &dyn RingOps,
+) {
+    for variant in GPU_NTT_VARIANTS {
+        let gpu = open(variant);
+        assert_eq!(gpu.variant(), variant);
+        ckks_chain_matches_the_oracle(&gpu, oracle);
+        range_ends_match_the_oracle(&gpu, oracle);
+        bad_ring_input_is_a_clear_error(&gpu);
     }
 }

@@ -12,6 +12,12 @@
 #    scheme and CKKS (the fhe-cuda test binary, `--ignored`), then the CUDA benches (single and batched
 #    bootstrap, NTT batches of 1 and 1024, every gate) and the CPU benches of the same
 #    machine, as JSON under OUT_DIR/<lane>/, plus a log and a summary.
+# 3. Then seed 1's NTT screening of the CUDA variants (every variant but the diagnostic
+#    radix2_indexed; the conformance step already checked all six against the oracle):
+#    `recommend ntt --suite kernel` (PN11QP54) and `--suite ckks-primitive` at
+#    RECOMMEND_PRESET (default slots32768-scale40-depth34, seed 1's), 3 repetitions,
+#    reports under OUT_DIR/recommend/. RECOMMEND_PRESET=none skips the CKKS screening
+#    on a short lease (its keys and oracle checks at N = 2^16 take minutes on the host).
 # Exit code: 0 all passed, 1 the gate or a bench failed, 3 CUDA unavailable.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -65,4 +71,11 @@ step conformance "$here/bin/fhe-cuda-tests" --ignored --test-threads 1 || fail=1
 step bench-cuda "$x" bench --backend cuda --params PN10QP27 --params PN11QP54 --ntt-batch 1 --ntt-batch 1024 \
   --bootstrap-batch 4096 --results-dir "$out" --lane "$lane" || fail=1
 step bench-cpu "$x" bench --backend cpu --params PN10QP27 --results-dir "$out" --lane "$lane-host-cpu" || fail=1
+step recommend-kernel "$x" recommend ntt --suite kernel --params PN11QP54 --device cuda:0 \
+  --output "$out/recommend/ntt-kernel-pn11qp54.json" || fail=1
+preset="${RECOMMEND_PRESET:-slots32768-scale40-depth34}"
+if [ "$preset" != none ]; then
+  step recommend-ckks "$x" recommend ntt --suite ckks-primitive --preset "$preset" --device cuda:0 \
+    --output "$out/recommend/ntt-ckks-primitive-$preset.json" || fail=1
+fi
 exit $fail

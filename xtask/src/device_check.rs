@@ -1,8 +1,10 @@
 //! `cargo xtask device-check`: packs what a GPU machine without a Rust toolchain needs
 //! to run the equivalence gate and then the benches: this x86-64 release binary (with
 //! the `cuda` and `hip` backends), the `fhe-cuda` test binary (the conformance suite,
-//! run with `--ignored` on the device), the KAT corpus, and `run.sh`
-//! (`xtask/device/run.sh`).
+//! run with `--ignored` on the device, every GPU NTT variant against the oracle
+//! included), the KAT corpus, and `run.sh` (`xtask/device/run.sh`: the gate, the
+//! conformance suites, the benches, then seed 1's NTT screening of the CUDA variants,
+//! `recommend ntt --device cuda:0`, kernel and ckks-primitive suites).
 
 use std::path::{Path, PathBuf};
 
@@ -97,4 +99,37 @@ fn cuda_test_binary(root: &Path) -> Result<PathBuf, Fail> {
         .filter(|m| m["target"]["name"] == "fhe_cuda" && m["profile"]["test"] == true)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
         .ok_or_else(|| Fail::Failed("cargo reported no fhe-cuda test executable".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::RUN_SH;
+    use crate::{Cli, Cmd};
+
+    /// The prepared script screens the CUDA NTT variants with both suites, and each of
+    /// its `recommend` lines is a command this binary accepts (variables given values).
+    #[test]
+    fn the_script_screens_the_cuda_variants() {
+        let joined = RUN_SH.replace("\\\n", " ");
+        let lines: Vec<&str> = joined.lines().filter(|l| l.contains("\"$x\" recommend ntt")).collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        for suite in ["--suite kernel", "--suite ckks-primitive"] {
+            assert!(lines.iter().any(|l| l.contains(suite) && l.contains("--device cuda:0")), "{suite}");
+        }
+        for line in lines {
+            let cmd = line[line.find("recommend ntt").expect("recommend ntt")..]
+                .split("||")
+                .next()
+                .expect("a command")
+                .replace("\"$preset\"", "slots32768-scale40-depth34")
+                .replace("$preset", "slots32768-scale40-depth34")
+                .replace("\"$out", "\"/tmp/out");
+            let args = std::iter::once("xtask".to_string())
+                .chain(cmd.split_whitespace().map(|w| w.trim_matches('"').to_string()));
+            let cli = Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+            assert!(matches!(cli.cmd, Cmd::Recommend(_)), "{cmd}");
+        }
+    }
 }

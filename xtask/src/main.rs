@@ -17,8 +17,9 @@
 //!   `--params` takes bit-scheme sets and CKKS presets (default: every set and the small
 //!   CKKS preset); a backend without CKKS prints `skipped` lines for it, never a pass.
 //! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`: see `bench/`.
-//! - `recommend ntt --suite kernel|primitive --params P [--backend NAME]...`: screens
-//!   the NTT variants and recommends one; see `recommend/`.
+//! - `recommend ntt --suite kernel|primitive --params P [--device cuda:0]
+//!   [--backend NAME]...` (or `--suite ckks-primitive --preset P`): screens the NTT
+//!   variants and recommends one; see `recommend/`.
 //! - `list-backends`: what this build can run here.
 //! - `device-check [--dir D]`: the bundle for a GPU machine without Rust: release binary,
 //!   KAT corpus, `run.sh` (equivalence gate first, then the CUDA and CPU benches).
@@ -130,12 +131,21 @@ fn registry() -> Registry {
 /// instead of being refused, so tasks that walk the variants (`recommend`, CI's `equiv
 /// dispatch` loop) run whatever the shell exports.
 pub(crate) fn backend(value: &str) -> Result<Arc<dyn Backend>, Fail> {
+    backend_on(value, None)
+}
+
+/// [`backend`] on device `device` when given (`recommend ntt --device cuda:1`), in place
+/// of `LUX_FHE_DEVICE`.
+pub(crate) fn backend_on(value: &str, device: Option<usize>) -> Result<Arc<dyn Backend>, Fail> {
     let usage = |e: FheError| Fail::Usage(e.to_string());
     let mut env = EnvVars::read();
     if parse_selection(Some(value)).map_err(usage)?.1.is_some() {
         env.ntt = None;
     }
-    let (selection, options) = resolve(&env, Some(value)).map_err(usage)?;
+    let (selection, mut options) = resolve(&env, Some(value)).map_err(usage)?;
+    if let Some(d) = device {
+        options.device = d;
+    }
     let variant = options.ntt_variant.clone();
     match registry().create(&selection, &options) {
         Ok(b) => Ok(b),
@@ -175,12 +185,13 @@ fn list_backends() -> Result<(), Fail> {
     let r = registry();
     let mut names: Vec<String> =
         fhe_cpu::ntt::variants().iter().filter(|v| (v.supported)()).map(|v| format!("cpu:{}", v.name)).collect();
-    names.extend(
-        [BackendKind::Cuda, BackendKind::Hip, BackendKind::Wgpu]
-            .into_iter()
-            .filter(|&k| r.available(k))
-            .map(|k| k.name().to_string()),
-    );
+    for kind in [BackendKind::Cuda, BackendKind::Hip, BackendKind::Wgpu].into_iter().filter(|&k| r.available(k)) {
+        names.push(kind.name().to_string());
+        // CUDA and HIP run the shared GPU backend: its NTT variants, by name.
+        if kind != BackendKind::Wgpu {
+            names.extend(fhe_gpu::GPU_NTT_VARIANTS.iter().map(|v| format!("{kind}:{v}")));
+        }
+    }
     let mut out = std::io::stdout().lock();
     for name in names {
         // A reader that stops early (`| head -n1`) is not an error.

@@ -9,6 +9,9 @@
 //! - [`ckks`]: `CkksOps`, every method on resident device buffers (`Backend::ckks()` is
 //!   this backend), byte-equal to the oracle (checked on the emulator in CI).
 //!
+//! - [`variant`]: the NTT variants (seed 1's names), every ring NTT above runs the one
+//!   the backend was built with.
+//!
 //! Key generation and encryption are host algorithms (`fhe-schemes`) over this NTT.
 //! Compiled programs, ring tables, per-set tables and CKKS plans are cached per backend
 //! (one device context) in [`KeyedCache`]s.
@@ -16,6 +19,7 @@
 pub mod ckks;
 pub mod ring;
 pub mod tfhe;
+pub mod variant;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -26,8 +30,7 @@ use crate::args::{DevPtr, Residue};
 use crate::driver::{Buffer, GpuDriver};
 use crate::source::{kernel_source, Dialect, Program};
 
-/// The one NTT variant of the GPU kernels (radix-2, Shoup butterflies, shared memory).
-pub const GPU_NTT_VARIANT: &str = "radix2";
+use variant::GpuNttVariant;
 
 /// Residues on the device in a program's word size ([`Program::word_bits`]).
 enum Residues<D: GpuDriver> {
@@ -74,6 +77,8 @@ impl<D: GpuDriver> Residues<D> {
 pub struct GpuBackend<D: GpuDriver> {
     drv: Arc<D>,
     dialect: Dialect,
+    /// The NTT variant every ring NTT of this backend runs.
+    variant: GpuNttVariant,
     /// Each compiled program, compiled on first use.
     modules: KeyedCache<Program, D::Module>,
     /// Each ring's NTT tables, by `(N, q, word bits)`, as the CPU keeps its engines.
@@ -87,26 +92,28 @@ pub struct GpuBackend<D: GpuDriver> {
 }
 
 impl<D: GpuDriver> GpuBackend<D> {
-    /// Wraps a driver; `options.ntt_variant` must be `None` or [`GPU_NTT_VARIANT`].
+    /// Wraps a driver; `options.ntt_variant` is `None` (the default variant) or the name
+    /// of one of [`variant::GPU_NTT_VARIANTS`], else `Error::UnknownNttVariant` listing them.
     pub fn new(drv: D, dialect: Dialect, options: &BackendOptions) -> Result<Self> {
-        if let Some(v) = options.ntt_variant.as_deref() {
-            if v != GPU_NTT_VARIANT {
-                return Err(Error::UnknownNttVariant {
-                    backend: drv.kind(),
-                    value: v.to_string(),
-                    valid: GPU_NTT_VARIANT.to_string(),
-                });
-            }
-        }
+        let variant = match options.ntt_variant.as_deref() {
+            None => GpuNttVariant::DEFAULT,
+            Some(v) => GpuNttVariant::parse(drv.kind(), v)?,
+        };
         Ok(GpuBackend {
             drv: Arc::new(drv),
             dialect,
+            variant,
             modules: KeyedCache::new(),
             rings: KeyedCache::new(),
             sets: KeyedCache::new(),
             ckks_plans: KeyedCache::new(),
             lock: Mutex::new(()),
         })
+    }
+
+    /// The NTT variant this backend runs.
+    pub fn variant(&self) -> GpuNttVariant {
+        self.variant
     }
 
     pub fn driver(&self) -> &Arc<D> {
@@ -157,7 +164,7 @@ impl<D: GpuDriver> Backend for GpuBackend<D> {
     }
 
     fn name(&self) -> String {
-        format!("{}:{GPU_NTT_VARIANT}", self.drv.label())
+        format!("{}:{}", self.drv.label(), self.variant)
     }
 
     fn device_info(&self) -> DeviceInfo {

@@ -1,7 +1,8 @@
 //! `RingOps` on the device: the negacyclic NTT of any ring `(N, q)` that
 //! [`NttTables`] accepts (`N` a power of two up to `2^17`, `q < 2^62` prime with
 //! `q = 1 mod 2N`), with the conventions of `fhe_api::ops::ring`, through the one
-//! limb-batched kernel of `kernels/ring_ntt.cu`. A ring's twiddles are uploaded once and
+//! limb-batched kernel of `kernels/ring_ntt.cu`, in the passes of the backend's NTT
+//! variant ([`super::variant`]). A ring's twiddles are uploaded once and
 //! kept ([`RingTables`]); a call over several limbs ([`GpuBackend::ring_forward_limbs`])
 //! gathers their table entries, so one launch sequence transforms every limb, each with
 //! its own prime. The bit scheme's `RingOps` calls are the one-limb case.
@@ -13,16 +14,11 @@ use fhe_api::ring::ntt::NttTables;
 use fhe_api::ring::{PolynomialSize, RingModulus};
 use fhe_api::{Error, Result};
 
-use super::{GpuBackend, Residues, GPU_NTT_VARIANT};
+use super::variant::Pass;
+use super::{GpuBackend, Residues};
 use crate::args::{DevPtr, GpuModulus, GpuNttTable, Residue, RingNttArgs};
 use crate::driver::{Buffer, GpuDriver, LaunchShape};
-use crate::source::{shoup_for, word_bits_for, Program, DEFAULT_SHARED_BYTES};
-
-/// Shared memory of one chunk launch: within the 48 KiB every device grants without
-/// opting in, with room for a second block per multiprocessor on most. 4096 words of
-/// 64 bits, so at N = 2^16 four stages run in device memory and twelve in shared.
-const CHUNK_BYTES: usize = 32 * 1024;
-const _: () = assert!(CHUNK_BYTES <= DEFAULT_SHARED_BYTES);
+use crate::source::{shoup_for, word_bits_for, Program};
 
 /// One ring's NTT on the device in one word width: the twiddles, and the table entry
 /// that points at them (copied into each call's table of limbs).
@@ -42,25 +38,6 @@ pub(crate) struct DeviceNtt {
     pub limbs: u32,
     pub forward: bool,
     pub bits: u32,
-}
-
-/// `log2` of the words one chunk launch keeps in shared memory, for words of `bits`.
-fn chunk_log(log_n: u32, bits: u32) -> u32 {
-    let words = CHUNK_BYTES / (bits as usize / 8);
-    log_n.min(words.trailing_zeros())
-}
-
-/// The launches of one transform of `2^log_n` words with chunks of `2^log_chunk`:
-/// `(first_stage, last_stage, log_chunk)`, `log_chunk` 0 for a stage in device memory.
-/// Forward: the wide stages one by one, then the narrow ones in one chunk launch;
-/// inverse: the narrow ones first (Gentleman-Sande widens as it goes).
-fn launches(log_n: u32, log_chunk: u32, forward: bool) -> Vec<(u32, u32, u32)> {
-    let wide = log_n - log_chunk;
-    if forward {
-        (0..wide).map(|s| (s, s + 1, 0)).chain([(wide, log_n, log_chunk)]).collect()
-    } else {
-        [(0, log_chunk, log_chunk)].into_iter().chain((log_chunk..log_n).map(|s| (s, s + 1, 0))).collect()
-    }
 }
 
 /// The input contract over several limbs: `data` holds whole polynomials of
@@ -183,7 +160,7 @@ impl<D: GpuDriver> GpuBackend<D> {
         if transforms == 0 {
             return Ok(());
         }
-        for (first_stage, last_stage, log_chunk) in launches(log_n, chunk_log(log_n, bits), forward) {
+        for pass in self.variant.passes(log_n) {
             let args = RingNttArgs {
                 data,
                 tables,
@@ -191,33 +168,35 @@ impl<D: GpuDriver> GpuBackend<D> {
                 limbs,
                 log_n,
                 inverse: u32::from(!forward),
-                first_stage,
-                last_stage,
-                log_chunk,
-                reserved: 0,
+                first_stage: pass.first,
+                last_stage: pass.last,
+                shared: u32::from(pass.shared),
+                log_groups: pass.log_groups,
             };
-            let shape = self.ring_ntt_shape(transforms, log_n, log_chunk, bits);
+            let shape = self.ring_ntt_shape(transforms, log_n, pass, bits);
             // SAFETY: the caller's contract; launches run in issue order.
             unsafe { self.drv.launch(module, shape, &args)? };
         }
         Ok(())
     }
 
-    /// A stage in device memory: one butterfly per thread over a bounded grid; a chunk
-    /// launch: one chunk per block at a time, half a chunk of butterflies per barrier.
-    fn ring_ntt_shape(&self, transforms: u32, log_n: u32, log_chunk: u32, bits: u32) -> LaunchShape {
+    /// A register pass: one group per thread over a bounded grid; a shared-memory pass:
+    /// one tile of `2^log_groups` groups per block at a time, one butterfly per thread
+    /// and barrier phase.
+    fn ring_ntt_shape(&self, transforms: u32, log_n: u32, pass: Pass, bits: u32) -> LaunchShape {
         let max_grid = u64::from(self.drv.max_grid().max(1));
-        if log_chunk == 0 {
-            let butterflies = u64::from(transforms) << (log_n - 1);
-            let block = self.block_for(usize::try_from(butterflies).unwrap_or(usize::MAX));
-            let grid = butterflies.div_ceil(u64::from(block)).clamp(1, max_grid) as u32;
+        let r = pass.last - pass.first;
+        let groups = u64::from(transforms) << (log_n - r);
+        if !pass.shared {
+            let block = self.block_for(usize::try_from(groups).unwrap_or(usize::MAX));
+            let grid = groups.div_ceil(u64::from(block)).clamp(1, max_grid) as u32;
             LaunchShape { grid, block, shared_bytes: 0 }
         } else {
-            let chunks = u64::from(transforms) << (log_n - log_chunk);
-            let shared_bytes = (1u32 << log_chunk) * (bits / 8);
+            let tiles = groups.div_ceil(1 << pass.log_groups);
+            let shared_bytes = (1u32 << (pass.log_groups + r)) * (bits / 8);
             LaunchShape {
-                grid: chunks.clamp(1, max_grid) as u32,
-                block: self.block_for(1 << (log_chunk - 1)),
+                grid: tiles.clamp(1, max_grid) as u32,
+                block: self.block_for(1 << (pass.log_groups + r - 1)),
                 shared_bytes,
             }
         }
@@ -234,7 +213,7 @@ impl<D: GpuDriver> RingOps for GpuBackend<D> {
     }
 
     fn ntt_variant(&self) -> &str {
-        GPU_NTT_VARIANT
+        self.variant.name()
     }
 }
 
@@ -242,39 +221,6 @@ impl<D: GpuDriver> RingOps for GpuBackend<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every stage runs once, in order, each chunk launch only over stages whose
-    /// butterflies stay inside a chunk, and the inverse's last stage ends a launch.
-    #[test]
-    fn launches_cover_every_stage_once() {
-        for log_n in 1..=17 {
-            for bits in [32, 64] {
-                let c = chunk_log(log_n, bits);
-                assert!(c >= 1 && c <= log_n && (1usize << c) * bits as usize / 8 <= CHUNK_BYTES);
-                for forward in [true, false] {
-                    let plan = launches(log_n, c, forward);
-                    let mut next = 0;
-                    for &(first, last, chunk) in &plan {
-                        assert_eq!(first, next, "log_n {log_n}: a gap or overlap");
-                        assert!(last > first);
-                        if chunk == 0 {
-                            assert_eq!(last, first + 1, "one stage per device-memory launch");
-                        } else {
-                            // Forward stage s pairs words 2^(log_n-1-s) apart, inverse 2^s.
-                            for s in first..last {
-                                let half_log = if forward { log_n - 1 - s } else { s };
-                                assert!(half_log < chunk, "log_n {log_n}: stage {s} leaves its chunk");
-                            }
-                        }
-                        next = last;
-                    }
-                    assert_eq!(next, log_n);
-                }
-            }
-        }
-        assert_eq!(launches(16, 12, true), vec![(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0), (4, 16, 12)]);
-        assert_eq!(launches(10, 10, false), vec![(0, 10, 10)]);
-    }
 
     #[test]
     fn limb_checks_name_the_limb() {
