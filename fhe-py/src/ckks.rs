@@ -28,6 +28,19 @@ pub struct PyParams {
     pub inner: Arc<Params>,
 }
 
+/// The chain literal of `Params(...)` and `Params.insecure_for_tests(...)`.
+fn literal(
+    name: String,
+    log_n: u32,
+    depth: usize,
+    dnum: usize,
+    (scale_bits, first_bits, special_bits): (u32, u32, u32),
+    hamming_weight: Option<usize>,
+) -> ParamsLiteral {
+    let secret = hamming_weight.map_or(SecretDist::Ternary, |h| SecretDist::SparseTernary { hamming_weight: h });
+    ParamsLiteral { name, log_n, scale_bits, depth, first_bits, special_bits, dnum, secret }
+}
+
 #[pymethods]
 impl PyParams {
     /// Lattigo's `ParametersLiteral`: `N = 2**log_n`, `depth` scale primes near
@@ -48,8 +61,7 @@ impl PyParams {
         special_bits: u32,
         hamming_weight: Option<usize>,
     ) -> PyResult<Self> {
-        let secret = hamming_weight.map_or(SecretDist::Ternary, |h| SecretDist::SparseTernary { hamming_weight: h });
-        let literal = ParamsLiteral { name, log_n, scale_bits, depth, first_bits, special_bits, dnum, secret };
+        let literal = literal(name, log_n, depth, dnum, (scale_bits, first_bits, special_bits), hamming_weight);
         Ok(PyParams { inner: Arc::new(heavy(py, || Params::new(&literal))?) })
     }
 
@@ -69,8 +81,7 @@ impl PyParams {
         special_bits: u32,
         hamming_weight: Option<usize>,
     ) -> PyResult<Self> {
-        let secret = hamming_weight.map_or(SecretDist::Ternary, |h| SecretDist::SparseTernary { hamming_weight: h });
-        let literal = ParamsLiteral { name, log_n, scale_bits, depth, first_bits, special_bits, dnum, secret };
+        let literal = literal(name, log_n, depth, dnum, (scale_bits, first_bits, special_bits), hamming_weight);
         Ok(PyParams { inner: Arc::new(heavy(py, || Params::insecure_for_tests(&literal))?) })
     }
 

@@ -47,20 +47,23 @@ pub fn insecure_setup(
     (ctx, keys, ev)
 }
 
-/// [`insecure_setup`]'s keys (the same words) made from the secret key into the
-/// evaluator one at a time, the Galois keys in `levels` prepared up to their levels
-/// (`Context::evaluator_from_secret`).
+/// With `levels`: [`insecure_setup`]'s keys (the same words) made from the secret key
+/// into the evaluator one at a time, the Galois keys in `levels` prepared up to their
+/// levels (`Context::evaluator_from_secret`, checked by [`check_key_levels`]); without,
+/// [`insecure_setup`].
 pub fn insecure_setup_up_to(
     backend: Arc<dyn Backend>,
     params: Arc<Params>,
     options: &KeygenOptions,
     mode: Mode,
-    levels: &KeyLevels,
+    levels: Option<&KeyLevels>,
 ) -> (Context, KeySet, Evaluator) {
+    let Some(levels) = levels else { return insecure_setup(backend, params, options, mode) };
     let ctx = Context::new(backend, params).expect("context");
     let seed = Seed::derive("lux-fhe-ckks-circuits", 1);
     let keys = ctx.keygen_from_seed(&seed, &KeygenOptions::default()).expect("keygen");
     let ev = ctx.evaluator_from_secret(&keys.sk, options, mode, levels, &seed).expect("evaluator");
+    check_key_levels(&ev, levels);
     (ctx, keys, ev)
 }
 
@@ -235,14 +238,7 @@ pub fn insecure_bootstrap_byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle
     let levels = Bootstrapper::key_levels(&params, &config).expect("key levels");
     let mut outs = Vec::new();
     for (b, up_to) in [(backend, true), (oracle, false)] {
-        let (ctx, keys, ev) = if up_to {
-            insecure_setup_up_to(b, params.clone(), &options, Mode::Auto, &levels)
-        } else {
-            insecure_setup(b, params.clone(), &options, Mode::Auto)
-        };
-        if up_to {
-            check_key_levels(&ev, &levels);
-        }
+        let (ctx, keys, ev) = insecure_setup_up_to(b, params.clone(), &options, Mode::Auto, up_to.then_some(&levels));
         let bs = ready_bootstrapper(&ctx, &keys, &ev, &config);
         let ct = encrypt(&ctx, &keys, &random_values(params.slots(), 41), 1, 42);
         outs.push(ev.download(&bs.bootstrap(&ev, &ct).unwrap()).unwrap());

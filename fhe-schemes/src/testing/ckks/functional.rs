@@ -10,7 +10,7 @@ use fhe_api::ckks::params::SecretDist;
 use fhe_api::ckks::Ciphertext;
 use fhe_api::{Backend, Seed};
 
-use super::circuits::{check_key_levels, insecure_params, insecure_setup, insecure_setup_up_to};
+use super::circuits::{insecure_params, insecure_setup, insecure_setup_up_to};
 use crate::ckks::circuits::{relative_precision, FourierSeries};
 use crate::ckks::{Complex, Context, Evaluator, FeFunction, FunctionalBootstrapper, FunctionalConfig, Mode};
 
@@ -89,14 +89,7 @@ pub fn insecure_functional_bootstrap_byte_equal_to_oracle(backend: Arc<dyn Backe
     let (_, gelu) = insecure_series().pop().expect("gelu");
     let mut outs = Vec::new();
     for (b, up_to) in [(backend, true), (oracle, false)] {
-        let (ctx, keys, ev) = if up_to {
-            insecure_setup_up_to(b, params.clone(), &options, Mode::Auto, &levels)
-        } else {
-            insecure_setup(b, params.clone(), &options, Mode::Auto)
-        };
-        if up_to {
-            check_key_levels(&ev, &levels);
-        }
+        let (ctx, keys, ev) = insecure_setup_up_to(b, params.clone(), &options, Mode::Auto, up_to.then_some(&levels));
         let fb = ready_functional(&ctx, &keys, &ev, gelu.degree());
         let (_, ct) = encrypt_input(&ctx, &keys, fb.input_level());
         outs.push(ev.download(&fb.bootstrap(&ev, &ct, &gelu).expect("bootstrap")).expect("download"));
