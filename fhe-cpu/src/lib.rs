@@ -188,7 +188,7 @@ impl RingOps for CpuBackend {
 impl BootstrapOps for CpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let ring = self.ring(ek.params())?;
-        let prepared = bootstrap::prepare(&ring, ek);
+        let prepared = bootstrap::prepare(&ring, ek)?;
         Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), prepared))
     }
 
