@@ -229,6 +229,11 @@ impl Backend for CpuBackend {
     fn ckks(&self) -> Option<&dyn CkksOps> {
         Some(self)
     }
+
+    /// Every set: the key switch keeps 32-bit words for the wide ones.
+    fn prepares(&self, _: fhe_api::ParamSet) -> bool {
+        true
+    }
 }
 
 /// The CPU model from `/proc/cpuinfo` where there is one.
