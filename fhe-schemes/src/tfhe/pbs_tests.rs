@@ -247,3 +247,20 @@ fn narrow_key_switching_rows_of_a_wide_set_are_an_error() {
     keys.ek.ksk_rows_wide(0, &mut wide);
     assert!(wide.iter().any(|&w| w > u16::MAX as u32), "the rows need more than 16 bits");
 }
+
+#[test]
+fn apply_indexed_gives_apply_mixed_words_from_shared_inputs() {
+    // Two tables reading one input key-switch it once; the words are those of one job
+    // per pair, and an index past the inputs is an error, not a panic.
+    let (keys, key) = fixture();
+    let seed = Seed::derive("lux-fhe-pbs-tests", 6);
+    let cts: Vec<_> = (0..2).map(|m| encrypt_block_seeded(&keys.sk, 5 + m, &seed, m).unwrap()).collect();
+    let (carry, msg) = (key.lut(|x| x / 4).unwrap(), key.lut(|x| x % 4).unwrap());
+    let out = key.apply_indexed(&cts, &[(1, &msg), (0, &carry), (1, &carry)]).unwrap();
+    let want = key.apply_mixed(&[(&cts[1], &msg), (&cts[0], &carry), (&cts[1], &carry)]).unwrap();
+    assert_eq!(out, want);
+    let values: Vec<u64> = out.iter().map(|c| decrypt_block(&keys.sk, c).unwrap()).collect();
+    assert_eq!(values, [2, 1, 1]);
+    let e = key.apply_indexed(&cts, &[(2, &msg)]).unwrap_err().to_string();
+    assert!(e.contains("input 2 of 2"), "{e}");
+}
