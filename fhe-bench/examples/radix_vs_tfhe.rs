@@ -1,10 +1,12 @@
-//! Our radix add and `lt` (`M2C2`, CPU backend) against TFHE-rs 1.8's `FheUint64` /
+//! Our radix add, `lt` and `mul` (`M2C2`, CPU backend) against TFHE-rs 1.8's `FheUint64` /
 //! `FheUint256` with its default parameters, in one process, both in one rayon pool of
 //! `--threads` threads, rounds alternated (the side that goes first alternates, each
-//! round one discarded call per side). Writes one JSON file and prints it.
+//! round one discarded call per side). Writes one JSON file and prints it
+//! (`radix-vs-tfhe-<threads>t.json` for the default `--ops add,lt`, else
+//! `radix-vs-tfhe-<ops joined by +>-<threads>t.json`, so a `mul` run keeps the add rows).
 //!
 //! `cargo run --release -p fhe-bench --features peers --example radix_vs_tfhe --
-//!  [--threads 2] [--rounds 4] [--calls 3] [--widths 64,256] [--out bench/results/radix]`
+//!  [--threads 2] [--rounds 4] [--calls 3] [--widths 64,256] [--ops add,lt,mul] [--out bench/results/radix]`
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +14,7 @@ use std::time::Instant;
 
 use fhe_api::rng::Seed;
 use fhe_api::{Backend, ParamSet};
-use fhe_schemes::integer::radix::{add, compare, Propagation, RadixUint};
+use fhe_schemes::integer::radix::{add, compare, mul, Propagation, RadixUint};
 use fhe_schemes::tfhe::keygen_from_seed;
 use fhe_schemes::tfhe::pbs::PbsKey;
 use tfhe::prelude::*;
@@ -61,6 +63,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let calls: usize = arg("--calls").map_or(Ok(3), |v| v.parse())?;
     let widths: Vec<usize> =
         arg("--widths").unwrap_or_else(|| "64".into()).split(',').map(str::parse).collect::<Result<_, _>>()?;
+    let ops_arg = arg("--ops").unwrap_or_else(|| "add,lt".into());
+    let ops: Vec<String> = ops_arg.split(',').map(str::to_string).collect();
+    if let Some(bad) = ops.iter().find(|o| !["add", "lt", "mul"].contains(&o.as_str())) {
+        return Err(format!("--ops: unknown operation `{bad}` (add, lt, mul)").into());
+    }
     let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/radix".into()));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
 
@@ -77,10 +84,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (lx, ly) = (limbs(x)[..w / 64].to_vec(), limbs(y)[..w / 64].to_vec());
             let a = RadixUint::encrypt_limbs_seeded(&keys.sk, w, &lx, &Seed::derive("a", w as u64))?;
             let b = RadixUint::encrypt_limbs_seeded(&keys.sk, w, &ly, &Seed::derive("b", w as u64))?;
-            for op in ["add", "lt"] {
+            for op in ops.iter().map(String::as_str) {
                 let mut ours: Call = match op {
                     "add" => Box::new(|| {
                         add::add(&key, &a, &b, Propagation::Auto).expect("add");
+                    }),
+                    "mul" => Box::new(|| {
+                        mul::mul(&key, &a, &b, Propagation::Auto).expect("mul");
                     }),
                     _ => Box::new(|| {
                         compare::lt(&key, &a, &b).expect("lt");
@@ -92,6 +102,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         let mut theirs: Call = match op {
                             "add" => Box::new(|| {
                                 let _ = &ta + &tb;
+                            }),
+                            "mul" => Box::new(|| {
+                                let _ = &ta * &tb;
                             }),
                             _ => Box::new(|| {
                                 let _ = ta.lt(&tb);
@@ -105,6 +118,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         let mut theirs: Call = match op {
                             "add" => Box::new(|| {
                                 let _ = &ta + &tb;
+                            }),
+                            "mul" => Box::new(|| {
+                                let _ = &ta * &tb;
                             }),
                             _ => Box::new(|| {
                                 let _ = ta.lt(&tb);
@@ -138,7 +154,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rows.join(",")
     );
     std::fs::create_dir_all(&out)?;
-    let file = out.join(format!("radix-vs-tfhe-{threads}t.json"));
+    let file = match ops_arg.as_str() {
+        "add,lt" => out.join(format!("radix-vs-tfhe-{threads}t.json")),
+        _ => out.join(format!("radix-vs-tfhe-{}-{threads}t.json", ops.join("+"))),
+    };
     std::fs::write(&file, &json)?;
     println!("{json}");
     eprintln!("wrote {}", file.display());

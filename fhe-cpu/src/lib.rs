@@ -188,7 +188,7 @@ impl RingOps for CpuBackend {
 impl BootstrapOps for CpuBackend {
     fn prepare(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
         let ring = self.ring(ek.params())?;
-        let prepared = bootstrap::prepare(&ring, ek);
+        let prepared = bootstrap::prepare(&ring, ek)?;
         Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), prepared))
     }
 
@@ -228,6 +228,11 @@ impl Backend for CpuBackend {
 
     fn ckks(&self) -> Option<&dyn CkksOps> {
         Some(self)
+    }
+
+    /// Every set: the key switch keeps 32-bit words for the wide ones.
+    fn prepares(&self, _: fhe_api::ParamSet) -> bool {
+        true
     }
 }
 

@@ -74,3 +74,22 @@ fn ring_ntt_matches_the_oracle_at_the_ends_of_the_range() {
 fn bad_ring_input_is_a_clear_error() {
     fhe_gpu::testing::bad_ring_input_is_a_clear_error(&emulated_backend().unwrap());
 }
+
+/// The shared GPU kernels hold LWE words in 16 bits, so the PBS corpus (`M2C2`, 20-bit
+/// words) is skipped on the emulator, with the reason, and counts nothing as passed; the
+/// backend's declaration agrees with what `prepare` does.
+#[test]
+fn the_pbs_corpus_is_skipped_where_wide_keys_are_refused() {
+    use std::sync::Arc;
+    let gpu: Arc<dyn Backend> = Arc::new(emulated_backend().unwrap());
+    assert!(!gpu.prepares(ParamSet::M2C2) && gpu.prepares(ParamSet::PN10QP27));
+    let corpus = fhe_kat::Corpus::<fhe_kat::tfhe::pbs::Pbs>::load_default().expect("the PBS corpus");
+    let r = fhe_kat::replay(&gpu, &corpus).expect("replay");
+    let why = r.skipped.as_deref().expect("skipped");
+    assert!(why.contains("prepares no keys of M2C2"), "{why}");
+    assert_eq!(r.passed, 0);
+    let cpu = CpuBackend::oracle();
+    let keys = fhe_schemes::tfhe::keygen_from_seed(&cpu, ParamSet::M2C2, &Seed::derive("emu-wide", 0)).unwrap();
+    let e = gpu.prepare(&keys.ek).unwrap_err().to_string();
+    assert!(e.contains("LWE words over 16 bits"), "{e}");
+}

@@ -1,8 +1,9 @@
 //! `cargo xtask kat generate` and `kat replay`, one code path for every scheme of the
 //! corpus (over [`fhe_kat::Scheme`]); the bit scheme's files first, then CKKS's, then
-//! CKKS bootstrapping's. The lines printed are the reports' own
-//! ([`fhe_kat::ReplayReport`]); a backend without CKKS prints `KAT CKKS skipped: ...` and
-//! `KAT CKKS bootstrap skipped: ...` and passes nothing.
+//! CKKS bootstrapping's, then programmable bootstrapping's. The lines printed are the
+//! reports' own ([`fhe_kat::ReplayReport`]); a backend without CKKS prints
+//! `KAT CKKS skipped: ...` and `KAT CKKS bootstrap skipped: ...`, one that prepares no
+//! `M2C2` keys (the GPU backends) `KAT PBS skipped: ...`, and passes nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use fhe_api::Backend;
 use fhe_cpu::CpuBackend;
 use fhe_kat::ckks::{Ckks, CkksBootstrap};
+use fhe_kat::tfhe::pbs::Pbs;
 use fhe_kat::tfhe::Tfhe;
 use fhe_kat::{Corpus, Scheme, Verdict};
 
@@ -48,6 +50,8 @@ pub enum Schemes {
     Ckks,
     /// The CKKS bootstrap file (`ckks-bootstrap-insecure.json`).
     CkksBootstrap,
+    /// The programmable-bootstrapping file (`pbs-M2C2.json`: a PBS and a radix add).
+    Pbs,
 }
 
 #[derive(Args)]
@@ -77,6 +81,9 @@ pub fn run(cmd: KatCmd) -> Result<(), Fail> {
             if runs(Schemes::CkksBootstrap) {
                 generate::<CkksBootstrap>(force, &dir)?;
             }
+            if runs(Schemes::Pbs) {
+                generate::<Pbs>(force, &dir)?;
+            }
             Ok(())
         }
         KatCmd::Replay { backend: b, corpus } => {
@@ -84,7 +91,8 @@ pub fn run(cmd: KatCmd) -> Result<(), Fail> {
             let bits = replay::<Tfhe>(&b, &dir)?;
             let ckks = replay::<Ckks>(&b, &dir)?;
             let bootstrap = replay::<CkksBootstrap>(&b, &dir)?;
-            conclude([Some(bits), Some(ckks), Some(bootstrap)])
+            let pbs = replay::<Pbs>(&b, &dir)?;
+            conclude([Some(bits), Some(ckks), Some(bootstrap), Some(pbs)])
         }
     }
 }

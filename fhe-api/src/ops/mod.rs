@@ -40,4 +40,11 @@ pub trait Backend: RingOps + NttOps + BootstrapOps + Send + Sync + 'static {
     fn ckks(&self) -> Option<&dyn CkksOps> {
         None
     }
+    /// Whether [`BootstrapOps::prepare`] takes keys of `set`. By default the sets whose
+    /// LWE words fit 16 bits (what the GPU kernels hold, [`check_narrow_lwe`]); the CPU
+    /// takes every set. The known-answer replay skips, never passes, a set a backend
+    /// does not take.
+    fn prepares(&self, set: crate::ParamSet) -> bool {
+        set.params().lwe_fits_u16()
+    }
 }

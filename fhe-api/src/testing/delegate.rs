@@ -40,6 +40,16 @@ pub trait Tamper: Send + Sync + 'static {
     fn declares_ckks(&self) -> bool {
         true
     }
+    /// Applied to every [`BootstrapOps::blind_rotate_batch_lut`] result.
+    fn blind_rotate(&self, out: Vec<ExtractedLwe>) -> Result<Vec<ExtractedLwe>> {
+        Ok(out)
+    }
+    /// Whether the wrapper declares that the inner backend prepares keys of `set`
+    /// ([`Backend::prepares`]).
+    fn declares_set(&self, set: crate::ParamSet) -> bool {
+        let _ = set;
+        true
+    }
 }
 
 /// `inner` with the changes of `tamper`.
@@ -93,7 +103,7 @@ impl<B: Backend, T: Tamper> BootstrapOps for Delegate<B, T> {
         inputs: &[LweCiphertext],
         lut: &Lut,
     ) -> Result<Vec<ExtractedLwe>> {
-        self.inner.blind_rotate_batch_lut(key, inputs, lut)
+        self.tamper.blind_rotate(self.inner.blind_rotate_batch_lut(key, inputs, lut)?)
     }
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
         self.inner.blind_rotate_batch(key, inputs)
@@ -238,5 +248,8 @@ impl<B: Backend, T: Tamper> Backend for Delegate<B, T> {
             Some(_) if self.tamper.declares_ckks() => Some(self),
             _ => None,
         }
+    }
+    fn prepares(&self, set: crate::ParamSet) -> bool {
+        self.inner.prepares(set) && self.tamper.declares_set(set)
     }
 }

@@ -419,20 +419,36 @@ impl EvaluationKey {
 
     /// The key-switching samples of ring coefficient `j` in full: `[sample][n + 1]`, the
     /// `a` expanded from the public seed, then `b`. `out` holds `levels * (B-1) * (n+1)`
-    /// words. Sets whose LWE words fit 16 bits only ([`EvaluationKey::ksk_rows_wide`]
-    /// for the others).
-    pub fn ksk_rows(&self, j: usize, out: &mut [u16]) {
+    /// words. Sets whose LWE words fit 16 bits only: a wider set (the
+    /// programmable-bootstrapping sets) is `Error::InvalidInput` naming
+    /// [`EvaluationKey::ksk_rows_wide`], which reads every set; so is an `out` of
+    /// another length.
+    pub fn ksk_rows(&self, j: usize, out: &mut [u16]) -> Result<()> {
         let p = self.params.params();
-        assert!(p.lwe_fits_u16(), "{}: LWE words exceed 16 bits; use ksk_rows_wide", self.params);
+        if !p.lwe_fits_u16() {
+            return Err(Error::InvalidInput(format!(
+                "{}: LWE words of {} bits do not fit the 16-bit key-switching rows; ksk_rows_wide reads this set",
+                self.params, p.lwe_modulus_log.0
+            )));
+        }
         let n = p.n();
         let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1);
-        debug_assert_eq!(out.len(), per_j * (n + 1));
+        if j >= p.big_n() || out.len() != per_j * (n + 1) {
+            return Err(Error::InvalidInput(format!(
+                "{}: key-switching rows of coefficient {j} into {} words; the set has {} coefficients of {} words",
+                self.params,
+                out.len(),
+                p.big_n(),
+                per_j * (n + 1)
+            )));
+        }
         let mut a = vec![0u16; per_j * n];
         expand_ksk_a(self.params, &self.public_seed, j, &mut a);
         for (idx, row) in out.chunks_mut(n + 1).enumerate() {
             row[..n].copy_from_slice(&a[idx * n..(idx + 1) * n]);
             row[n] = self.ksk_b[j * per_j + idx] as u16;
         }
+        Ok(())
     }
 }
 

@@ -19,18 +19,18 @@ pub enum PreparedKsk {
     Wide(crate::mem::Aligned<u32>),
 }
 
-pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> PreparedKsk {
+pub fn prepare_ksk(ring: &Ring, ek: &EvaluationKey) -> Result<PreparedKsk> {
     let p = ring.params;
     let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
     // Rows are read at random (one per digit): huge pages spare a TLB miss per row.
     if p.lwe_fits_u16() {
         let mut ksk = crate::mem::Aligned::zeroed_huge(p.ksk_samples() * (p.n() + 1));
-        ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
-        PreparedKsk::Narrow(ksk)
+        ksk.par_chunks_mut(per_j).enumerate().try_for_each(|(j, out)| ek.ksk_rows(j, out))?;
+        Ok(PreparedKsk::Narrow(ksk))
     } else {
         let mut ksk = crate::mem::Aligned::zeroed_huge(p.ksk_samples() * (p.n() + 1));
         ksk.par_chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows_wide(j, out));
-        PreparedKsk::Wide(ksk)
+        Ok(PreparedKsk::Wide(ksk))
     }
 }
 

@@ -22,9 +22,11 @@
 //! seeds, the SHA-256 of the serialized keys, and the full bytes (hex) of every
 //! ciphertext surface; they are compared byte for byte. Every backend runs the bit
 //! scheme: none is skipped. [`soak`](mod@soak) chains random gates on one backend.
+//! [`pbs`] pins programmable bootstrapping and a radix add (its own [`Scheme`], `Pbs`).
 
 pub mod corpus;
 mod equiv;
+pub mod pbs;
 pub mod soak;
 mod surfaces;
 

@@ -240,25 +240,38 @@ impl PbsKey {
     /// `jobs[i].1` applied to `jobs[i].0`, tables of mixed kinds: one key-switch batch for
     /// all, then one blind-rotation batch per distinct table (in first-seen order).
     pub fn apply_mixed(&self, jobs: &[(&ExtractedLwe, &Lut)]) -> Result<Vec<ExtractedLwe>> {
+        let inputs: Vec<ExtractedLwe> = jobs.iter().map(|(c, _)| (*c).clone()).collect();
+        let indexed: Vec<(usize, &Lut)> = jobs.iter().enumerate().map(|(i, (_, l))| (i, *l)).collect();
+        self.apply_indexed(&inputs, &indexed)
+    }
+
+    /// `jobs[i].1` applied to `inputs[jobs[i].0]`: each input is key-switched once, however
+    /// many tables read it (a block product's low and high digits), then one
+    /// blind-rotation batch per distinct table (in first-seen order). The words are those
+    /// of [`PbsKey::apply_mixed`] on the same pairs. An index out of range is
+    /// `Error::InvalidInput`.
+    pub fn apply_indexed(&self, inputs: &[ExtractedLwe], jobs: &[(usize, &Lut)]) -> Result<Vec<ExtractedLwe>> {
         if jobs.is_empty() {
             return Ok(Vec::new());
         }
-        check_inputs(&self.key, jobs.iter().map(|(c, _)| (c.params(), c.tag())))?;
-        let inputs: Vec<ExtractedLwe> = jobs.iter().map(|(c, _)| (*c).clone()).collect();
-        let switched = self.backend.key_switch_batch(&self.key, &inputs)?;
+        if let Some((i, _)) = jobs.iter().find(|(i, _)| *i >= inputs.len()) {
+            return Err(Error::InvalidInput(format!("job reads input {i} of {}", inputs.len())));
+        }
+        check_inputs(&self.key, inputs.iter().map(|c| (c.params(), c.tag())))?;
+        let switched = self.backend.key_switch_batch(&self.key, inputs)?;
         let mut groups: Vec<(&Lut, Vec<usize>)> = Vec::new();
-        for (i, (_, lut)) in jobs.iter().enumerate() {
+        for (j, (_, lut)) in jobs.iter().enumerate() {
             match groups.iter_mut().find(|(l, _)| std::ptr::eq(*l, *lut) || *l == *lut) {
-                Some((_, idx)) => idx.push(i),
-                None => groups.push((lut, vec![i])),
+                Some((_, idx)) => idx.push(j),
+                None => groups.push((lut, vec![j])),
             }
         }
         let mut out: Vec<Option<ExtractedLwe>> = vec![None; jobs.len()];
         for (lut, idx) in groups {
-            let batch: Vec<_> = idx.iter().map(|&i| switched[i].clone()).collect();
+            let batch: Vec<_> = idx.iter().map(|&j| switched[jobs[j].0].clone()).collect();
             let rotated = self.backend.blind_rotate_batch_lut(&self.key, &batch, lut)?;
-            for (i, ct) in idx.into_iter().zip(rotated) {
-                out[i] = Some(ct);
+            for (j, ct) in idx.into_iter().zip(rotated) {
+                out[j] = Some(ct);
             }
         }
         Ok(out.into_iter().map(|c| c.expect("every job is in one group")).collect())

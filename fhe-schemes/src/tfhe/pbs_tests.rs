@@ -231,3 +231,36 @@ fn m2c2_objects_round_trip_through_the_format() {
     assert!(small.as_words().iter().any(|&w| w > u16::MAX as u32), "words use more than 16 bits");
     assert_eq!(LweCiphertext::decode(&small.encode()).unwrap(), small);
 }
+
+#[test]
+fn narrow_key_switching_rows_of_a_wide_set_are_an_error() {
+    // M2C2's LWE words are 20 bits: the 16-bit rows would truncate them, so the narrow
+    // reader refuses (it panicked before) and names the wide one, which reads them.
+    let (keys, _) = fixture();
+    let p = ParamSet::M2C2.params();
+    let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
+    let e = keys.ek.ksk_rows(0, &mut vec![0u16; per_j]).unwrap_err();
+    assert!(matches!(e, fhe_api::Error::InvalidInput(_)), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains("M2C2") && msg.contains("ksk_rows_wide"), "{msg}");
+    let mut wide = vec![0u32; per_j];
+    keys.ek.ksk_rows_wide(0, &mut wide);
+    assert!(wide.iter().any(|&w| w > u16::MAX as u32), "the rows need more than 16 bits");
+}
+
+#[test]
+fn apply_indexed_gives_apply_mixed_words_from_shared_inputs() {
+    // Two tables reading one input key-switch it once; the words are those of one job
+    // per pair, and an index past the inputs is an error, not a panic.
+    let (keys, key) = fixture();
+    let seed = Seed::derive("lux-fhe-pbs-tests", 6);
+    let cts: Vec<_> = (0..2).map(|m| encrypt_block_seeded(&keys.sk, 5 + m, &seed, m).unwrap()).collect();
+    let (carry, msg) = (key.lut(|x| x / 4).unwrap(), key.lut(|x| x % 4).unwrap());
+    let out = key.apply_indexed(&cts, &[(1, &msg), (0, &carry), (1, &carry)]).unwrap();
+    let want = key.apply_mixed(&[(&cts[1], &msg), (&cts[0], &carry), (&cts[1], &carry)]).unwrap();
+    assert_eq!(out, want);
+    let values: Vec<u64> = out.iter().map(|c| decrypt_block(&keys.sk, c).unwrap()).collect();
+    assert_eq!(values, [2, 1, 1]);
+    let e = key.apply_indexed(&cts, &[(2, &msg)]).unwrap_err().to_string();
+    assert!(e.contains("input 2 of 2"), "{e}");
+}

@@ -34,7 +34,10 @@ pub(super) fn upload_bsk(gpu: &Gpu, pipes: &Pipelines, ek: &EvaluationKey) -> Re
     // Two RGSW keys (s = +1, s = -1) per LWE coefficient.
     for (lo, hi) in runs(n, 2 * 2 * per_key as u64 * 8, max, 1)? {
         let mut host = vec![0u64; (hi - lo) * 2 * 2 * per_key];
-        par_fill(&mut host, 2 * per_key, |k, out| ek.rgsw_key_rows(2 * lo + k, out, |x| pipes.mont.to_mont(x)));
+        par_fill(&mut host, 2 * per_key, |k, out| {
+            ek.rgsw_key_rows(2 * lo + k, out, |x| pipes.mont.to_mont(x));
+            Ok(())
+        })?;
         let buf = gpu.upload("bootstrap key", bytemuck::cast_slice(&host), wgpu::BufferUsages::empty())?;
         bsk.push(Chunk { lo: lo as u32, hi: hi as u32, buf });
     }

@@ -29,7 +29,7 @@ pub(super) fn upload_ksk(gpu: &Gpu, ek: &EvaluationKey) -> Result<Vec<Chunk>> {
     for (lo, hi) in runs(big_n, (per_j * (n + 1) * 2) as u64, max, 2)? {
         let words = (hi - lo) * per_j * (n + 1);
         let mut host = vec![0u16; words + words % 2];
-        par_fill(&mut host[..words], per_j * (n + 1), |jj, out| ek.ksk_rows(lo + jj, out));
+        par_fill(&mut host[..words], per_j * (n + 1), |jj, out| ek.ksk_rows(lo + jj, out))?;
         let buf = gpu.upload("key-switching key", bytemuck::cast_slice(&host), wgpu::BufferUsages::empty())?;
         ksk.push(Chunk { lo: lo as u32, hi: hi as u32, buf });
     }

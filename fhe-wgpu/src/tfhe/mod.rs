@@ -47,21 +47,28 @@ pub(super) fn runs(total: usize, bytes_each: u64, max: u64, multiple: usize) -> 
     Ok((0..total).step_by(fit).map(|lo| (lo, (lo + fit).min(total))).collect())
 }
 
-/// Runs `f(index, item)` over `out` split across the machine's cores.
-pub(super) fn par_fill<T: Send>(out: &mut [T], per: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+/// Runs `f(index, item)` over `out` split across the machine's cores; the first error
+/// any unit returns (the others still run to the end of their share).
+pub(super) fn par_fill<T: Send>(
+    out: &mut [T],
+    per: usize,
+    f: impl Fn(usize, &mut [T]) -> Result<()> + Sync,
+) -> Result<()> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let units = out.len() / per;
     let per_thread = units.div_ceil(threads).max(1);
     std::thread::scope(|s| {
-        for (t, block) in out.chunks_mut(per_thread * per).enumerate() {
-            let f = &f;
-            s.spawn(move || {
-                for (i, unit) in block.chunks_mut(per).enumerate() {
-                    f(t * per_thread + i, unit);
-                }
-            });
-        }
-    });
+        let handles: Vec<_> = out
+            .chunks_mut(per_thread * per)
+            .enumerate()
+            .map(|(t, block)| {
+                let f = &f;
+                s.spawn(move || block.chunks_mut(per).enumerate().try_for_each(|(i, unit)| f(t * per_thread + i, unit)))
+            })
+            .collect();
+        // A panic in a unit is a broken invariant: carry it to the caller as one.
+        handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
 }
 
 /// Expands the seeded halves on the host and uploads both keys once.

@@ -18,18 +18,18 @@ pub struct CpuPrepared {
     pub(crate) tag: KeyTag,
 }
 
-pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> CpuPrepared {
-    let ksk = crate::tfhe::keyswitch::prepare_ksk(ring, ek);
+pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> Result<CpuPrepared> {
+    let ksk = crate::tfhe::keyswitch::prepare_ksk(ring, ek)?;
     if ring.small.is_some() {
         // Residues below 2^29: 32-bit words (half the memory to stream per bootstrap).
         let bsk32 = interleaved_pairs(ring, ek, |kp, km, n, out| {
             let [kp, km] = [kp, km].map(|k| k.iter().map(|&x| x as u32).collect::<Vec<u32>>());
             crate::tfhe::ginx32::interleave_pair(&kp, &km, n, crate::tfhe::ginx32::CHUNK, out);
         });
-        CpuPrepared { bsk: Aligned::default(), bsk32, ksk, tag: ek.tag() }
+        Ok(CpuPrepared { bsk: Aligned::default(), bsk32, ksk, tag: ek.tag() })
     } else {
         let bsk = interleaved_pairs(ring, ek, crate::tfhe::ginx64::interleave_pair);
-        CpuPrepared { bsk, bsk32: Aligned::default(), ksk, tag: ek.tag() }
+        Ok(CpuPrepared { bsk, bsk32: Aligned::default(), ksk, tag: ek.tag() })
     }
 }
 

@@ -86,7 +86,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
         bsk.chunks_mut(per_key).enumerate().for_each(|(key, out)| ek.rgsw_key_rows(key, out, |x| x));
         let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
         let mut ksk = vec![0u16; p.ksk_samples() * (p.n() + 1)];
-        ksk.chunks_mut(per_j).enumerate().for_each(|(j, out)| ek.ksk_rows(j, out));
+        ksk.chunks_mut(per_j).enumerate().try_for_each(|(j, out)| ek.ksk_rows(j, out))?;
         self.set_state(set)?; // compile before the first gate, not during it
         let _guard = self.device_lock()?;
         let prepared = GpuPrepared {

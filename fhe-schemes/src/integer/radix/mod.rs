@@ -12,6 +12,8 @@
 //! | [`add`] | `add`, `sub`, `scalar_add`, `scalar_sub` |
 //! | [`compare`] | `eq`, `ne`, `lt`, `le`, `gt`, `ge` |
 //! | [`select`] | `select`, `min`, `max` |
+//! | [`mul`] | `mul`, `scalar_mul`: block products by bivariate tables, a carry-save reduction |
+//! | [`shift`] | `shl`, `shr`, `rotl`, `rotr` by an encrypted amount: a barrel shifter |
 //!
 //! Every operation returns clean blocks (each below `message_modulus`); the boolean
 //! results are one block holding 0 or 1 ([`RadixBool`]). When the radix form wins over
@@ -20,7 +22,9 @@
 pub mod add;
 pub mod carry;
 pub mod compare;
+pub mod mul;
 pub mod select;
+pub mod shift;
 
 use fhe_api::rng::Seed;
 use fhe_api::{Error, ExtractedLwe, KeyTag, ParamSet, Result, SecretKey};
