@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use lux_fhe::ckks::{
     precision_floor_bits, seed_two_chains, BootstrapConfig, Bootstrapper, Context, FeFunction, FourierSeries,
-    FunctionalBootstrapper, FunctionalConfig, KeygenOptions, MemoryEstimate, Mode,
+    FunctionalBootstrapper, FunctionalConfig, MemoryEstimate,
 };
 use lux_fhe::rng::stream;
-use lux_fhe::{Result, Seed};
+use lux_fhe::Seed;
 use numpy::Complex64;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -31,19 +31,6 @@ fn memory_dict<'py>(py: Python<'py>, m: &MemoryEstimate) -> PyResult<Bound<'py, 
     d.set_item("working", m.working)?;
     d.set_item("total", m.total())?;
     Ok(d)
-}
-
-/// The evaluator of `options`' keys made from `sk` with `seed` (the keys
-/// `Context.keygen(seed=seed)` makes), each up to its level in `levels`.
-fn client_evaluator(
-    ctx: &Context,
-    sk: &lux_fhe::ckks::SecretKey,
-    options: &KeygenOptions,
-    levels: &lux_fhe::ckks::KeyLevels,
-    mode: Mode,
-    seed: &Seed,
-) -> Result<lux_fhe::ckks::Evaluator> {
-    ctx.evaluator_from_secret(sk, options, mode, levels, seed)
 }
 
 /// The encapsulation keys' seed, apart from the evaluation keys'.
@@ -104,7 +91,7 @@ impl PyBootstrapper {
             let params = c.params();
             let options = Bootstrapper::key_options(params, &config)?;
             let levels = Bootstrapper::key_levels(params, &config)?;
-            let ev = client_evaluator(&c, &sk.inner, &options, &levels, mode, &seed)?;
+            let ev = c.evaluator_from_secret(&sk.inner, &options, mode, &levels, &seed)?;
             let mut bs = Bootstrapper::new(&c, &ev, &config)?;
             let sse_seed = encapsulation_seed(&seed);
             if let Some(keys) = Bootstrapper::encapsulation_keys_seeded(&c, &sk.inner, &config, &sse_seed)? {
@@ -292,7 +279,7 @@ impl PyFunctionalBootstrapper {
             let params = c.params();
             let options = FunctionalBootstrapper::key_options(params, &config)?;
             let levels = FunctionalBootstrapper::key_levels(params, &config)?;
-            let ev = client_evaluator(&c, &sk.inner, &options, &levels, mode, &seed)?;
+            let ev = c.evaluator_from_secret(&sk.inner, &options, mode, &levels, &seed)?;
             let mut fb = FunctionalBootstrapper::new(&c, &ev, &config, max_degree)?;
             let sse_seed = encapsulation_seed(&seed);
             if let Some(keys) = FunctionalBootstrapper::encapsulation_keys_seeded(&c, &sk.inner, &config, &sse_seed)? {

@@ -129,13 +129,10 @@ impl PyEvalKeys {
     fn from_keys(keys: Vec<PyRef<'_, PySwitchingKey>>) -> PyResult<Self> {
         let mut out = EvalKeys { relin: None, galois: BTreeMap::new() };
         for k in keys {
-            match k.inner.kind() {
-                SwitchKind::Relin if out.relin.is_some() => {
-                    return Err(Error::InvalidInput("two relinearization keys in one bundle".into())).py_err()
-                }
-                SwitchKind::Relin => out.relin = Some(k.inner.clone()),
-                SwitchKind::Galois(g) => drop(out.galois.insert(g, k.inner.clone())),
+            if k.inner.kind() == SwitchKind::Relin && out.relin.is_some() {
+                return Err(Error::InvalidInput("two relinearization keys in one bundle".into())).py_err();
             }
+            out.insert(k.inner.clone());
         }
         Ok(PyEvalKeys { inner: out })
     }

@@ -219,6 +219,9 @@ impl SwitchingKey {
     /// `(j * (level+1+K) + t) * N`); the whole key at the top level.
     pub fn halves_up_to(&self, level: usize) -> Result<(Vec<u64>, Vec<u64>)> {
         crate::ckks::meta::check_level(&self.params, level)?;
+        if level == self.params.max_level() {
+            return Ok((self.b.clone(), self.a()));
+        }
         let (n, q_len) = (self.params.n(), self.params.q().len());
         let whole = (q_len + self.params.p().len()) * n;
         let digits = self.params.digits(level).len();
@@ -259,6 +262,17 @@ pub fn expand_uniform(params: &Params, seed: &[u8; 32], label: &str, index: u64,
 pub struct EvalKeys {
     pub relin: Option<SwitchingKey>,
     pub galois: BTreeMap<u64, SwitchingKey>,
+}
+
+impl EvalKeys {
+    /// Files `key` under its kind (a Galois key by its element); the key it replaces, if
+    /// any.
+    pub fn insert(&mut self, key: SwitchingKey) -> Option<SwitchingKey> {
+        match key.kind() {
+            SwitchKind::Relin => self.relin.replace(key),
+            SwitchKind::Galois(g) => self.galois.insert(g, key),
+        }
+    }
 }
 
 /// Every key of one secret.

@@ -135,7 +135,7 @@ fn inner_product(
     lp: &LevelPlan,
     ext: &Extended,
     key: &CpuSwitchKey,
-    (qp, i): (usize, usize),
+    (p_len, i): (usize, usize),
     t: usize,
     o0: &mut [u64],
     o1: &mut [u64],
@@ -145,7 +145,7 @@ fn inner_product(
     fn limbs(k: &[u64], digits: usize, start: impl Fn(usize) -> usize, n: usize) -> Vec<&[u64]> {
         (0..digits).map(|j| &k[start(j)..start(j) + n]).collect()
     }
-    let start = |j: usize| key.start(qp - key.q_len, j, i, n);
+    let start = |j: usize| key.start(p_len, j, i, n);
     let (kb, ka) = (limbs(&key.b, digits, start, n), limbs(&key.a, digits, start, n));
     arith::dot_pair(m, &e, &kb, &ka, o0, o1);
 }
@@ -195,7 +195,6 @@ pub fn inner_products(
     let n = plan.params.n();
     let l = lp.level;
     let k = plan.params.p().len();
-    let qp = plan.q_len() + k;
     let limbs = l + 1 + k;
     let index = perm.map(|p| p.index());
     let mut u0 = plan.take_vec(limbs * n);
@@ -204,13 +203,13 @@ pub fn inner_products(
         let i = qp_index(plan, l, t);
         let m = &plan.primes[i].m;
         match index {
-            None => inner_product(m, n, lp, ext, key, (qp, i), t, o0, o1),
+            None => inner_product(m, n, lp, ext, key, (k, i), t, o0, o1),
             Some(index) => {
                 // A Galois key is prepared as `sigma^-1(k_j)` (`k'[index[s]] = k[s]`), so
                 // `sum_j E_j[index[s]] k_j[s] = (sum_j E_j k'_j)[index[s]]`: one gather per
                 // limb instead of one per digit, the same words.
                 let (mut v0, mut v1) = (plan.take(n), plan.take(n));
-                inner_product(m, n, lp, ext, key, (qp, i), t, &mut v0, &mut v1);
+                inner_product(m, n, lp, ext, key, (k, i), t, &mut v0, &mut v1);
                 o0.iter_mut().zip(o1.iter_mut()).zip(index).for_each(|((a, b), &k)| {
                     *a = v0[k as usize];
                     *b = v1[k as usize];

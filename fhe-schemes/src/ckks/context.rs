@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use fhe_api::ckks::{
     Ciphertext, CkksMeta, EvalKeys, HostCiphertext, KeySet, Params, Plaintext, Preset, PublicKey, Scale, SecretKey,
-    SwitchKind,
 };
 use fhe_api::format::{Decode, TryEncode};
 use fhe_api::ops::Backend;
@@ -100,10 +99,7 @@ impl Context {
         let ev = self.evaluator_with(&EvalKeys::default(), mode)?;
         each_eval_key_from_secret(&*self.backend, sk, seed, options, |key| {
             let mut one = EvalKeys::default();
-            match key.kind() {
-                SwitchKind::Relin => one.relin = Some(key),
-                SwitchKind::Galois(g) => drop(one.galois.insert(g, key)),
-            }
+            one.insert(key);
             ev.add_keys_up_to(&one, levels)
         })?;
         Ok(ev)

@@ -261,10 +261,7 @@ impl KeyMaker<'_> {
     fn eval_keys(&self, options: &KeygenOptions) -> Result<EvalKeys> {
         let mut eval = EvalKeys::default();
         self.each_eval_key(options, |key| {
-            match key.kind() {
-                SwitchKind::Relin => eval.relin = Some(key),
-                SwitchKind::Galois(g) => drop(eval.galois.insert(g, key)),
-            }
+            eval.insert(key);
             Ok(())
         })?;
         Ok(eval)
