@@ -398,7 +398,7 @@ impl EvaluationKey {
         &self.ksk_b
     }
 
-    /// RGSW key `key` (`i * 2 + sign`) in full, as backends hold it: `[row][half][slot]`,
+    /// RGSW key `key` (`Params::bsk_keys` gives the order) in full, as backends hold it: `[row][half][slot]`,
     /// half 0 the `a` expanded from the public seed, half 1 the stored `b`, each residue
     /// mapped by `conv` (to 32-bit words, Montgomery form, ...). `out` holds
     /// `2 * rgsw_rows * N` words.
@@ -469,7 +469,7 @@ impl EvaluationKey {
     }
 }
 
-/// The `a` halves of RGSW key `key = i * 2 + sign` (all `2L` rows, evaluation form):
+/// The `a` halves of RGSW key `key` (all `2L` rows, evaluation form; `Params::bsk_keys`):
 /// `2L * N` values of `uniform_mod(Q)` from stream `(public_seed, "bsk-a", key)`.
 /// Uniform in evaluation form is uniform in coefficient form (the NTT is a bijection).
 pub fn expand_bsk_a(params: ParamSet, public_seed: &[u8; 32], key: usize, out: &mut [u64]) {

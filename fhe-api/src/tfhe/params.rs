@@ -28,6 +28,23 @@ pub struct DecompositionLevelCount(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LweModulusLog(pub u32);
 
+/// LWE coefficients a multi-bit bootstrap key groups per step (TFHE-rs's
+/// `LweBskGroupingFactor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GroupingFactor(pub usize);
+
+/// How the blind rotation consumes the LWE mask, which fixes the bootstrap key's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlindRotation {
+    /// One step per coefficient, RGSW keys of `s_i == 1` and `s_i == -1` (ternary).
+    Ginx,
+    /// One step per group of `k` coefficients, a binary secret, and an RGSW key of the
+    /// indicator `[s_group == t]` for every non-zero bit pattern `t` of the group:
+    /// `2^k - 1` keys a group. The step multiplies the accumulator by
+    /// `1 + sum_t (X^<a_group, t> - 1) [s_group == t] = X^<a_group, s_group>`.
+    MultiBit(GroupingFactor),
+}
+
 /// Distribution of the small LWE secret `s`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LweSecret {
@@ -66,6 +83,11 @@ pub enum ParamSet {
     /// p-fail 2^-64 family). Not in [`ParamSet::ALL`]: its LWE words exceed 16 bits,
     /// which only the CPU backend handles so far.
     M2C2,
+    /// `M2C2`'s encoding, ring and key switch with a multi-bit blind rotation grouping 2
+    /// LWE coefficients a step (LWE n = 846, divisible by 2 and 3).
+    M2C2G2,
+    /// As [`ParamSet::M2C2G2`], grouping 3 coefficients a step.
+    M2C2G3,
 }
 
 impl ParamSet {
@@ -75,7 +97,7 @@ impl ParamSet {
     /// The programmable-bootstrapping sets (message and carry bits with padding;
     /// `fhe_schemes::tfhe::pbs`), kept apart from [`ParamSet::ALL`], whose every member
     /// each backend, KAT file and benchmark covers.
-    pub const PBS: [ParamSet; 1] = [ParamSet::M2C2];
+    pub const PBS: [ParamSet; 3] = [ParamSet::M2C2, ParamSet::M2C2G2, ParamSet::M2C2G3];
 
     /// Every set, gate and programmable-bootstrapping.
     pub fn every() -> impl Iterator<Item = ParamSet> {
@@ -89,6 +111,8 @@ impl ParamSet {
             ParamSet::PN11QP54 => 2,
             ParamSet::PN10QP25Q => 3,
             ParamSet::M2C2 => 4,
+            ParamSet::M2C2G2 => 5,
+            ParamSet::M2C2G3 => 6,
         }
     }
 
@@ -99,6 +123,8 @@ impl ParamSet {
             2 => Some(ParamSet::PN11QP54),
             3 => Some(ParamSet::PN10QP25Q),
             4 => Some(ParamSet::M2C2),
+            5 => Some(ParamSet::M2C2G2),
+            6 => Some(ParamSet::M2C2G3),
             _ => None,
         }
     }
@@ -121,6 +147,8 @@ impl ParamSet {
             ParamSet::PN11QP54 => &PN11QP54,
             ParamSet::PN10QP25Q => &PN10QP25Q,
             ParamSet::M2C2 => &M2C2,
+            ParamSet::M2C2G2 => &M2C2G2,
+            ParamSet::M2C2G3 => &M2C2G3,
         }
     }
 }
@@ -168,6 +196,8 @@ pub struct Params {
     pub noise_eta: u32,
     /// Distribution of the LWE secret `s` (the ring secret is always ternary).
     pub lwe_secret: LweSecret,
+    /// GINX or multi-bit, and so the bootstrap key's shape ([`Params::bsk_keys`]).
+    pub blind_rotation: BlindRotation,
     /// Where the 128-bit claim comes from (one line; the full argument is in the docs).
     pub security_source: &'static str,
 }
@@ -218,10 +248,26 @@ impl Params {
     pub const fn rgsw_rows(&self) -> usize {
         2 * self.bsk_levels.0
     }
+    /// The multi-bit grouping factor `k`, `None` for GINX.
+    pub const fn grouping(&self) -> Option<usize> {
+        match self.blind_rotation {
+            BlindRotation::Ginx => None,
+            BlindRotation::MultiBit(k) => Some(k.0),
+        }
+    }
+    /// RGSW keys in the bootstrap key: GINX, `n` coefficients x 2 (`s=+1`, `s=-1`, key
+    /// `2i + sign`); multi-bit, `n / k` groups x `2^k - 1` indicators (key
+    /// `g (2^k - 1) + t - 1` for bit pattern `t`, bit `j` standing for `s_(g k + j)`).
+    pub const fn bsk_keys(&self) -> usize {
+        match self.blind_rotation {
+            BlindRotation::Ginx => 2 * self.n(),
+            BlindRotation::MultiBit(k) => self.n() / k.0 * ((1 << k.0) - 1),
+        }
+    }
     /// Ring coefficients in the `b` halves of the bootstrap key:
-    /// `n` coefficients x 2 keys (GINX ternary: `s=+1`, `s=-1`) x `2L` rows x `N`.
+    /// [`Params::bsk_keys`] x `2L` rows x `N`.
     pub const fn bsk_b_len(&self) -> usize {
-        self.n() * 2 * self.rgsw_rows() * self.big_n()
+        self.bsk_keys() * self.rgsw_rows() * self.big_n()
     }
     /// LWE samples in the key-switching key: `N x levels x (B_ks - 1)`
     /// (one fresh sample for every non-zero digit value, as OpenFHE, for low noise).
@@ -252,6 +298,7 @@ pub static PN10QP27: Params = Params {
     pk_samples: pk_samples(556, 15),
     noise_eta: 21,
     lwe_secret: LweSecret::Ternary,
+    blind_rotation: BlindRotation::Ginx,
     security_source: "ring: HE standard table (N=1024, log QP <= 27, ternary, classical); \
                       LWE: OpenFHE STD128 (n=556, q=2^15, sigma 3.19, ternary)",
 };
@@ -271,6 +318,7 @@ pub static PN11QP54: Params = Params {
     pk_samples: pk_samples(556, 15),
     noise_eta: 21,
     lwe_secret: LweSecret::Ternary,
+    blind_rotation: BlindRotation::Ginx,
     security_source: "ring: HE standard table (N=2048, log QP <= 54, ternary, classical); \
                       LWE: OpenFHE STD128 (n=556, q=2^15, sigma 3.19, ternary)",
 };
@@ -290,6 +338,7 @@ pub static PN10QP25Q: Params = Params {
     pk_samples: pk_samples(598, 15),
     noise_eta: 21,
     lwe_secret: LweSecret::Ternary,
+    blind_rotation: BlindRotation::Ginx,
     security_source: "ring: HE standard table (N=1024, log QP <= 25, ternary, quantum); \
                       LWE: OpenFHE STD128Q (n=598, q=2^15, sigma 3.19, ternary)",
 };
@@ -303,7 +352,27 @@ pub static PN10QP25Q: Params = Params {
 /// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64` LWE (n = 841, binary, sigma/q =
 /// 3.1497e-6) with q scaled down and sigma/q kept at or above it. Key switch: base 2^3,
 /// 5 digits (the top 15 of 20 bits), TFHE-rs's choice.
-pub static M2C2: Params = Params {
+pub static M2C2: Params = M2C2_BASE;
+
+/// `M2C2` with a multi-bit blind rotation of grouping factor `k`: LWE n = 846, the
+/// nearest dimension above `M2C2`'s 841 that 2 and 3 divide (a larger n at the same
+/// noise rate is at least as hard), everything else `M2C2`'s (`docs/PARAMETERS.md`,
+/// "Multi-bit sets").
+const fn m2c2_multi_bit(name: &'static str, k: usize) -> Params {
+    Params {
+        name,
+        lwe_dimension: LweDimension(846),
+        pk_samples: pk_samples(846, 20),
+        blind_rotation: BlindRotation::MultiBit(GroupingFactor(k)),
+        security_source: "ring: HE standard table (N=2048, log QP <= 54, ternary, classical); \
+                          LWE: TFHE-rs PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64 (n=841, binary, \
+                          sigma/q = 3.15e-6), here n=846 and sigma/q = 3.16e-6",
+        ..M2C2_BASE
+    }
+}
+
+/// `M2C2`'s numbers as a constant, for the sets built on them.
+const M2C2_BASE: Params = Params {
     name: "M2C2",
     ring_degree: PolynomialSize(2048),
     ring_modulus: RingModulus(18_014_398_509_404_161),
@@ -316,10 +385,17 @@ pub static M2C2: Params = Params {
     pk_samples: pk_samples(841, 20),
     noise_eta: 22,
     lwe_secret: LweSecret::Binary,
+    blind_rotation: BlindRotation::Ginx,
     security_source: "ring: HE standard table (N=2048, log QP <= 54, ternary, classical); \
                       LWE: TFHE-rs PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64 (n=841, binary, \
                       sigma/q = 3.15e-6, lattice-estimator 128 bits), here sigma/q = 3.16e-6",
 };
+
+/// `M2C2G2`: [`m2c2_multi_bit`] with grouping factor 2 (3 RGSW keys per 2 coefficients).
+pub static M2C2G2: Params = m2c2_multi_bit("M2C2G2", 2);
+
+/// `M2C2G3`: [`m2c2_multi_bit`] with grouping factor 3 (7 RGSW keys per 3 coefficients).
+pub static M2C2G3: Params = m2c2_multi_bit("M2C2G3", 3);
 
 #[cfg(test)]
 mod tests {
@@ -372,6 +448,25 @@ mod tests {
         let rate = (p.noise_eta as f64 / 2.0).sqrt() / p.q_lwe() as f64;
         assert!(rate >= 3.1496674685772435e-6, "{rate}");
         assert_eq!((p.n(), p.lwe_secret), (841, LweSecret::Binary));
+    }
+
+    /// The multi-bit sets group whole groups, on a binary secret (the indicator keys
+    /// cover exactly the `2^k` values a group of bits takes), with `M2C2`'s noise rate
+    /// at a larger n; GINX key counts are unchanged.
+    #[test]
+    fn multi_bit_sets_are_well_formed() {
+        for (set, k, keys) in [(ParamSet::M2C2G2, 2, 423 * 3), (ParamSet::M2C2G3, 3, 282 * 7)] {
+            let p = set.params();
+            assert_eq!(p.grouping(), Some(k), "{set}");
+            assert!(p.n().is_multiple_of(k) && p.n() >= M2C2.n(), "{set}");
+            assert_eq!(p.lwe_secret, LweSecret::Binary, "{set}");
+            assert_eq!(p.bsk_keys(), keys, "{set}");
+            assert_eq!(
+                (p.noise_eta, p.lwe_modulus_log, p.ring_modulus),
+                (M2C2.noise_eta, M2C2.lwe_modulus_log, M2C2.ring_modulus)
+            );
+        }
+        assert_eq!((M2C2.grouping(), M2C2.bsk_keys()), (None, 2 * 841));
     }
 
     #[test]

@@ -18,8 +18,8 @@ use crate::tfhe::ginx32::Rows;
 pub const CHUNK: usize = 8;
 
 /// Bits per limb of the AVX-512 kernel: two limbs hold a residue below `2^54`.
-const LIMB: u32 = 27;
-const MASK: u64 = (1 << LIMB) - 1;
+pub(crate) const LIMB: u32 = 27;
+pub(crate) const MASK: u64 = (1 << LIMB) - 1;
 
 /// Most rows (`2L`) the kernels take: with at most 16 products of two residues, every
 /// limb sum stays below `2^59` and every `u128` sum below `16 Q^2` (see the bounds at
@@ -37,20 +37,20 @@ pub fn split(k: u64) -> u64 {
 
 /// The residue of a [`split`] word.
 #[inline(always)]
-fn join(w: u64) -> u64 {
+pub(crate) fn join(w: u64) -> u64 {
     ((w >> 32) << LIMB) | (w & 0xffff_ffff)
 }
 
 /// Constants of the wide kernels for one modulus `2^33 <= Q < 2^54`.
 #[derive(Clone, Copy, Debug)]
 pub struct Wide {
-    q: u64,
+    pub(crate) q: u64,
     /// The Barrett reduction of a product.
     m: Modulus,
     /// `2^64 mod Q`.
     r64: u64,
     /// `c = 2^54 - Q` when it is below `2^17` (the AVX-512 kernel's reduction).
-    c: Option<u64>,
+    pub(crate) c: Option<u64>,
 }
 
 impl Wide {
@@ -69,7 +69,7 @@ impl Wide {
     /// `hi r64 + lo < (16 Q^2 / 2^64) Q + 2^64 <= Q^2` for `2^33 <= Q < 2^54`
     /// (`16 Q / 2^64 <= 2^-6` and `2^64 / Q^2 <= 2^-2`).
     #[inline(always)]
-    fn reduce_wide(&self, x: u128) -> u64 {
+    pub(crate) fn reduce_wide(&self, x: u128) -> u64 {
         let (hi, lo) = ((x >> 64) as u64, x as u64);
         self.m.reduce_product(u128::from(hi) * u128::from(self.r64) + u128::from(lo))
     }
@@ -122,7 +122,7 @@ fn ginx_step_body(w: Wide, rows: Rows<u64>, pair: &[u64], mono: [&[u64]; 2], upd
 
 /// [`reduce_limbs`] on one lane, in plain integer arithmetic.
 #[inline(always)]
-fn reduce_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64, q: u64) -> u64 {
+pub(crate) fn reduce_limbs_lane(lo: u64, mid: u64, hi: u64, c: u64, q: u64) -> u64 {
     csub(fold_limbs_lane(lo, mid, hi, c), q)
 }
 

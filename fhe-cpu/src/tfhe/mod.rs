@@ -2,12 +2,14 @@
 //! parameter set ([`ring`]), prepared keys and blind rotation ([`bootstrap`]), its inner
 //! loops on 32-bit words ([`ginx32`], rings below `2^29`) and on 64-bit words
 //! ([`ginx64`], the 54-bit ring), the NTT engines with the key's prefetches spread over
-//! their loops ([`stream`]), and key switching ([`keyswitch`]).
+//! their loops ([`stream`]), key switching ([`keyswitch`]), and the multi-bit blind
+//! rotation of the sets that group LWE coefficients ([`multi_bit`]).
 
 pub mod bootstrap;
 pub mod decompose;
 pub mod ginx32;
 pub mod ginx64;
 pub mod keyswitch;
+pub mod multi_bit;
 pub mod ring;
 pub mod stream;

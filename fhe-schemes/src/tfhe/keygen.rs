@@ -56,8 +56,10 @@ fn keygen_with(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Resul
     let mut z_ntt = Zeroizing::new(ring_sk.iter().map(|&z| m.from_i64(z as i64)).collect::<Vec<u64>>());
     forward(&mut z_ntt)?;
 
-    // Bootstrap key: RGSW(s_i == +1) and RGSW(s_i == -1) for every i. Every row's error
-    // polynomial goes into `bsk_b` first, so one batched NTT call transforms them all.
+    // Bootstrap key: RGSW(s_i == +1) and RGSW(s_i == -1) for every i (GINX), or
+    // RGSW(s_group == t) for every group and non-zero bit pattern t (multi-bit; see
+    // `Params::bsk_keys` for the key order). Every row's error polynomial goes into
+    // `bsk_b` first, so one batched NTT call transforms them all.
     let levels = p.bsk_levels.0;
     let rows = p.rgsw_rows();
     let gadget: Vec<u64> = (0..levels).map(|l| pow_mod(p.bsk_base(), l as u64, m.q)).collect();
@@ -68,8 +70,7 @@ fn keygen_with(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Resul
     });
     forward(&mut bsk_b)?;
     bsk_b.par_chunks_mut(rows * big_n).enumerate().for_each(|(key, out)| {
-        let (i, sign) = (key / 2, key % 2);
-        let mu = (sign == 0 && lwe[i] == 1) || (sign == 1 && lwe[i] == -1);
+        let mu = bsk_message(p, &lwe, key);
         let mut a = vec![0u64; rows * big_n];
         expand_bsk_a(set, &pseed, key, &mut a);
         for (row, (b_row, a_row)) in out.chunks_mut(big_n).zip(a.chunks(big_n)).enumerate() {
@@ -117,6 +118,24 @@ fn keygen_with(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Resul
     let pk = PublicKey::from_raw(set, pseed, pk_b)?;
     let ek = EvaluationKey::from_raw(set, pseed, bsk_b, ksk_b)?;
     Ok(KeySet { sk, pk, ek })
+}
+
+/// The bit RGSW key `key` encrypts ([`fhe_api::tfhe::params::Params::bsk_keys`]): GINX
+/// key `2i + sign` is `s_i == +1` (sign 0) or `s_i == -1` (sign 1); multi-bit key
+/// `g (2^k - 1) + t - 1` is `s_(g k + j) == bit j of t` for every `j < k` (the secret is
+/// binary).
+fn bsk_message(p: &fhe_api::tfhe::params::Params, lwe: &[i8], key: usize) -> bool {
+    match p.grouping() {
+        None => {
+            let (i, sign) = (key / 2, key % 2);
+            (sign == 0 && lwe[i] == 1) || (sign == 1 && lwe[i] == -1)
+        }
+        Some(k) => {
+            let per_group = (1 << k) - 1;
+            let (g, t) = (key / per_group, key % per_group + 1);
+            (0..k).all(|j| i64::from(lwe[g * k + j]) == ((t >> j) & 1) as i64)
+        }
+    }
 }
 
 /// `<a, s>` modulo `2^32` (callers mask to `q`): wrapping `u32` arithmetic is exact

@@ -107,7 +107,13 @@ pub fn predict_pbs(p: &Params, slots: u64, two_norm_sq: f64) -> PbsNoiseReport {
     let levels = p.bsk_levels.0 as f64;
 
     let v_ext = 2.0 * levels * big_n * (bg * bg + 2.0) / 12.0 * sigma2;
-    let v_br = n * 4.0 * v_ext;
+    // GINX: two external products a coefficient, each times `X^(+-a) - 1` (squared norm
+    // 2). Multi-bit: `2^k - 1` a group of `k`, each times `X^<a,t> - 1`; their key
+    // errors are independent, so the variances add.
+    let v_br = match p.grouping() {
+        None => n * 4.0 * v_ext,
+        Some(k) => n / k as f64 * 2.0 * ((1u32 << k) - 1) as f64 * v_ext,
+    };
     // Q -> q, then the key switch: a fresh sample per non-zero digit, and the rounding
     // of the `shift` low bits each `a_j` loses (uniform over 2^shift values, times z_j).
     let ms1 = (big_n * ternary + 1.0) / 12.0;

@@ -45,7 +45,7 @@ impl Encoding {
     /// `Error::InvalidInput` naming the sets that are.
     pub fn for_set(set: ParamSet) -> Result<Encoding> {
         match set {
-            ParamSet::M2C2 => Ok(Encoding { message_bits: 2, carry_bits: 2 }),
+            ParamSet::M2C2 | ParamSet::M2C2G2 | ParamSet::M2C2G3 => Ok(Encoding { message_bits: 2, carry_bits: 2 }),
             _ => Err(Error::InvalidInput(format!(
                 "{set} is a gate set; programmable bootstrapping needs one of: {}",
                 ParamSet::PBS.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
@@ -286,3 +286,7 @@ impl PbsKey {
 #[cfg(test)]
 #[path = "pbs_tests.rs"]
 pub(crate) mod tests;
+
+#[cfg(test)]
+#[path = "pbs_multi_bit_tests.rs"]
+mod multi_bit_tests;

@@ -7,7 +7,8 @@ use super::*;
 /// ([`fold_top_digit`]) and interleaved, and full key-switching samples.
 pub struct CpuPrepared {
     /// For the 54-bit ring (empty otherwise): `[coefficient][pair]`, each pair `(K+, K-)`
-    /// in the [`crate::tfhe::ginx64::interleave_pair`] layout.
+    /// in the [`crate::tfhe::ginx64::interleave_pair`] layout; for a multi-bit set,
+    /// `[group][...]` in the [`crate::tfhe::multi_bit::prepare_keys`] layout.
     pub(crate) bsk: Aligned<u64>,
     /// For moduli below `2^29` (empty otherwise): 32-bit words, `[coefficient][pair]`,
     /// each pair `(K+, K-)` in the [`crate::tfhe::ginx32::interleave_pair`] layout.
@@ -20,7 +21,10 @@ pub struct CpuPrepared {
 
 pub fn prepare(ring: &Ring, ek: &EvaluationKey) -> Result<CpuPrepared> {
     let ksk = crate::tfhe::keyswitch::prepare_ksk(ring, ek)?;
-    if ring.small.is_some() {
+    if ring.params.grouping().is_some() {
+        let bsk = crate::tfhe::multi_bit::prepare_keys(ring, ek)?;
+        Ok(CpuPrepared { bsk, bsk32: Aligned::default(), ksk, tag: ek.tag() })
+    } else if ring.small.is_some() {
         // Residues below 2^29: 32-bit words (half the memory to stream per bootstrap).
         let bsk32 = interleaved_pairs(ring, ek, |kp, km, n, out| {
             let [kp, km] = [kp, km].map(|k| k.iter().map(|&x| x as u32).collect::<Vec<u32>>());
@@ -57,7 +61,7 @@ fn interleaved_pairs<W: Copy + Default + Send>(
 /// the accumulator and level `l`) rewritten for a step that multiplies `NTT(ACC_p)`
 /// in place of the top digit's NTT (module docs): `K_l <- K_l - B^(l-top) K_top` for
 /// `l < top`, `K_top <- B^-top K_top`.
-pub(super) fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
+pub(crate) fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
     use fhe_api::ring::math::{inv_mod, mul_mod, pow_mod};
     let (n, q, levels) = (ring.n(), ring.modulus.q, ring.params.bsk_levels.0);
     let top = levels - 1;

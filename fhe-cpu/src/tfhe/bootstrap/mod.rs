@@ -37,11 +37,12 @@ mod key;
 
 pub use duo::blind_rotate_duo;
 use duo::DuoSlot;
+pub(crate) use key::fold_top_digit;
 pub use key::{prepare, CpuPrepared};
 
 /// Mod switch `q -> 2N` (both powers of two): round half up.
 #[inline]
-fn ms_to_2n(x: u32, logq: u32, log2n: u32) -> usize {
+pub(crate) fn ms_to_2n(x: u32, logq: u32, log2n: u32) -> usize {
     let shift = logq - log2n;
     (((x + (1 << (shift - 1))) >> shift) & ((1 << log2n) - 1)) as usize
 }
@@ -54,7 +55,7 @@ pub fn blind_rotate(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &Lu
 
 /// The `b` half of the starting accumulator `ACC = (0, X^-b TV)`, with the test vector
 /// `TV` the table's coefficients (every one `round(Q/8)` for the sign).
-fn initial_acc_b(ring: &Ring, ct: &LweCiphertext, lut: &Lut, out: &mut [u64]) {
+pub(crate) fn initial_acc_b(ring: &Ring, ct: &LweCiphertext, lut: &Lut, out: &mut [u64]) {
     let p = ring.params;
     let two_n = 2 * p.big_n();
     let b = ms_to_2n(ct.b(), p.lwe_modulus_log.0, two_n.trailing_zeros());
@@ -306,6 +307,9 @@ pub fn blind_rotate_batch(
     lut: &Lut,
     threads: BootstrapThreads,
 ) -> Result<Vec<ExtractedLwe>> {
+    if ring.params.grouping().is_some() {
+        return crate::tfhe::multi_bit::blind_rotate_batch(ring, key, inputs, lut);
+    }
     if let [ct] = inputs {
         if threads == BootstrapThreads::Two {
             if let Some(_slot) = DuoSlot::take() {

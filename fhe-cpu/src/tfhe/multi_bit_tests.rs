@@ -1,0 +1,145 @@
+//! The multi-bit kernel against a slot-by-slot computation, and a whole rotation against
+//! a plain one (unfolded keys, every digit's NTT, the monomials from coefficient form).
+
+use super::*;
+use crate::tfhe::ginx64::Wide;
+use fhe_api::ring::math::mul_mod;
+use fhe_api::{ParamSet, Seed};
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+
+const Q54: u64 = 18_014_398_509_404_161;
+
+/// Every copy of the kernel this CPU can run.
+fn available_isas() -> Vec<Isa> {
+    let mut isas = vec![Isa::Portable];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") {
+            isas.push(Isa::Avx2);
+        }
+        if Isa::detect() == Isa::Avx512 {
+            isas.push(Isa::Avx512);
+        }
+    }
+    isas
+}
+
+/// Random words, and all words `Q - 1` (the largest sums), with 3 and 7 terms and up
+/// to 16 rows, for the 54-bit ring (limb kernels) and a modulus without their form
+/// (the `u128` kernel).
+#[test]
+fn kernel_matches_a_direct_computation() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let n = 64;
+    for (q, levels, terms, top) in
+        [(Q54, 2, 3, false), (Q54, 2, 7, true), (Q54, 8, 7, true), (Q54, 3, 1, false), ((1 << 40) - 87, 2, 7, false)]
+    {
+        let w = Wide::new(q).unwrap();
+        let rows = 2 * levels;
+        let mut words = |len: usize| -> Vec<u64> {
+            if top {
+                vec![q - 1; len]
+            } else {
+                (0..len).map(|_| rng.next_u64() % q).collect()
+            }
+        };
+        let (lower, eval) = (words(2 * (levels - 1) * n), words(2 * n));
+        let keys = words(terms * rows * 2 * n);
+        let mono = words(terms * n);
+        let mut group = vec![0u64; keys.len()];
+        interleave_group(&keys, terms, rows, n, &mut group);
+        let r = Rows { lower: &lower, eval: &eval, n, levels };
+        let mut want = vec![0u64; 2 * n];
+        for h in 0..2 {
+            for j in 0..n {
+                want[h * n + j] = (0..terms).fold(0, |acc, t| {
+                    let ext = (0..rows).fold(0, |s, row| {
+                        (s + mul_mod(r.row(row)[j], keys[((t * rows + row) * 2 + h) * n + j], q)) % q
+                    });
+                    (acc + mul_mod(ext, mono[t * n + j], q)) % q
+                });
+            }
+        }
+        for isa in available_isas() {
+            let mut upd = vec![0u64; 2 * n];
+            kernel(isa, w, &r, &group, &mono, &mut upd);
+            assert!(upd == want, "q {q}, {levels} levels, {terms} terms, top {top}, {isa:?}");
+        }
+    }
+}
+
+/// A whole rotation of a ciphertext whose mask is random in its first groups (and zero
+/// after, so the test stays short) against a plain computation of the same formula:
+/// the RGSW keys as keygen made them (not folded), all `L` digits from
+/// `Ring::decompose`, `X^e - 1` transformed from coefficient form. Both grouping
+/// factors, word for word.
+#[test]
+fn rotation_matches_a_plain_computation() {
+    let cpu = crate::CpuBackend::oracle();
+    for set in [ParamSet::M2C2G2, ParamSet::M2C2G3] {
+        let keys = fhe_schemes::tfhe::keygen_from_seed(&cpu, set, &Seed::derive("fhe-cpu-multi-bit", 0)).unwrap();
+        let ring = Ring::new(set, "reference").unwrap();
+        let prepared = crate::tfhe::bootstrap::prepare(&ring, &keys.ek).unwrap();
+        let p = ring.params;
+        let (n, rows, levels, q) = (ring.n(), p.rgsw_rows(), p.bsk_levels.0, ring.modulus.q);
+        let (k, terms) = shape(&ring).unwrap();
+        let groups = 3;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(set.id().into());
+        let mut data = vec![0u32; p.n() + 1];
+        for x in data[..groups * k].iter_mut().chain([&mut 0]) {
+            *x = rng.next_u32() & p.q_lwe_mask();
+        }
+        data[p.n()] = rng.next_u32() & p.q_lwe_mask();
+        data[1] = 0; // a zero coefficient inside a group
+        let ct = LweCiphertext::from_raw(set, keys.ek.tag(), data).unwrap();
+        let lut = Lut::from_coefficients(set, (0..n as u64).map(|m| m * 7919 % q).collect()).unwrap();
+        let got = blind_rotate_batch(&ring, &prepared, std::slice::from_ref(&ct), &lut).unwrap();
+
+        // The plain rotation.
+        let two_n = 2 * n;
+        let (log2n, logq) = (two_n.trailing_zeros(), p.lwe_modulus_log.0);
+        let mut acc = vec![0u64; 2 * n];
+        initial_acc_b(&ring, &ct, &lut, &mut acc[n..]);
+        for g in 0..groups {
+            let a: Vec<usize> = (0..k).map(|j| ms_to_2n(ct.a()[g * k + j], logq, log2n)).collect();
+            let mut digits = vec![vec![0u64; n]; rows];
+            for part in 0..2 {
+                ring.decompose(&acc[part * n..(part + 1) * n], &mut digits[part * levels..(part + 1) * levels]);
+            }
+            digits.iter_mut().for_each(|d| ring.ntt.forward(d));
+            let mut upd = vec![0u64; 2 * n];
+            for t in 1..=terms {
+                let mut key = vec![0u64; 2 * rows * n];
+                keys.ek.rgsw_key_rows(g * terms + t - 1, &mut key, |x| x);
+                let e = (0..k).filter(|j| t >> j & 1 == 1).map(|j| a[j]).sum::<usize>() % two_n;
+                // X^e - 1 in coefficient form: X^e = -X^(e - N) for e >= N.
+                let mut mono = vec![0u64; n];
+                mono[0] = q - 1;
+                let (at, neg) = if e >= n { (e - n, true) } else { (e, false) };
+                mono[at] = (mono[at] + if neg { q - 1 } else { 1 }) % q;
+                ring.ntt.forward(&mut mono);
+                for h in 0..2 {
+                    for j in 0..n {
+                        let ext =
+                            (0..rows).fold(0, |s, r| (s + mul_mod(digits[r][j], key[(2 * r + h) * n + j], q)) % q);
+                        upd[h * n + j] = (upd[h * n + j] + mul_mod(ext, mono[j], q)) % q;
+                    }
+                }
+            }
+            for (u, a) in upd.chunks_exact_mut(n).zip(acc.chunks_exact_mut(n)) {
+                ring.ntt.inverse(u);
+                a.iter_mut().zip(u.iter()).for_each(|(a, &u)| *a = (*a + u) % q);
+            }
+        }
+        let want = sample_extract(&ring, keys.ek.tag(), &acc[..n], &acc[n..]);
+        assert_eq!(got, vec![want], "{set}");
+    }
+}
+
+/// A GINX set's ring is no multi-bit ring: a clear error, not a panic.
+#[test]
+fn a_ginx_set_is_refused() {
+    let ring = Ring::new(ParamSet::M2C2, "reference").unwrap();
+    let e = shape(&ring).unwrap_err().to_string();
+    assert!(e.contains("M2C2") && e.contains("grouping factor"), "{e}");
+}
