@@ -163,3 +163,6 @@ mod ckks_ops_tests;
 
 #[cfg(test)]
 mod variant_tests;
+
+#[cfg(test)]
+mod multi_bit_tests;

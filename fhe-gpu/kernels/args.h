@@ -60,6 +60,19 @@ struct LuxBlindRotateArgs {
     u32 reserved;
 };
 
+struct LuxMultiBitBlindRotateArgs {
+    const u32* input;
+    const lux_w* bsk;
+    const LuxNttTable* ring;
+    const lux_w* psi_pow;
+    const u32* slot_exp;
+    lux_w* workspace;
+    u64* output;
+    const lux_w* lut;
+    u32 count;
+    u32 reserved;
+};
+
 struct LuxKeySwitchArgs {
     const u64* input;
     const u16* ksk;

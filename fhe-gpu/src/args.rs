@@ -306,6 +306,24 @@ kernel_args! {
 }
 
 kernel_args! {
+    /// `lux_multi_bit_blind_rotate`: multi-bit blind rotation and sample extraction, one
+    /// block per ciphertext; the fields of [`BlindRotateArgs`], the key
+    /// `[group][term][row][half][slot]` in evaluation form.
+    pub struct MultiBitBlindRotateArgs => "lux_multi_bit_blind_rotate", "LuxMultiBitBlindRotateArgs" {
+        pub input: DevPtr<u32>,
+        pub bsk: DevPtr<Residue>,
+        pub ring: DevPtr<GpuNttTable>,
+        pub psi_pow: DevPtr<Residue>,
+        pub slot_exp: DevPtr<u32>,
+        pub workspace: DevPtr<Residue>,
+        pub output: DevPtr<u64>,
+        pub lut: DevPtr<Residue>,
+        pub count: u32,
+        pub reserved: u32,
+    }
+}
+
+kernel_args! {
     /// `lux_key_switch`: mod switch Q -> q and key switch N -> n, one block per sample.
     pub struct KeySwitchArgs => "lux_key_switch", "LuxKeySwitchArgs" {
         /// `count` extracted samples of N + 1 words mod Q.
@@ -354,12 +372,13 @@ impl Layout {
 }
 
 /// Every shared struct, in the order of `kernels/args.h` (a struct after those it holds).
-pub fn layouts() -> [Layout; 10] {
+pub fn layouts() -> [Layout; 11] {
     [
         Layout::table::<GpuModulus>(),
         Layout::table::<GpuNttTable>(),
         Layout::kernel::<RingNttArgs>(),
         Layout::kernel::<BlindRotateArgs>(),
+        Layout::kernel::<MultiBitBlindRotateArgs>(),
         Layout::kernel::<KeySwitchArgs>(),
         Layout::kernel::<CkksEltwiseArgs>(),
         Layout::kernel::<CkksCenterArgs>(),

@@ -26,7 +26,8 @@ pub mod source;
 pub mod testing;
 
 pub use args::{
-    BlindRotateArgs, CStruct, DevPtr, GpuModulus, GpuNttTable, KernelArgs, KeySwitchArgs, Residue, RingNttArgs,
+    BlindRotateArgs, CStruct, DevPtr, GpuModulus, GpuNttTable, KernelArgs, KeySwitchArgs, MultiBitBlindRotateArgs,
+    Residue, RingNttArgs,
 };
 pub use backend::tfhe::GpuPrepared;
 pub use backend::variant::{GpuNttVariant, GPU_NTT_VARIANTS};

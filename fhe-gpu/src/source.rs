@@ -8,6 +8,8 @@
 //! - [`Program::Tfhe`]: the bit scheme's blind rotation and key switching
 //!   (`kernels/tfhe/`), one per parameter set: its shapes (`N`, `n`, `L`, base logs) are
 //!   `#define`s, so loops have constant bounds; its prime is a table entry like any other.
+//!   A multi-bit set's program holds its blind rotation only (`kernels/tfhe/multi_bit.cu`):
+//!   the key switch of its 20-bit LWE words is not in the kernels yet.
 //! - [`Program::Ckks`]: the CKKS kernels (`kernels/ckks/`, 64-bit words) with the ring
 //!   NTT beside them, one module for every CKKS chain: `N`, the primes and every RNS
 //!   constant are run-time values.
@@ -21,7 +23,7 @@ use fhe_api::ParamSet;
 
 use crate::args::{
     layout_checks, layouts, BlindRotateArgs, CkksCenterArgs, CkksEltwiseArgs, CkksInnerArgs, CkksModDownArgs,
-    CkksModUpArgs, KernelArgs, KeySwitchArgs, Layout, RingNttArgs,
+    CkksModUpArgs, KernelArgs, KeySwitchArgs, Layout, MultiBitBlindRotateArgs, RingNttArgs,
 };
 
 const COMPAT: &str = include_str!("../kernels/compat.h");
@@ -29,7 +31,9 @@ const ARITH: &str = include_str!("../kernels/arith.cuh");
 const ARGS: &str = include_str!("../kernels/args.h");
 const NTT: &str = include_str!("../kernels/ntt.cuh");
 const RING_NTT: &str = include_str!("../kernels/ring_ntt.cu");
+const TFHE_BLIND_ROTATE: &str = include_str!("../kernels/tfhe/blind_rotate.cuh");
 const TFHE_BOOTSTRAP: &str = include_str!("../kernels/tfhe/bootstrap.cu");
+const TFHE_MULTI_BIT: &str = include_str!("../kernels/tfhe/multi_bit.cu");
 const TFHE_KEYSWITCH: &str = include_str!("../kernels/tfhe/keyswitch.cu");
 const CKKS_RNS: &str = include_str!("../kernels/ckks/rns.cuh");
 const CKKS_ELTWISE: &str = include_str!("../kernels/ckks/eltwise.cu");
@@ -51,7 +55,8 @@ pub enum Dialect {
 pub enum Program {
     /// `lux_ring_ntt` over residues of `word_bits` (32 or 64) bits.
     RingNtt { word_bits: u32 },
-    /// `lux_blind_rotate` and `lux_key_switch` with the shapes of one parameter set.
+    /// `lux_blind_rotate` and `lux_key_switch` with the shapes of one parameter set; for
+    /// a multi-bit set (`Params::grouping`), `lux_multi_bit_blind_rotate` alone.
     Tfhe(ParamSet),
     /// The CKKS kernels and the ring NTT, 64-bit words, every chain.
     Ckks,
@@ -62,7 +67,9 @@ impl Program {
     /// compiles.
     pub fn all() -> Vec<Program> {
         let rings = [32, 64].map(|word_bits| Program::RingNtt { word_bits });
-        rings.into_iter().chain(ParamSet::ALL.into_iter().map(Program::Tfhe)).chain([Program::Ckks]).collect()
+        let multi_bit = ParamSet::PBS.into_iter().filter(|s| s.params().grouping().is_some());
+        let sets = ParamSet::ALL.into_iter().chain(multi_bit).map(Program::Tfhe);
+        rings.into_iter().chain(sets).chain([Program::Ckks]).collect()
     }
 
     /// A name usable as a C identifier and a file name (`ring_ntt_w64`, `tfhe_pn10qp27`).
@@ -87,6 +94,7 @@ impl Program {
     pub fn kernels(self) -> &'static [&'static str] {
         match self {
             Program::RingNtt { .. } => &[RingNttArgs::KERNEL],
+            Program::Tfhe(set) if set.params().grouping().is_some() => &[MultiBitBlindRotateArgs::KERNEL],
             Program::Tfhe(_) => &[BlindRotateArgs::KERNEL, KeySwitchArgs::KERNEL],
             Program::Ckks => &[
                 RingNttArgs::KERNEL,
@@ -173,6 +181,9 @@ pub fn defines(program: Program) -> Vec<(&'static str, String)> {
             ("LUX_KS_BASE_LOG", p.ksk_base_log.0.to_string()),
             ("LUX_KS_LEVELS", p.ksk_levels.0.to_string()),
         ]);
+        if let Some(k) = p.grouping() {
+            d.push(("LUX_GROUPING", k.to_string()));
+        }
     }
     d
 }
@@ -190,7 +201,8 @@ pub fn kernel_source(program: Program, dialect: Dialect) -> String {
     }
     let kernels: &[&str] = match program {
         Program::RingNtt { .. } => &[RING_NTT],
-        Program::Tfhe(_) => &[TFHE_BOOTSTRAP, TFHE_KEYSWITCH],
+        Program::Tfhe(set) if set.params().grouping().is_some() => &[TFHE_BLIND_ROTATE, TFHE_MULTI_BIT],
+        Program::Tfhe(_) => &[TFHE_BLIND_ROTATE, TFHE_BOOTSTRAP, TFHE_KEYSWITCH],
         Program::Ckks => &[RING_NTT, CKKS_RNS, CKKS_ELTWISE, CKKS_RESCALE, CKKS_CONVERT, CKKS_KEYSWITCH],
     };
     // The layout checks follow the structs they check; the arithmetic takes those structs.
@@ -236,13 +248,16 @@ mod tests {
     /// their shapes, and no define names Q.
     #[test]
     fn no_prime_is_compiled_in() {
-        for set in ParamSet::ALL {
+        for set in ParamSet::ALL.into_iter().chain([ParamSet::M2C2G2, ParamSet::M2C2G3]) {
             let q = set.params().q_ring().to_string();
             let source = kernel_source(Program::Tfhe(set), Dialect::Cuda);
             assert!(!source.contains(&q), "{set}: Q = {q} appears in the source");
             assert!(!source.contains("LUX_Q"), "{set}");
         }
-        assert_eq!(Program::all().len(), 3 + ParamSet::ALL.len());
+        // The gate sets, and the multi-bit sets' blind rotations (M2C2 has no program).
+        assert_eq!(Program::all().len(), 3 + ParamSet::ALL.len() + 2);
+        assert!(Program::all().contains(&Program::Tfhe(ParamSet::M2C2G3)));
+        assert!(!Program::all().contains(&Program::Tfhe(ParamSet::M2C2)));
         // The CKKS program has no shape defines at all: every chain is a table.
         assert_eq!(defines(Program::Ckks), vec![("LUX_WORD_BITS", "64".to_string())]);
         assert_eq!(Program::Tfhe(ParamSet::PN10QP27).name(), "tfhe_pn10qp27");

@@ -1,10 +1,11 @@
 //! Blind rotation and sample extraction: one launch of `lux_blind_rotate`
-//! (`kernels/tfhe/bootstrap.cu`), one block per ciphertext.
+//! (`kernels/tfhe/bootstrap.cu`), or `lux_multi_bit_blind_rotate`
+//! (`kernels/tfhe/multi_bit.cu`) for a multi-bit set, one block per ciphertext.
 
 use fhe_api::{LweCiphertext, ParamSet, Result};
 
 use super::{GpuPrepared, SetState};
-use crate::args::{BlindRotateArgs, DevPtr, Residue};
+use crate::args::{BlindRotateArgs, DevPtr, MultiBitBlindRotateArgs, Residue};
 use crate::backend::{launch_grid, GpuBackend, Residues};
 use crate::driver::{Buffer, GpuDriver, LaunchShape};
 use crate::source::{blind_rotate_shared, Program};
@@ -42,12 +43,32 @@ impl<D: GpuDriver> GpuBackend<D> {
             reserved: 0,
         };
         let shape = LaunchShape { grid, block: self.block_for(n_ring), shared_bytes: shared_bytes as u32 };
-        // SAFETY: sizes as documented on `BlindRotateArgs`: inputs (n+1) words each, the
-        // key for this set, the one-entry ring table (whose twiddles `state` keeps), the
-        // tables and the look-up table (N words), the workspace per ciphertext and N + 1
-        // output words per ciphertext. The synchronize keeps `input`/`workspace` alive
-        // until the kernel is done.
-        unsafe { self.drv.launch(&state.module, shape, &args)? };
+        // SAFETY (both launches): sizes as documented on `BlindRotateArgs`: inputs (n+1)
+        // words each, the key for this set (a multi-bit set's in the multi-bit layout, the
+        // same words per key), the one-entry ring table (whose twiddles `state` keeps),
+        // the tables and the look-up table (N words), the workspace per ciphertext and
+        // N + 1 output words per ciphertext. The synchronize keeps `input`/`workspace`
+        // alive until the kernel is done.
+        if p.grouping().is_some() {
+            let a = args;
+            let args = MultiBitBlindRotateArgs {
+                input: a.input,
+                bsk: a.bsk,
+                ring: a.ring,
+                psi_pow: a.psi_pow,
+                slot_exp: a.slot_exp,
+                workspace: a.workspace,
+                output: a.output,
+                lut: a.lut,
+                count: a.count,
+                reserved: 0,
+            };
+            // SAFETY: see above.
+            unsafe { self.drv.launch(&state.module, shape, &args)? };
+        } else {
+            // SAFETY: see above.
+            unsafe { self.drv.launch(&state.module, shape, &args)? };
+        }
         self.drv.synchronize()
     }
 }

@@ -1,7 +1,7 @@
 //! Key switching: mod switch Q -> q and key switch N -> n, one launch of
 //! `lux_key_switch` (`kernels/tfhe/keyswitch.cu`), one block per sample.
 
-use fhe_api::{ParamSet, Result};
+use fhe_api::{Backend, ParamSet, Result};
 
 use super::{GpuPrepared, SetState};
 use crate::args::KeySwitchArgs;
@@ -21,11 +21,12 @@ impl<D: GpuDriver> GpuBackend<D> {
         add: u32,
     ) -> Result<Vec<u32>> {
         let n = set.params().n();
+        let ksk = key.ksk(self.name())?;
         let out = Buffer::<D, u32>::new(&self.drv, count * (n + 1))?;
         let grid = launch_grid(count)?;
         let args = KeySwitchArgs {
             input: input.dev_ptr(),
-            ksk: key.ksk.dev_ptr(),
+            ksk: ksk.dev_ptr(),
             modulus: state.modulus.dev_ptr(),
             output: out.dev_ptr(),
             count: grid,

@@ -1,8 +1,8 @@
 //! `BootstrapOps` on the device for the bit scheme: the evaluation key is uploaded once
 //! by `prepare` and stays resident; a batch is bootstrapped in two launches of the set's
 //! program ([`Program::Tfhe`]): blind rotation with extraction ([`bootstrap`],
-//! `kernels/tfhe/bootstrap.cu`), then key switching ([`keyswitch`],
-//! `kernels/tfhe/keyswitch.cu`), and one copy back.
+//! `kernels/tfhe/bootstrap.cu`; `kernels/tfhe/multi_bit.cu` for a multi-bit set), then
+//! key switching ([`keyswitch`], `kernels/tfhe/keyswitch.cu`), and one copy back.
 
 mod bootstrap;
 mod keyswitch;
@@ -43,8 +43,21 @@ pub struct GpuPrepared<D: GpuDriver> {
     /// `[key][row][half][slot]`, half 0 = `a` (expanded from the seed), half 1 = `b`,
     /// in the set's word size.
     bsk: Residues<D>,
-    /// `[sample][n + 1]`, `a` then `b`, as 16-bit words.
-    ksk: Buffer<D, u16>,
+    /// `[sample][n + 1]`, `a` then `b`, as 16-bit words; `None` for a multi-bit key
+    /// ([`GpuBackend::prepare_blind_rotation`]), whose 20-bit words the kernels do not
+    /// key-switch yet.
+    ksk: Option<Buffer<D, u16>>,
+}
+
+impl<D: GpuDriver> GpuPrepared<D> {
+    /// The key-switching key, or `Error::Unsupported` for a key prepared for blind
+    /// rotation only.
+    fn ksk(&self, backend: String) -> Result<&Buffer<D, u16>> {
+        self.ksk.as_ref().ok_or(fhe_api::Error::Unsupported {
+            backend,
+            scheme: "key switching of LWE words over 16 bits (a multi-bit key is prepared for blind rotation only)",
+        })
+    }
 }
 
 impl<D: GpuDriver> GpuBackend<D> {
@@ -74,6 +87,34 @@ impl<D: GpuDriver> GpuBackend<D> {
     fn prepared<'a>(&self, key: &'a PreparedKey) -> Result<&'a GpuPrepared<D>> {
         key.downcast::<GpuPrepared<D>>(&self.name())
     }
+
+    /// Every RGSW key of `ek`, `[key][row][half][slot]` (half 0 the expanded `a`).
+    fn bsk_words(ek: &EvaluationKey) -> Vec<u64> {
+        let p = ek.params().params();
+        let per_key = 2 * p.rgsw_rows() * p.big_n();
+        let mut bsk = vec![0u64; 2 * p.bsk_b_len()];
+        bsk.chunks_mut(per_key).enumerate().for_each(|(key, out)| ek.rgsw_key_rows(key, out, |x| x));
+        bsk
+    }
+
+    /// The bootstrap key of a multi-bit set (`M2C2G2`, `M2C2G3`) resident for
+    /// [`BootstrapOps::blind_rotate_batch_lut`] (`kernels/tfhe/multi_bit.cu`). Their LWE
+    /// words exceed 16 bits, so [`BootstrapOps::prepare`] refuses the whole key (as
+    /// [`Backend::prepares`] says) and the key switch of such a key is
+    /// `Error::Unsupported`; a GINX set's key is `Error::InvalidInput`.
+    pub fn prepare_blind_rotation(&self, ek: &EvaluationKey) -> Result<PreparedKey> {
+        let set = ek.params();
+        if set.params().grouping().is_none() {
+            return Err(fhe_api::Error::InvalidInput(format!(
+                "{set} is not a multi-bit set; BootstrapOps::prepare takes its keys"
+            )));
+        }
+        let bsk = Self::bsk_words(ek);
+        self.set_state(set)?;
+        let _guard = self.device_lock()?;
+        let bsk = Residues::upload(&self.drv, &bsk, Program::Tfhe(set).word_bits())?;
+        Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), GpuPrepared { bsk, ksk: None }))
+    }
 }
 
 impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
@@ -81,9 +122,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
         let set = ek.params();
         check_narrow_lwe(self.name(), set)?; // the kernels hold LWE words in 16 bits
         let p = set.params();
-        let per_key = 2 * p.rgsw_rows() * p.big_n();
-        let mut bsk = vec![0u64; 2 * p.bsk_b_len()];
-        bsk.chunks_mut(per_key).enumerate().for_each(|(key, out)| ek.rgsw_key_rows(key, out, |x| x));
+        let bsk = Self::bsk_words(ek);
         let per_j = p.ksk_levels.0 * (p.ksk_base() as usize - 1) * (p.n() + 1);
         let mut ksk = vec![0u16; p.ksk_samples() * (p.n() + 1)];
         ksk.chunks_mut(per_j).enumerate().try_for_each(|(j, out)| ek.ksk_rows(j, out))?;
@@ -91,7 +130,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
         let _guard = self.device_lock()?;
         let prepared = GpuPrepared {
             bsk: Residues::upload(&self.drv, &bsk, Program::Tfhe(set).word_bits())?,
-            ksk: Buffer::from_slice(&self.drv, &ksk)?,
+            ksk: Some(Buffer::from_slice(&self.drv, &ksk)?),
         };
         Ok(PreparedKey::new(self.name(), KeyMeta::of(ek), prepared))
     }
@@ -133,6 +172,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
         check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = self.prepared(key)?;
+        prepared.ksk(self.name())?;
         let set = key.params();
         let state = self.set_state(set)?;
         let n = set.params().n();
@@ -153,6 +193,7 @@ impl<D: GpuDriver> BootstrapOps for GpuBackend<D> {
     fn bootstrap_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<LweCiphertext>> {
         check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = self.prepared(key)?;
+        prepared.ksk(self.name())?;
         let set = key.params();
         let state = self.set_state(set)?;
         let p = set.params();
