@@ -215,7 +215,7 @@ fn ginx_step_avx2(w: Wide, rows: Rows<u64>, pair: &[u64], mono: [&[u64]; 2], upd
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 #[inline]
-fn reduce_limbs(
+pub(crate) fn reduce_limbs(
     lo: std::arch::x86_64::__m512i,
     mid: std::arch::x86_64::__m512i,
     hi: std::arch::x86_64::__m512i,

@@ -224,10 +224,82 @@ pub(crate) fn kernel(isa: Isa, w: Wide, rows: &Rows, group_key: &[u64], mono: &[
     }
 }
 
+/// [`kernel_limbs`] in AVX-512 intrinsics (the compiler's vectorization of the plain
+/// copy leaves most of the speed behind): eight slots a chunk, every row's digit limbs
+/// loaded once a chunk, each product four `vpmuludq` into `lo, mid, hi` sums with
+/// `ginx64`'s bounds, reduced by its `reduce_limbs`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 fn kernel_avx512(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64]) {
-    kernel_limbs::<8>(w, rows, group_key, mono, upd)
+    use crate::tfhe::ginx64::reduce_limbs;
+    use std::arch::x86_64::*;
+    let (n, nrows) = (rows.n, 2 * rows.levels);
+    let terms = mono.len() / n;
+    let c = w.c.unwrap_or(u64::MAX);
+    let chunk_len = terms * 2 * nrows * CHUNK;
+    assert!(
+        c < 1 << 17
+            && nrows <= MAX_ROWS
+            && terms <= MAX_TERMS
+            && n.is_multiple_of(CHUNK)
+            && group_key.len() == n / CHUNK * chunk_len
+            && mono.len() == terms * n
+            && upd.len() == 2 * n,
+        "multi-bit AVX-512 kernel: operand sizes"
+    );
+    let mut row_at = [std::ptr::null::<u64>(); MAX_ROWS];
+    for (r, at) in row_at.iter_mut().enumerate().take(nrows) {
+        *at = rows.row(r).as_ptr(); // each row holds n words
+    }
+    let (mask, cv, qv) = (_mm512_set1_epi64(MASK as i64), _mm512_set1_epi64(c as i64), _mm512_set1_epi64(w.q as i64));
+    let zero = _mm512_setzero_si512();
+    // SAFETY (every block below): the assert bounds each offset: `at + 8 <= n` in each
+    // row, in each term's monomials and in each half of `upd`; the chunk's
+    // `chunk_len` key words lie in `group_key`. Unaligned loads and stores only.
+    for ch in 0..n / CHUNK {
+        let at = ch * CHUNK;
+        // SAFETY: see above.
+        let kc = unsafe { group_key.as_ptr().add(ch * chunk_len) };
+        let (mut d0, mut d1) = ([zero; MAX_ROWS], [zero; MAX_ROWS]);
+        for r in 0..nrows {
+            // SAFETY: see above.
+            let d = unsafe { _mm512_loadu_si512(row_at[r].add(at).cast()) };
+            d0[r] = _mm512_and_si512(d, mask);
+            d1[r] = _mm512_srli_epi64::<27>(d);
+        }
+        let (mut plo, mut pmid, mut phi) = ([zero; 2], [zero; 2], [zero; 2]);
+        for t in 0..terms {
+            let (mut lo, mut mid, mut hi) = ([zero; 2], [zero; 2], [zero; 2]);
+            for r in 0..nrows {
+                for h in 0..2 {
+                    // SAFETY: see above.
+                    let k = unsafe { _mm512_loadu_si512(kc.add(((t * nrows + r) * 2 + h) * CHUNK).cast()) };
+                    // `vpmuludq` reads the low 32 bits: `k0` from `k`, `k1` after the shift.
+                    let k1 = _mm512_srli_epi64::<32>(k);
+                    lo[h] = _mm512_add_epi64(lo[h], _mm512_mul_epu32(d0[r], k));
+                    let cross = _mm512_add_epi64(_mm512_mul_epu32(d0[r], k1), _mm512_mul_epu32(d1[r], k));
+                    mid[h] = _mm512_add_epi64(mid[h], cross);
+                    hi[h] = _mm512_add_epi64(hi[h], _mm512_mul_epu32(d1[r], k1));
+                }
+            }
+            // SAFETY: see above.
+            let m = unsafe { _mm512_loadu_si512(mono.as_ptr().add(t * n + at).cast()) };
+            let (m0, m1) = (_mm512_and_si512(m, mask), _mm512_srli_epi64::<27>(m));
+            for h in 0..2 {
+                let e = reduce_limbs(lo[h], mid[h], hi[h], mask, cv, qv);
+                let (e0, e1) = (_mm512_and_si512(e, mask), _mm512_srli_epi64::<27>(e));
+                plo[h] = _mm512_add_epi64(plo[h], _mm512_mul_epu32(e0, m0));
+                let cross = _mm512_add_epi64(_mm512_mul_epu32(e0, m1), _mm512_mul_epu32(e1, m0));
+                pmid[h] = _mm512_add_epi64(pmid[h], cross);
+                phi[h] = _mm512_add_epi64(phi[h], _mm512_mul_epu32(e1, m1));
+            }
+        }
+        for h in 0..2 {
+            let out = reduce_limbs(plo[h], pmid[h], phi[h], mask, cv, qv);
+            // SAFETY: see above.
+            unsafe { _mm512_storeu_si512(upd.as_mut_ptr().add(h * n + at).cast(), out) };
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -143,3 +143,25 @@ fn a_ginx_set_is_refused() {
     let e = shape(&ring).unwrap_err().to_string();
     assert!(e.contains("M2C2") && e.contains("grouping factor"), "{e}");
 }
+
+/// The kernel's time per call on each ISA copy, N = 2048, 3 terms, 2 levels (run by
+/// hand: `cargo test -p fhe-cpu --release kernel_time -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn kernel_time_per_isa() {
+    let (n, levels, terms, q) = (2048, 2, 3, Q54);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut words = |len: usize| -> Vec<u64> { (0..len).map(|_| rng.next_u64() % q).collect() };
+    let (lower, eval, keys, mono) = (words(2 * n), words(2 * n), words(terms * 8 * n), words(terms * n));
+    let mut group = vec![0u64; keys.len()];
+    interleave_group(&keys, terms, 2 * levels, n, &mut group);
+    let r = Rows { lower: &lower, eval: &eval, n, levels };
+    let mut upd = vec![0u64; 2 * n];
+    for isa in available_isas() {
+        let start = std::time::Instant::now();
+        for _ in 0..200 {
+            kernel(isa, Wide::new(q).unwrap(), &r, &group, &mono, &mut upd);
+        }
+        eprintln!("{isa:?}: {:.1} us a call", start.elapsed().as_secs_f64() * 1e6 / 200.0);
+    }
+}

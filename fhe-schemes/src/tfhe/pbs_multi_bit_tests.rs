@@ -130,3 +130,54 @@ fn multi_bit_keys_round_trip_and_damage_is_an_error() {
         assert!(e.contains("range"), "{set}: {e}");
     }
 }
+
+/// One-thread time of a PBS (key switch and blind rotation of one block) on `M2C2`
+/// (GINX) and on both multi-bit sets, rounds interleaved; prints medians. A lab
+/// measurement run by hand, never a CI assertion:
+/// `cargo test -p fhe-schemes --release one_thread_pbs_time -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn one_thread_pbs_time_against_ginx() {
+    use fhe_cpu::tfhe::bootstrap::BootstrapThreads;
+    let rounds: usize = std::env::var("LUX_PBS_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let backend: Arc<dyn Backend> =
+        Arc::new(CpuBackend::new(None).unwrap().with_bootstrap_threads(BootstrapThreads::One));
+    let sets = [ParamSet::M2C2, ParamSet::M2C2G2, ParamSet::M2C2G3];
+    let fixtures: Vec<(KeySet, PbsKey)> = sets
+        .iter()
+        .map(|&set| {
+            let keys = keygen_from_seed(&*backend, set, &Seed::derive("lux-fhe-pbs-timing", set.id().into())).unwrap();
+            let key = PbsKey::new(backend.clone(), &keys.ek).unwrap();
+            (keys, key)
+        })
+        .collect();
+    let mut times = vec![Vec::new(); sets.len()];
+    pool.install(|| {
+        for round in 0..=rounds {
+            for (i, (keys, key)) in fixtures.iter().enumerate() {
+                let t = key.lut(|x| (x * 3 + 1) % 16).unwrap();
+                let m = round as u64 % 16;
+                let block =
+                    encrypt_block_seeded(&keys.sk, m, &Seed::derive("lux-fhe-pbs-timing-ct", 0), round as u64).unwrap();
+                let start = std::time::Instant::now();
+                let out = key.apply_batch(std::slice::from_ref(&block), &t).unwrap();
+                let dt = start.elapsed().as_secs_f64() * 1e3;
+                assert_eq!(decrypt_block(&keys.sk, &out[0]).unwrap(), (m * 3 + 1) % 16);
+                if round > 0 {
+                    times[i].push(dt); // round 0 warms the caches
+                }
+            }
+        }
+    });
+    for (set, t) in sets.iter().zip(&mut times) {
+        t.sort_by(f64::total_cmp);
+        eprintln!(
+            "{set}: one-thread PBS median {:.1} ms (min {:.1}, max {:.1}, {} rounds)",
+            t[t.len() / 2],
+            t[0],
+            t[t.len() - 1],
+            t.len()
+        );
+    }
+}
