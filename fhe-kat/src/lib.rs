@@ -44,7 +44,7 @@
 //! The corpus is `corpus/<SET>.json` (bit scheme) and `corpus/ckks-<preset>.json`, one
 //! file per parameter set, and `corpus/ckks-bootstrap-insecure.json` (CKKS
 //! bootstrapping at an insecure `N = 2^12`: [`ckks::bootstrap`], a third [`Scheme`],
-//! [`ckks::CkksBootstrap`]), and `corpus/pbs-M2C2.json` (a programmable bootstrap and
+//! [`ckks::CkksBootstrap`]), and `corpus/pbs-<SET>.json` (a programmable bootstrap and
 //! a radix add: [`tfhe::pbs`], a fourth [`Scheme`], [`tfhe::pbs::Pbs`]); regenerate with
 //! `cargo xtask kat generate [--scheme bits|ckks|ckks-bootstrap|pbs] --force`.
 

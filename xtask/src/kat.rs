@@ -50,7 +50,7 @@ pub enum Schemes {
     Ckks,
     /// The CKKS bootstrap file (`ckks-bootstrap-insecure.json`).
     CkksBootstrap,
-    /// The programmable-bootstrapping file (`pbs-M2C2.json`: a PBS and a radix add).
+    /// The programmable-bootstrapping files (`pbs-<SET>.json`: a PBS and a radix add).
     Pbs,
 }
 

@@ -4,7 +4,8 @@
 //!
 //! # Entries
 //!
-//! One file per programmable-bootstrapping set (`corpus/pbs-M2C2.json`). Entry `k` runs
+//! One file per programmable-bootstrapping set (`corpus/pbs-M2C2.json`, and
+//! `pbs-M2C2G2.json`, `pbs-M2C2G3.json` for the multi-bit blind rotation). Entry `k` runs
 //! case `k` of [`CASES`], each after its own `keygen_from_seed`:
 //!
 //! | k | case | surfaces |
@@ -22,7 +23,7 @@
 //!
 //! | seed | derivation | use |
 //! |---|---|---|
-//! | master | `derive("lux-fhe-kat-v1/M2C2", k)` | `keygen_from_seed`, the table, the operands |
+//! | master | `derive("lux-fhe-kat-v1/<SET>", k)` (`M2C2` below) | `keygen_from_seed`, the table, the operands |
 //! | `encrypt[0]` | `derive("lux-fhe-kat-v1/M2C2/encrypt", 3k)` | block `m` of the table case (`encrypt_block_seeded(sk, m, seed, m)`); `a` of the add |
 //! | `encrypt[1]` | `derive(".../encrypt", 3k + 1)` | `b` of the add |
 //! | `encrypt[2]` | `derive(".../encrypt", 3k + 2)` | unused (every case has three) |

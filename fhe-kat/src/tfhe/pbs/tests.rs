@@ -20,8 +20,14 @@ fn load_default() -> PbsCorpus {
     PbsCorpus::load_default().unwrap()
 }
 
+/// Entry `k` of `M2C2`'s file.
 fn entry(k: u64) -> PbsCorpus {
-    let c = load_default().filter(|e| e.index == k);
+    entry_of(ParamSet::M2C2, k)
+}
+
+/// Entry `k` of `set`'s file.
+fn entry_of(set: ParamSet, k: u64) -> PbsCorpus {
+    let c = load_default().filter(|e| e.index == k && e.name == format!("{set}/{k}"));
     assert_eq!(c.len(), 1);
     c
 }
@@ -63,26 +69,32 @@ fn flawed(prepares_pbs: bool) -> Arc<dyn Backend> {
 fn seeds_cases_and_file_are_the_documented_ones() {
     assert_eq!(Pbs::kat_root(ParamSet::M2C2), "lux-fhe-kat-v1/M2C2");
     assert_eq!(Pbs::file_name(ParamSet::M2C2), "pbs-M2C2.json");
+    assert_eq!(Pbs::file_name(ParamSet::M2C2G3), "pbs-M2C2G3.json");
     let corpus = load_default();
-    assert_eq!(corpus.len(), CASES.len());
-    for (k, e) in corpus.entries().enumerate() {
-        let k = k as u64;
-        assert_eq!((e.index, e.name.as_str()), (k, format!("M2C2/{k}").as_str()));
-        assert_eq!(e.seed, hex::encode(Seed::derive("lux-fhe-kat-v1/M2C2", k).0));
-        let enc = |j| hex::encode(Seed::derive("lux-fhe-kat-v1/M2C2/encrypt", 3 * k + j).0);
-        assert_eq!(e.encrypt_seeds, [enc(0), enc(1), enc(2)]);
-        assert_eq!(e.case, CASES[k as usize].name());
+    // One file per PBS set (GINX and both multi-bit sets), every case in each.
+    assert_eq!(corpus.len(), CASES.len() * ParamSet::PBS.len());
+    assert_eq!(corpus.files.iter().map(|f| f.params).collect::<Vec<_>>(), ParamSet::PBS);
+    for file in &corpus.files {
+        let set = file.params;
+        for (k, e) in file.entries.iter().enumerate() {
+            let k = k as u64;
+            assert_eq!((e.index, e.name.as_str()), (k, format!("{set}/{k}").as_str()));
+            assert_eq!(e.seed, hex::encode(Seed::derive(&format!("lux-fhe-kat-v1/{set}"), k).0));
+            let enc = |j| hex::encode(Seed::derive(&format!("lux-fhe-kat-v1/{set}/encrypt"), 3 * k + j).0);
+            assert_eq!(e.encrypt_seeds, [enc(0), enc(1), enc(2)]);
+            assert_eq!(e.case, CASES[k as usize].name());
+        }
+        let table = &file.entries[0];
+        assert_eq!(table.inputs.len(), 16);
+        assert_eq!(table.outputs.len(), 32);
+        for (m, out) in table.outputs[16..].iter().enumerate() {
+            assert_eq!((out.surface.clone(), out.value), (format!("pbs[{m}]"), table.inputs[m]), "{set}");
+        }
+        let add = &file.entries[1];
+        let names: Vec<_> = add.outputs.iter().map(|o| o.surface.as_str()).collect();
+        assert_eq!(names, ["a", "b", "add"]);
+        assert_eq!(add.outputs[2].value, (add.inputs[0] + add.inputs[1]) % (1 << 16), "{set}");
     }
-    let table = &corpus.files[0].entries[0];
-    assert_eq!(table.inputs.len(), 16);
-    assert_eq!(table.outputs.len(), 32);
-    for (m, out) in table.outputs[16..].iter().enumerate() {
-        assert_eq!((out.surface.clone(), out.value), (format!("pbs[{m}]"), table.inputs[m]));
-    }
-    let add = &corpus.files[0].entries[1];
-    let names: Vec<_> = add.outputs.iter().map(|o| o.surface.as_str()).collect();
-    assert_eq!(names, ["a", "b", "add"]);
-    assert_eq!(add.outputs[2].value, (add.inputs[0] + add.inputs[1]) % (1 << 16));
 }
 
 #[test]
@@ -114,13 +126,16 @@ fn replay_names_a_corrupted_digest_and_a_changed_value() {
 
 #[test]
 fn replay_catches_a_flipped_word_of_the_blind_rotation() {
-    let r = replay(&flawed(true), &entry(0)).unwrap();
-    assert!(r.failed() && !r.ok());
-    let found = surfaces(&r.mismatches);
-    // Keys and encryptions make no blind rotation: only the bootstrapped blocks differ
-    // (a flip of the lowest bit of one word is noise: they still decrypt right).
-    assert!(!found.is_empty() && found.iter().all(|s| s.starts_with("pbs[")), "{found:?}");
-    assert!(found.contains(&"pbs[0] (sha256)"), "{found:?}");
+    // GINX and a multi-bit set: each file pins its own rotation's words.
+    for set in [ParamSet::M2C2, ParamSet::M2C2G2] {
+        let r = replay(&flawed(true), &entry_of(set, 0)).unwrap();
+        assert!(r.failed() && !r.ok(), "{set}");
+        let found = surfaces(&r.mismatches);
+        // Keys and encryptions make no blind rotation: only the bootstrapped blocks
+        // differ (a flip of the lowest bit of one word is noise: they still decrypt right).
+        assert!(!found.is_empty() && found.iter().all(|s| s.starts_with("pbs[")), "{set}: {found:?}");
+        assert!(found.contains(&"pbs[0] (sha256)"), "{set}: {found:?}");
+    }
 }
 
 #[test]
