@@ -29,6 +29,8 @@ use super::*;
 /// next step's barrier A). The arithmetic on every word is the one-thread step's, so
 /// the words are the same ([`tests::duo_matches_one_thread`]).
 pub fn blind_rotate_duo(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &Lut) -> ExtractedLwe {
+    // A multi-bit key has another layout: `blind_rotate_batch` sends it to `multi_bit`.
+    assert!(ring.params.grouping().is_none(), "GINX rotation of a multi-bit set's key");
     if ring.small.is_some() {
         duo_words::<u32>(ring, key, ct, lut)
     } else {

@@ -215,6 +215,8 @@ fn blind_rotate_group(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext], lut
 }
 
 fn blind_rotate_words<W: Word>(ring: &Ring, key: &CpuPrepared, cts: &[LweCiphertext], lut: &Lut) -> Vec<ExtractedLwe> {
+    // A multi-bit key has another layout: `blind_rotate_batch` sends it to `multi_bit`.
+    assert!(ring.params.grouping().is_none(), "GINX rotation of a multi-bit set's key");
     let p = ring.params;
     let (big_n, rows) = (p.big_n(), p.rgsw_rows());
     let log2n = (2 * big_n).trailing_zeros();
