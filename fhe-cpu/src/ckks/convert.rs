@@ -1,8 +1,9 @@
 //! ModUp's fast base conversion: the integers of `fhe_api::ring::rns::BaseConverter`
 //! (`t_i = [x_i (Q_A/q_i)^-1]_{q_i}`, `y_j = sum_i t_i ((Q_A/q_i) mod p_j) mod p_j`), with
-//! each output limb summed by [`arith::dot_const`]: on IFMA where the output prime and
-//! the sums allow it (the 40-bit scale primes from a digit of scale primes), else in
-//! `u128`. Same words as `BaseConverter::convert` (tested below).
+//! each output limb summed by [`arith::dot_const`]: on IFMA's 52-bit limbs where the
+//! output prime and the sums allow it (the 40-bit scale primes from a digit of scale
+//! primes), on the wide IFMA kernel for primes up to `2^60`, else in `u128`. Same words as
+//! `BaseConverter::convert` (tested below).
 
 use fhe_api::ring::modulus::{csub, mul_shoup_lazy};
 use fhe_api::ring::rns::BaseConverter;
@@ -23,10 +24,11 @@ pub fn convert(conv: &BaseConverter, n: usize, input: &[u64], output: &mut [u64]
     let la = src.len();
     assert!(input.len() == la * n && output.len() == dst.len() * n, "base conversion lengths");
     let bounds: Vec<u64> = src.iter().map(|m| m.q).collect();
-    let fits: Vec<bool> = dst.iter().enumerate().map(|(j, p)| arith::dot_const_fits(p, &bounds, conv.row(j))).collect();
-    // Mostly 60-bit outputs (small chains: a digit of one prime into `q_0` and `P`) are
-    // as fast through the API's unrolled coefficient-major sums.
-    if la > MAX_ROWS || 2 * fits.iter().filter(|&&f| f).count() < dst.len() {
+    let paths: Vec<arith::DotConst> =
+        dst.iter().enumerate().map(|(j, p)| arith::dot_const_path(p, &bounds, conv.row(j))).collect();
+    // Outputs mostly without a SIMD kernel (60-bit primes on a CPU without IFMA) are as
+    // fast through the API's unrolled coefficient-major sums.
+    if la > MAX_ROWS || 2 * paths.iter().filter(|&&p| p != arith::DotConst::Portable).count() < dst.len() {
         conv.convert(n, input, output);
         return;
     }
@@ -40,7 +42,7 @@ pub fn convert(conv: &BaseConverter, n: usize, input: &[u64], output: &mut [u64]
         let mut rows: [&[u64]; MAX_ROWS] = [&[]; MAX_ROWS];
         rows.iter_mut().zip(&t).for_each(|(r, t)| *r = &t[..len]);
         for (j, p) in dst.iter().enumerate() {
-            arith::dot_const(p, &rows[..la], conv.row(j), fits[j], &mut output[j * n + start..][..len]);
+            arith::dot_const(p, &rows[..la], conv.row(j), paths[j], &mut output[j * n + start..][..len]);
         }
     }
 }
