@@ -266,3 +266,23 @@ pub(super) fn sub_scale(m: &Modulus, x: &[u64], (c, c_shoup): (u64, u64), w: &mu
     }
     whole
 }
+
+/// `out = (centered remainder of x mod q_last) mod q` on the whole blocks (rescale's and
+/// ModRaise's `d`, as `fhe_api::ring::rns::centered_remainder_to` pins it), inputs below
+/// `q_last < 2^62`: `r = (x + h) mod q_last` below `2^62`, `r mod q` by a Shoup product
+/// with `w = 1` in `[0, 3Q)`, less `h mod q`. Returns the words done.
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+pub(super) fn centered(q_last: u64, m: &Modulus, input: &[u64], out: &mut [u64]) -> usize {
+    let splat = |v: u64| _mm512_set1_epi64(v as i64);
+    let h = q_last / 2;
+    let (ql, hv, q, q2, qh) = (splat(q_last), splat(h), splat(m.q), splat(2 * m.q), splat(m.q - m.reduce(h)));
+    let one_s = shoup(1, m.q);
+    let (one, os, osh) = (splat(1), splat(one_s), splat(one_s >> 32));
+    let whole = out.len() / L * L;
+    for at in (0..whole).step_by(L) {
+        let r = csub(_mm512_add_epi64(load(input, at), hv), ql);
+        let t = csub(csub(mul_shoup_raw(r, one, os, osh, q), q2), q);
+        store(out, at, csub(_mm512_add_epi64(t, qh), q));
+    }
+    whole
+}
