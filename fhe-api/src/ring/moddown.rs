@@ -114,6 +114,16 @@ impl RoundingConverter {
         self.to.iter().map(|m| m.q).collect()
     }
 
+    /// The special primes `p_k`, in input limb order.
+    pub fn sources(&self) -> &[Modulus] {
+        &self.from
+    }
+
+    /// The output primes `q_i`, in limb order.
+    pub fn targets(&self) -> &[Modulus] {
+        &self.to
+    }
+
     /// `output` (limb-major over `Q`, `len(Q) * n` words) = `d mod q_i` from `input`
     /// (limb-major over `P`, coefficient form, each word below its prime).
     pub fn convert(&self, n: usize, input: &[u64], output: &mut [u64]) {

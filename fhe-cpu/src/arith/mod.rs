@@ -6,6 +6,8 @@
 #[cfg(target_arch = "x86_64")]
 mod ifma;
 pub mod small;
+#[cfg(target_arch = "x86_64")]
+mod wide;
 
 use fhe_api::ring::modulus::{csub, mul_shoup_lazy, Modulus};
 
@@ -17,6 +19,13 @@ pub fn mul_add(m: &Modulus, a: &[u64], b: &[u64], acc: &mut [u64]) {
     if ifma::takes(m.q) {
         // SAFETY: `takes` saw avx512f and avx512ifma on this CPU and `q < 2^50`.
         unsafe { ifma::mul_add(m, a, b, acc) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if wide::takes(m.q) {
+        // SAFETY: `takes` saw avx512f, avx512dq and avx512ifma on this CPU and `q < 2^60`.
+        let done = unsafe { wide::mul_add(m, a, b, acc) };
+        portable_mul_add(m, &a[done..], &b[done..], &mut acc[done..]);
         return;
     }
     portable_mul_add(m, a, b, acc);
@@ -36,7 +45,13 @@ pub fn mul(m: &Modulus, a: &[u64], b: &[u64], out: &mut [u64]) {
         unsafe { ifma::mul(m, a, b, out) };
         return;
     }
-    out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (&a, &b))| *o = m.mul(a, b));
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if wide::takes(m.q) {
+        // SAFETY: `takes` saw avx512f, avx512dq and avx512ifma on this CPU and `q < 2^60`.
+        done = unsafe { wide::mul(m, a, b, out) };
+    }
+    out[done..].iter_mut().zip(a[done..].iter().zip(&b[done..])).for_each(|(o, (&a, &b))| *o = m.mul(a, b));
 }
 
 /// Two inner products sharing their left operands, word by word:
@@ -50,7 +65,13 @@ pub fn dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: &mut 
         unsafe { ifma::dot_pair(m, e, b, a, o0, o1) };
         return;
     }
-    portable_dot_pair(m, e, b, a, o0, o1);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if wide::takes(m.q) {
+        // SAFETY: `takes` saw avx512f, avx512dq and avx512ifma on this CPU and `q < 2^60`.
+        done = unsafe { wide::dot_pair(m, e, b, a, o0, o1) };
+    }
+    portable_dot_pair(m, &tails(e, done), &tails(b, done), &tails(a, done), &mut o0[done..], &mut o1[done..]);
 }
 
 /// `w = (x - w) c mod q` elementwise, `c` given with its Shoup companion
@@ -64,12 +85,33 @@ pub fn sub_scale(m: &Modulus, x: &[u64], (c, c_shoup): (u64, u64), w: &mut [u64]
         unsafe { ifma::sub_scale(m, x, c, w) };
         return;
     }
-    portable_sub_scale(m, x, (c, c_shoup), w);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if wide::takes(m.q) {
+        // SAFETY: `takes` saw avx512f, avx512dq and avx512ifma on this CPU and `q < 2^60`.
+        done = unsafe { wide::sub_scale(m, x, (c, c_shoup), w) };
+    }
+    portable_sub_scale(m, &x[done..], (c, c_shoup), &mut w[done..]);
 }
 
 fn portable_sub_scale(m: &Modulus, x: &[u64], (c, c_shoup): (u64, u64), w: &mut [u64]) {
     let q = m.q;
     w.iter_mut().zip(x).for_each(|(w, &x)| *w = csub(mul_shoup_lazy(x + q - *w, c, c_shoup, q), q));
+}
+
+/// `out[c]` = the centered remainder of `input[c]` modulo `q_last`, reduced modulo `m`
+/// (rescale's and ModRaise's `d`: the words of
+/// `fhe_api::ring::rns::centered_remainder_to`, which the portable path calls). Inputs
+/// below `q_last < 2^62`, equal lengths.
+pub fn centered(q_last: &Modulus, m: &Modulus, input: &[u64], out: &mut [u64]) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if wide::takes(m.q) {
+        // SAFETY: `takes` saw avx512f, avx512dq and avx512ifma on this CPU and `q < 2^60`;
+        // `Modulus` keeps `q_last < 2^62`.
+        done = unsafe { wide::centered(q_last.q, m, input, out) };
+    }
+    fhe_api::ring::rns::centered_remainder_to(q_last, m, &input[done..], &mut out[done..]);
 }
 
 /// The tensor product of `x = (x0, x1)` and `y = (y0, y1)` word by word: `d0 = x0 y0`,
@@ -82,7 +124,15 @@ pub fn tensor(m: &Modulus, x: [&[u64]; 4], d: [&mut [u64]; 3]) {
         unsafe { ifma::tensor(m, x, d) };
         return;
     }
-    portable_tensor(m, x, d);
+    let mut done = 0;
+    let [d0, d1, d2] = d;
+    #[cfg(target_arch = "x86_64")]
+    if wide::takes(m.q) {
+        // SAFETY: `takes` saw avx512f, avx512dq and avx512ifma on this CPU and `q < 2^60`.
+        done = unsafe { wide::tensor(m, x, [&mut *d0, &mut *d1, &mut *d2]) };
+    }
+    let x = x.map(|x| &x[done..]);
+    portable_tensor(m, x, [&mut d0[done..], &mut d1[done..], &mut d2[done..]]);
 }
 
 fn portable_tensor(m: &Modulus, [x0, x1, y0, y1]: [&[u64]; 4], [d0, d1, d2]: [&mut [u64]; 3]) {
@@ -93,11 +143,37 @@ fn portable_tensor(m: &Modulus, [x0, x1, y0, y1]: [&[u64]; 4], [d0, d1, d2]: [&m
     }
 }
 
+/// The kernel [`dot_const`] runs for one output prime: IFMA on 52-bit limbs, the wide
+/// IFMA kernel for primes up to `2^60`, or the portable `u128` sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DotConst {
+    Ifma,
+    Wide,
+    Portable,
+}
+
+/// Which kernel sums rows of words below `bounds[i]` times constants `w` (below `m.q`)
+/// modulo `m` on this CPU: IFMA where [`dot_const_fits`], else the wide kernel for
+/// `q < 2^60`, rows below `2^60` and at most 16 rows.
+pub fn dot_const_path(m: &Modulus, bounds: &[u64], w: &[u64]) -> DotConst {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if dot_const_fits(m, bounds, w) && ifma::takes(m.q) {
+            return DotConst::Ifma;
+        }
+        if bounds.len() <= 16 && bounds.iter().all(|&b| b <= 1 << 60) && wide::takes(m.q) {
+            return DotConst::Wide;
+        }
+    }
+    let _ = (m, bounds, w);
+    DotConst::Portable
+}
+
 /// Whether [`dot_const`]'s IFMA kernel may sum these rows modulo `m`: words of row `i`
 /// below `bounds[i] <= 2^52`, constants `w` below `m.q < 2^46`, at most 16 rows, and
 /// `sum_i (bounds[i] - 1) w_i` below the reduction's `2^(2K)`, `K = bitlen(q) + 2`
 /// (`ifma::dot_const`).
-pub fn dot_const_fits(m: &Modulus, bounds: &[u64], w: &[u64]) -> bool {
+fn dot_const_fits(m: &Modulus, bounds: &[u64], w: &[u64]) -> bool {
     let big_k = 64 - m.q.leading_zeros() + 2;
     let sum: u128 = bounds.iter().zip(w).map(|(&b, &w)| u128::from(b.saturating_sub(1)) * u128::from(w)).sum();
     m.q < 1 << 46
@@ -108,20 +184,31 @@ pub fn dot_const_fits(m: &Modulus, bounds: &[u64], w: &[u64]) -> bool {
 }
 
 /// `y[c] = sum_i t_i[c] w_i mod q` (one output limb of a fast base conversion; rows
-/// `t_i` of `y`'s length, words below `2^62`, constants below `q`). `fits` comes from
-/// [`dot_const_fits`] for these rows' bounds: it picks the IFMA kernel where the CPU has
-/// it; either path gives the canonical residues.
-pub fn dot_const(m: &Modulus, t: &[&[u64]], w: &[u64], fits: bool, y: &mut [u64]) {
+/// `t_i` of `y`'s length, words below `2^62`, constants below `q`). `path` comes from
+/// [`dot_const_path`] for these rows' bounds; every path gives the canonical residues.
+pub fn dot_const(m: &Modulus, t: &[&[u64]], w: &[u64], path: DotConst, y: &mut [u64]) {
     debug_assert!(t.len() == w.len() && t.iter().all(|r| r.len() == y.len()));
+    let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if fits && ifma::takes(m.q) {
-        // SAFETY: `takes` saw avx512f and avx512ifma on this CPU; `fits` bounds the sums
-        // (words below 2^52, q < 2^46, at most 16 rows).
-        unsafe { ifma::dot_const(m, t, w, y) };
-        return;
+    match path {
+        DotConst::Ifma => {
+            // SAFETY: `dot_const_path` saw avx512f and avx512ifma on this CPU and bounded
+            // the sums (words below 2^52, q < 2^46, at most 16 rows).
+            unsafe { ifma::dot_const(m, t, w, y) };
+            return;
+        }
+        // SAFETY: `dot_const_path` saw avx512f, avx512dq and avx512ifma on this CPU, `q <
+        // 2^60`, rows below 2^60 and at most 16 of them.
+        DotConst::Wide => done = unsafe { wide::dot_const(m, t, w, y) },
+        DotConst::Portable => {}
     }
-    let _ = fits;
-    portable_dot_const(m, t, w, y);
+    let _ = path;
+    portable_dot_const(m, &tails(t, done), w, &mut y[done..]);
+}
+
+/// Each slice from word `done` on: the words a SIMD kernel left to the portable code.
+fn tails<'a>(v: &[&'a [u64]], done: usize) -> Vec<&'a [u64]> {
+    v.iter().map(|x| &x[done..]).collect()
 }
 
 /// Up to 8 products below `2^124` each and a folded word below `2^62` fit a `u128`.
@@ -151,6 +238,17 @@ const BLOCK: usize = 256;
 /// sums reduced once per word (and every `lazy_products` terms). Words below `q`.
 pub fn dot(m: &Modulus, x: &[&[u64]], p: &[&[u64]], o: &mut [u64]) {
     debug_assert_eq!(x.len(), p.len());
+    #[cfg(target_arch = "x86_64")]
+    if wide::takes(m.q) {
+        // SAFETY: `takes` saw avx512f, avx512dq and avx512ifma on this CPU and `q < 2^60`.
+        let done = unsafe { wide::dot(m, x, p, o) };
+        portable_dot(m, &tails(x, done), &tails(p, done), &mut o[done..]);
+        return;
+    }
+    portable_dot(m, x, p, o);
+}
+
+fn portable_dot(m: &Modulus, x: &[&[u64]], p: &[&[u64]], o: &mut [u64]) {
     let n = o.len();
     let lazy = m.lazy_products().max(1);
     let mut acc = [0u128; BLOCK];
@@ -204,187 +302,4 @@ fn portable_dot_pair(m: &Modulus, e: &[&[u64]], b: &[&[u64]], a: &[&[u64]], o0: 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand_chacha::rand_core::{RngCore, SeedableRng};
-
-    #[test]
-    fn sub_scale_matches_u128_arithmetic() {
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(8);
-        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 50) - 27, (1 << 50) + 55, (1 << 60) - 93] {
-            let m = Modulus::new(q);
-            for n in [1usize, 8, 13, 1000] {
-                let c = r.next_u64() % q;
-                let mut words = || -> Vec<u64> {
-                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
-                    v.iter_mut().take(3).zip([0, q - 1, 0]).for_each(|(x, e)| *x = e);
-                    v
-                };
-                let (x, w0) = (words(), words());
-                let want: Vec<u64> = x
-                    .iter()
-                    .zip(&w0)
-                    .map(|(&x, &w)| ((u128::from(x) + u128::from(q - w)) * u128::from(c) % u128::from(q)) as u64)
-                    .collect();
-                let cs = (c, fhe_api::ring::modulus::shoup(c, q));
-                let mut w = w0.clone();
-                sub_scale(&m, &x, cs, &mut w);
-                assert_eq!(w, want, "q {q} n {n}");
-                let mut w = w0.clone();
-                portable_sub_scale(&m, &x, cs, &mut w);
-                assert_eq!(w, want, "portable, q {q} n {n}");
-            }
-        }
-    }
-
-    #[test]
-    fn tensor_matches_u128_arithmetic() {
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 46) - 87, (1 << 46) + 15, (1 << 60) - 93] {
-            let m = Modulus::new(q);
-            for n in [1usize, 8, 13, 1000] {
-                let mut words = || -> Vec<u64> {
-                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
-                    v.iter_mut().take(2).zip([q - 1, 0]).for_each(|(x, e)| *x = e);
-                    v
-                };
-                let (x0, x1, y0, y1) = (words(), words(), words(), words());
-                let p = |a: u64, b: u64| u128::from(a) * u128::from(b);
-                let md = |x: u128| (x % u128::from(q)) as u64;
-                let want: [Vec<u64>; 3] = [
-                    (0..n).map(|s| md(p(x0[s], y0[s]))).collect(),
-                    (0..n).map(|s| md(p(x0[s], y1[s]) + p(x1[s], y0[s]))).collect(),
-                    (0..n).map(|s| md(p(x1[s], y1[s]))).collect(),
-                ];
-                let (mut d0, mut d1, mut d2) = (vec![0; n], vec![0; n], vec![0; n]);
-                tensor(&m, [&x0, &x1, &y0, &y1], [&mut d0, &mut d1, &mut d2]);
-                assert_eq!([&d0, &d1, &d2], [&want[0], &want[1], &want[2]], "q {q} n {n}");
-                let (mut d0, mut d1, mut d2) = (vec![0; n], vec![0; n], vec![0; n]);
-                portable_tensor(&m, [&x0, &x1, &y0, &y1], [&mut d0, &mut d1, &mut d2]);
-                assert_eq!([&d0, &d1, &d2], [&want[0], &want[1], &want[2]], "portable, q {q} n {n}");
-            }
-        }
-    }
-
-    /// Both dot-product paths against `u128` arithmetic: primes either side of the IFMA
-    /// kernel's `2^46` bound, 1 to 20 terms (it takes at most 16), words at the extremes.
-    #[test]
-    fn dot_pair_matches_u128_arithmetic() {
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(6);
-        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 41) - 0x1_FFFF, (1 << 46) - 87, (1 << 46) + 15, (1 << 60) - 93] {
-            let m = Modulus::new(q);
-            for (terms, n) in [(1usize, 9usize), (2, 64), (6, 1000), (16, 72), (17, 40), (20, 8)] {
-                let mut words = || -> Vec<u64> {
-                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
-                    v.iter_mut().take(3).zip([q - 1, 0, q - 1]).for_each(|(x, e)| *x = e);
-                    v
-                };
-                let (e, b, a): (Vec<_>, Vec<_>, Vec<_>) = (0..terms).map(|_| (words(), words(), words())).collect();
-                let sum = |k: &[Vec<u64>]| -> Vec<u64> {
-                    (0..n)
-                        .map(|s| {
-                            let t = (0..terms).map(|j| u128::from(e[j][s]) * u128::from(k[j][s]) % u128::from(q));
-                            (t.sum::<u128>() % u128::from(q)) as u64
-                        })
-                        .collect()
-                };
-                let want = (sum(&b), sum(&a));
-                fn view(v: &[Vec<u64>]) -> Vec<&[u64]> {
-                    v.iter().map(|x| &x[..]).collect()
-                }
-                let (ev, bv, av) = (view(&e), view(&b), view(&a));
-                let (mut o0, mut o1) = (vec![0; n], vec![0; n]);
-                dot_pair(&m, &ev, &bv, &av, &mut o0, &mut o1);
-                assert_eq!((&o0, &o1), (&want.0, &want.1), "q {q} terms {terms} n {n}");
-                let (mut o0, mut o1) = (vec![0; n], vec![0; n]);
-                portable_dot_pair(&m, &ev, &bv, &av, &mut o0, &mut o1);
-                assert_eq!((&o0, &o1), (&want.0, &want.1), "portable, q {q} terms {terms} n {n}");
-            }
-        }
-    }
-
-    /// Every path against `u128` arithmetic, on primes either side of the IFMA kernel's
-    /// `2^50` bound and at the extremes of the range.
-    #[test]
-    fn mul_add_matches_u128_arithmetic() {
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 41) - 0x1_FFFF, (1 << 50) - 27, (1 << 50) + 55, (1 << 60) - 93] {
-            let m = Modulus::new(q);
-            for n in [0usize, 1, 7, 8, 9, 64, 1000] {
-                let mut words = |n| -> Vec<u64> {
-                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
-                    v.iter_mut().take(3).zip([0, 1, q - 1]).for_each(|(x, e)| *x = e);
-                    v
-                };
-                let (a, b, acc0) = (words(n), words(n), words(n));
-                let want: Vec<u64> = (0..n)
-                    .map(|i| ((u128::from(acc0[i]) + u128::from(a[i]) * u128::from(b[i])) % u128::from(q)) as u64)
-                    .collect();
-                let mut acc = acc0.clone();
-                mul_add(&m, &a, &b, &mut acc);
-                assert_eq!(acc, want, "q {q} n {n}");
-                let mut acc = acc0.clone();
-                portable_mul_add(&m, &a, &b, &mut acc);
-                assert_eq!(acc, want, "portable, q {q} n {n}");
-            }
-        }
-    }
-
-    /// [`mul`] against `u128` arithmetic, IFMA primes (below 2^46) and portable ones.
-    #[test]
-    fn mul_matches_u128_arithmetic() {
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        for q in [97u64, (1 << 40) + 0x6_0001, (1 << 46) - 87, (1 << 46) + 15, (1 << 60) - 93] {
-            let m = Modulus::new(q);
-            for n in [0usize, 1, 7, 8, 9, 64, 1000] {
-                let mut words = || -> Vec<u64> {
-                    let mut v: Vec<u64> = (0..n).map(|_| r.next_u64() % q).collect();
-                    v.iter_mut().take(3).zip([0, 1, q - 1]).for_each(|(x, e)| *x = e);
-                    v
-                };
-                let (a, b) = (words(), words());
-                let want: Vec<u64> =
-                    a.iter().zip(&b).map(|(&a, &b)| (u128::from(a) * u128::from(b) % u128::from(q)) as u64).collect();
-                let mut out = vec![u64::MAX; n];
-                mul(&m, &a, &b, &mut out);
-                assert_eq!(out, want, "q {q} n {n}");
-            }
-        }
-    }
-
-    /// [`dot_const`] (IFMA where [`dot_const_fits`]) and the portable sum against `u128`
-    /// arithmetic: rows of 40- and 41-bit words into 40-, 45- and 60-bit primes, 1 to 16
-    /// rows, ragged lengths.
-    #[test]
-    fn dot_const_matches_u128_arithmetic() {
-        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(6);
-        let bounds = [(1u64 << 41) - 0x1_FFFF, (1 << 40) + 0x6_0001];
-        for q in [(1u64 << 40) + 0x6_0001, (1 << 45) - 0x2_0001, (1 << 60) - 93] {
-            let m = Modulus::new(q);
-            for rows in [1usize, 6, 9, 16] {
-                for n in [0usize, 7, 8, 300] {
-                    let b: Vec<u64> = (0..rows).map(|i| bounds[i % 2]).collect();
-                    let t: Vec<Vec<u64>> = b.iter().map(|&b| (0..n).map(|_| r.next_u64() % b).collect()).collect();
-                    let w: Vec<u64> = (0..rows).map(|_| r.next_u64() % q).collect();
-                    let want: Vec<u64> = (0..n)
-                        .map(|c| {
-                            let s = t
-                                .iter()
-                                .zip(&w)
-                                .fold(0u128, |a, (row, &w)| (a + u128::from(row[c]) * u128::from(w)) % u128::from(q));
-                            s as u64
-                        })
-                        .collect();
-                    let rows_ref: Vec<&[u64]> = t.iter().map(|v| v.as_slice()).collect();
-                    let fits = dot_const_fits(&m, &b, &w);
-                    assert_eq!(fits, q < 1 << 46 && rows <= 16, "q {q} rows {rows}");
-                    let mut y = vec![0; n];
-                    dot_const(&m, &rows_ref, &w, fits, &mut y);
-                    assert_eq!(y, want, "q {q} rows {rows} n {n}");
-                    portable_dot_const(&m, &rows_ref, &w, &mut y);
-                    assert_eq!(y, want, "portable, q {q} rows {rows} n {n}");
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -237,15 +237,15 @@ pub fn mod_down(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], out: &mut [u64],
     p_part.par_chunks_mut(n).enumerate().for_each(|(k, limb)| plan.primes[plan.p_index(k)].ntt.inverse(limb));
     let mut w = plan.take((l + 1) * n);
     // The conversion by word ranges on all cores: each range's output words, in every
-    // limb, depend on that range of the input alone (`RoundingConverter::convert_words`).
+    // limb, depend on that range of the input alone (`convert::round_down_words`).
     let mut runs: Vec<Vec<&mut [u64]>> = (0..n.div_ceil(CONVERT_RUN)).map(|_| Vec::with_capacity(l + 1)).collect();
     for limb in w.chunks_mut(n) {
         limb.chunks_mut(CONVERT_RUN).zip(runs.iter_mut()).for_each(|(piece, run)| run.push(piece));
     }
     let p_part = &*p_part;
-    runs.into_par_iter()
-        .enumerate()
-        .for_each(|(r, mut pieces)| lp.down.convert_words(n, p_part, r * CONVERT_RUN, &mut pieces));
+    runs.into_par_iter().enumerate().for_each(|(r, mut pieces)| {
+        super::convert::round_down_words(&lp.down, n, p_part, r * CONVERT_RUN, &mut pieces)
+    });
     out.par_chunks_mut(n).zip(u.par_chunks(n)).zip(w.par_chunks_mut(n)).enumerate().for_each(|(i, ((oi, ui), wi))| {
         let pr = &plan.primes[i];
         pr.ntt.forward(wi);

@@ -7,8 +7,6 @@
 
 use rayon::prelude::*;
 
-use fhe_api::ring::rns::centered_remainder_to;
-
 use super::plan::{CkksPlan, LevelPlan};
 use crate::arith;
 
@@ -24,7 +22,7 @@ pub fn rescale(plan: &CkksPlan, lp: &LevelPlan, x: &[u64]) -> Vec<u64> {
     let mut out = plan.take_vec(l * n);
     out.par_chunks_mut(n).zip(x.par_chunks(n)).enumerate().for_each(|(i, (d, xi))| {
         let pr = &plan.primes[i];
-        centered_remainder_to(&plan.primes[l].m, &pr.m, &top, d);
+        arith::centered(&plan.primes[l].m, &pr.m, &top, d);
         pr.ntt.forward(d);
         arith::sub_scale(&pr.m, xi, lp.ql_inv[i], d);
     });
@@ -42,7 +40,7 @@ pub fn raise(plan: &CkksPlan, level: usize, x: &[u64]) -> Vec<u64> {
     let mut out = plan.take_vec((level + 1) * n);
     out.par_chunks_mut(n).enumerate().for_each(|(i, limb)| {
         let pr = &plan.primes[i];
-        centered_remainder_to(&plan.primes[0].m, &pr.m, &coeffs, limb);
+        arith::centered(&plan.primes[0].m, &pr.m, &coeffs, limb);
         pr.ntt.forward(limb);
     });
     out

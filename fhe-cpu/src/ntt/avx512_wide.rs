@@ -319,7 +319,7 @@ macro_rules! wide_loops {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(super) mod k64 {
+pub(crate) mod k64 {
     use super::super::lanes::{Plan, PowerFold};
     use super::*;
     use crate::mem::Ahead;
@@ -339,7 +339,7 @@ pub(super) mod k64 {
     /// middle sum below `2^63`.
     #[inline]
     #[target_feature(enable = "avx512f,avx512dq")]
-    fn mul_shoup_raw(x: __m512i, w: __m512i, ws: __m512i, wsh: __m512i, q: __m512i) -> __m512i {
+    pub(crate) fn mul_shoup_raw(x: __m512i, w: __m512i, ws: __m512i, wsh: __m512i, q: __m512i) -> __m512i {
         // Only the low word of each lane feeds `vpmuludq`: a port-5 `vpshufd` will do.
         let x1 = _mm512_shuffle_epi32::<0xF5>(x);
         let p01 = _mm512_mul_epu32(x, wsh);

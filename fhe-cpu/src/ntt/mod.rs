@@ -6,7 +6,7 @@
 
 mod avx2;
 pub(crate) mod avx512;
-mod avx512_wide;
+pub(crate) mod avx512_wide;
 mod harvey;
 mod lanes;
 mod reference;
