@@ -13,6 +13,7 @@
 //! transforms), [`tfhe`] (resident keys; `tfhe/bootstrap.rs`: blind rotation and
 //! extraction; `tfhe/keyswitch.rs`: key switching).
 
+pub mod ckks;
 pub mod device;
 pub mod ntt;
 pub mod ring;
@@ -54,6 +55,8 @@ pub struct WgpuBackend {
     /// Each set's compiled pipelines and tables, keyed by the set: a new set is a new
     /// key, never an index past a fixed array.
     sets: KeyedCache<ParamSet, Pipelines>,
+    /// The CKKS module, plans and prime tables (`ckks`), built on first use.
+    ckks: ckks::CkksState,
 }
 
 impl WgpuBackend {
@@ -68,7 +71,7 @@ impl WgpuBackend {
                 });
             }
         }
-        Ok(WgpuBackend { gpu: Gpu::open(options.device)?, sets: KeyedCache::new() })
+        Ok(WgpuBackend { gpu: Gpu::open(options.device)?, sets: KeyedCache::new(), ckks: Default::default() })
     }
 
     /// The compiled pipelines and tables of `set`, built on first use; looked up once
@@ -83,11 +86,13 @@ impl WgpuBackend {
 }
 
 impl WgpuBackend {
-    /// One direction over a batch of the ring `(n, q)`: the pipelines are built per
-    /// bit-scheme set, so an NTT over any other ring (a CKKS prime) is not in WGSL yet.
+    /// One direction over a batch of the ring `(n, q)`: a bit-scheme set's ring through
+    /// its compiled pipelines, any other ring (a CKKS prime) through the CKKS module's
+    /// run-time-prime NTT.
     fn transform(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64], dir: ntt::Direction) -> Result<()> {
-        let set = ParamSet::for_ring(n, q)
-            .ok_or_else(|| Error::Unsupported { backend: self.name(), scheme: "NTT over an arbitrary ring (CKKS)" })?;
+        let Some(set) = ParamSet::for_ring(n, q) else {
+            return self.ring_transform_any(n, q, data, dir == ntt::Direction::Forward);
+        };
         check_ring_input(n, q, data)?;
         ntt::run(&self.gpu, &*self.pipelines(set)?, set, data, dir)
     }

@@ -37,11 +37,11 @@ fn skip_reason() -> String {
 }
 
 /// The backend for `test`, under the shared skip rule (`fhe_schemes::testing::require_or_skip`).
-fn backend(test: &str) -> Option<Arc<WgpuBackend>> {
+pub(crate) fn backend(test: &str) -> Option<Arc<WgpuBackend>> {
     testing::require_or_skip(available(), REQUIRE, skip_reason, test)
 }
 
-fn oracle() -> &'static fhe_cpu::CpuBackend {
+pub(crate) fn oracle() -> &'static fhe_cpu::CpuBackend {
     static O: OnceLock<fhe_cpu::CpuBackend> = OnceLock::new();
     O.get_or_init(fhe_cpu::CpuBackend::oracle)
 }
