@@ -159,6 +159,10 @@ impl Backend for WgpuBackend {
     fn device_info(&self) -> DeviceInfo {
         self.gpu.device_info()
     }
+
+    fn ckks(&self) -> Option<&dyn fhe_api::ops::CkksOps> {
+        Some(self)
+    }
 }
 
 #[cfg(test)]

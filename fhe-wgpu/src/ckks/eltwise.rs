@@ -13,7 +13,6 @@ use super::{check_degree, WgpuCt};
 /// The kernel's operation codes (`OP_*` in `shaders/ckks/eltwise.wgsl`).
 #[derive(Clone, Copy, Debug)]
 #[repr(u32)]
-#[allow(dead_code)] // the key-switching forms are recorded by key switching, next
 pub(crate) enum Op {
     Copy = 0,
     Add = 1,
@@ -30,6 +29,8 @@ pub(crate) enum Op {
     SubScaleAdd = 12,
     SubScalePerm = 13,
     PermScaleAdd = 14,
+    SubScale = 16,
+    Scale = 17,
 }
 
 /// One polynomial operand: its buffer, first word and number of limbs.

@@ -15,6 +15,8 @@ use crate::device::{layout_entries, Binding, Gpu};
 const RNS: &str = include_str!("../shaders/ckks/rns.wgsl");
 const NTT: &str = include_str!("../shaders/ckks/ntt.wgsl");
 const ELTWISE: &str = include_str!("../shaders/ckks/eltwise.wgsl");
+const CONVERT: &str = include_str!("../shaders/ckks/convert.wgsl");
+const KEYSWITCH: &str = include_str!("../shaders/ckks/keyswitch.wgsl");
 
 /// Invocations per workgroup (`WG` in `rns.wgsl`).
 pub(crate) const WG: u32 = 256;
@@ -25,7 +27,7 @@ const MAX_GROUPS: u32 = 65_535;
 
 /// The WGSL of the CKKS module: the shared helpers, then each kernel file.
 pub(crate) fn shader_source() -> String {
-    format!("{RNS}\n{NTT}\n{ELTWISE}")
+    format!("{RNS}\n{NTT}\n{ELTWISE}\n{CONVERT}\n{KEYSWITCH}")
 }
 
 /// The argument block of every CKKS kernel (`struct Args` in `rns.wgsl`): word offsets
@@ -54,6 +56,8 @@ pub(crate) struct Args {
     pub b_off: u32,
     pub gather: u32,
     pub aux: [u32; 4],
+    /// More output offsets (the inner product's `u1`, `u0` and `u1` over `P`).
+    pub w: [u32; 4],
 }
 
 /// The kernels of the CKKS module.
@@ -63,6 +67,9 @@ pub(crate) enum Kernel {
     NttInverse,
     Eltwise,
     Center,
+    ModUp,
+    ModDown,
+    InnerProduct,
 }
 
 /// The compiled CKKS module: built once per backend (no prime or ring is compiled in).
@@ -73,12 +80,8 @@ pub(crate) struct Kernels {
     dummy: wgpu::Buffer,
 }
 
-const ENTRIES: [(Kernel, &str); 4] = [
-    (Kernel::NttForward, "ntt_forward"),
-    (Kernel::NttInverse, "ntt_inverse"),
-    (Kernel::Eltwise, "eltwise"),
-    (Kernel::Center, "center"),
-];
+/// Entry points, in [`Kernel`]'s order (a pipeline's index is its kernel's number).
+const ENTRIES: [&str; 7] = ["ntt_forward", "ntt_inverse", "eltwise", "center", "mod_up", "mod_down", "inner_product"];
 
 impl Kernels {
     pub(crate) fn new(gpu: &Gpu) -> Result<Kernels> {
@@ -102,7 +105,7 @@ impl Kernels {
             });
             let pipelines = ENTRIES
                 .iter()
-                .map(|(_, entry)| {
+                .map(|entry| {
                     gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                         label: Some(entry),
                         layout: Some(&pl),
@@ -192,7 +195,7 @@ impl<'a> Ctx<'a> {
                 .ok()
                 .filter(|&g| g <= MAX_GROUPS)
                 .ok_or_else(|| Error::InvalidInput(format!("{work} transforms in one dispatch")))?,
-            Kernel::Eltwise | Kernel::Center => work.div_ceil(WG as usize).min(MAX_GROUPS as usize) as u32,
+            _ => work.div_ceil(WG as usize).min(MAX_GROUPS as usize) as u32,
         };
         if (work as u64) * 4 > u32::MAX as u64 {
             return Err(Error::InvalidInput(format!("{work} words in one dispatch (32-bit word indices)")));

@@ -11,14 +11,19 @@
 //! | `plan` | per ring and preset: prime tables; per level: RNS constants |
 //! | `eltwise` | additions, plaintext and constant products, monomials, the tensor product |
 //! | `rescale` | division by the last prime, and ModRaise |
+//! | `convert` | ModUp's base conversion and the rounding ModDown |
+//! | `keyswitch` | the digit inner product, relinearization, rotations, hoisting |
+//! | `lazy` | rotations over `Q_l P` and the lazy ModDown of their sums |
+//! | `ops` | the `CkksOps` methods: checks on the host, words from the modules above |
 //!
-//! Words are laid out `[part][limb][N]` (64-bit). Key switching (relinearization,
-//! Galois automorphisms, hoisting, the lazy ModDown) is not on the device yet, so the
-//! backend does not declare the capability (`Backend::ckks` is `None`): those methods
-//! return `Error::Unsupported` and nothing falls back to the CPU.
+//! Words are laid out `[part][limb][N]` (64-bit); each operation is a few dispatches
+//! over all limbs and parts, submitted in one compute pass.
 
+mod convert;
 mod eltwise;
+mod keyswitch;
 pub(crate) mod launch;
+mod lazy;
 pub(crate) mod plan;
 mod rescale;
 
@@ -44,7 +49,6 @@ pub struct WgpuCt {
 /// extended plaintext.
 pub struct WgpuPt {
     m: wgpu::Buffer,
-    #[allow(dead_code)] // read by the lazy products, which are not on the device yet
     p: Option<wgpu::Buffer>,
 }
 
@@ -212,10 +216,6 @@ impl WgpuBackend {
     #[cfg(test)]
     fn raw_words(&self, a: &Ciphertext) -> Result<Vec<u64>> {
         download_words(&self.gpu, &self.ct(a)?.buf)
-    }
-
-    fn not_yet(&self, what: &'static str) -> Error {
-        Error::Unsupported { backend: self.name(), scheme: what }
     }
 }
 

@@ -1,15 +1,16 @@
 //! The `CkksOps` methods: checks and plumbing on the host, words on the device
-//! (`eltwise`, `rescale`). The key-switching methods are not on the device yet and say
-//! so (`Error::Unsupported`); the capability is not declared until they are.
+//! (`eltwise`, `rescale`, `keyswitch`, `lazy`).
 
 use fhe_api::ckks::{
-    Ciphertext, CkksMeta, ExtCiphertext, Hoisted, HostCiphertext, PlainMeta, Plaintext, PreparedPlaintext,
-    PreparedSwitchKey, SwitchingKey,
+    Ciphertext, CkksMeta, ExtCiphertext, HoistMeta, Hoisted, HostCiphertext, PlainMeta, Plaintext, PreparedPlaintext,
+    PreparedSwitchKey, SwitchKeyMeta, SwitchKind, SwitchingKey,
 };
 use fhe_api::ops::{CkksOps, ConstResidues};
+use fhe_api::ring::automorphism::EvalPermutation;
 use fhe_api::{Backend, Error, LevelNeed, Result};
 
 use super::eltwise::{self, Poly};
+use super::keyswitch::{self, WgpuHoisted, WgpuSwitchKey};
 use super::launch::{download_words, upload_words};
 use super::{degree_one, rescale, WgpuCt, WgpuPt};
 use crate::WgpuBackend;
@@ -64,12 +65,28 @@ impl CkksOps for WgpuBackend {
         Ok(PreparedPlaintext::new(self.name(), PlainMeta(pt.meta().clone()), WgpuPt { m, p }))
     }
 
-    fn prepare_key(&self, _key: &SwitchingKey) -> Result<PreparedSwitchKey> {
-        Err(self.not_yet("CKKS key switching on wgpu"))
+    fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
+        self.prepare_key_up_to(key, key.params().max_level())
     }
 
-    fn prepare_key_up_to(&self, _key: &SwitchingKey, _max_level: usize) -> Result<PreparedSwitchKey> {
-        Err(self.not_yet("CKKS key switching on wgpu"))
+    fn prepare_key_up_to(&self, key: &SwitchingKey, level: usize) -> Result<PreparedSwitchKey> {
+        self.ckks_plan(key.params())?;
+        let meta = SwitchKeyMeta::up_to(key, level)?;
+        let index = match key.kind() {
+            SwitchKind::Galois(g) => {
+                let p = EvalPermutation::new(key.params().ring_degree(), g)?;
+                let bytes: &[u8] = bytemuck::cast_slice(p.index());
+                Some(self.gpu.upload("ckks galois gather", bytes, wgpu::BufferUsages::empty())?)
+            }
+            SwitchKind::Relin => None,
+        };
+        let (b, a) = key.halves_up_to(level)?;
+        let words = b.len();
+        if a.len() != words {
+            return Err(Error::InvalidInput("a switching key with halves of different sizes".into()));
+        }
+        let (b, a) = (upload_words(&self.gpu, "ckks key b", &b)?, upload_words(&self.gpu, "ckks key a", &a)?);
+        Ok(PreparedSwitchKey::new(self.name(), meta, WgpuSwitchKey { b, a, index, level, words }))
     }
 
     fn add(&self, a: &Ciphertext, b: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
@@ -164,8 +181,19 @@ impl CkksOps for WgpuBackend {
         })
     }
 
-    fn relinearize(&self, _a: &Ciphertext, _rlk: &PreparedSwitchKey, _out: CkksMeta) -> Result<Ciphertext> {
-        Err(self.not_yet("CKKS relinearization on wgpu"))
+    fn relinearize(&self, a: &Ciphertext, rlk: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
+        let plan = self.plan_for(a, &out, a.level())?;
+        let x = self.ct(a)?;
+        if a.degree() != 2 {
+            return Err(Error::InvalidInput(format!(
+                "relinearize needs a degree-2 ciphertext, not degree {}",
+                a.degree()
+            )));
+        }
+        let key = self.relin_key(rlk)?;
+        let lp = plan.level(&self.gpu, a.level())?;
+        let r = self.on_device(&plan.table, |c| keyswitch::relinearize(c, &lp, x, key))?;
+        self.wrap(out, r)
     }
 
     fn rescale(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
@@ -202,51 +230,45 @@ impl CkksOps for WgpuBackend {
         self.wrap(out, r)
     }
 
-    fn apply_galois(&self, _a: &Ciphertext, _key: &PreparedSwitchKey, _out: CkksMeta) -> Result<Ciphertext> {
-        Err(self.not_yet("CKKS Galois automorphisms on wgpu"))
+    fn apply_galois(&self, a: &Ciphertext, key: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
+        self.plan_for(a, &out, a.level())?;
+        self.galois_key(key)?;
+        let h = self.hoisted(a)?;
+        let mut r = self.galois(&h, &[key], out)?;
+        r.pop().ok_or_else(|| Error::InvalidInput("one key gave no rotation".into()))
     }
 
-    fn hoist(&self, _a: &Ciphertext) -> Result<Hoisted> {
-        Err(self.not_yet("CKKS hoisted rotations on wgpu"))
+    fn hoist(&self, a: &Ciphertext) -> Result<Hoisted> {
+        Ok(Hoisted::new(self.name(), HoistMeta(a.meta.clone()), self.hoisted(a)?))
     }
 
-    fn apply_galois_hoisted(
-        &self,
-        _h: &Hoisted,
-        _keys: &[&PreparedSwitchKey],
-        _out: CkksMeta,
-    ) -> Result<Vec<Ciphertext>> {
-        Err(self.not_yet("CKKS hoisted rotations on wgpu"))
+    fn apply_galois_hoisted(&self, h: &Hoisted, keys: &[&PreparedSwitchKey], out: CkksMeta) -> Result<Vec<Ciphertext>> {
+        self.plan_for(h, &out, h.level())?;
+        self.galois(h.downcast::<WgpuHoisted>(&self.name())?, keys, out)
     }
 
-    fn apply_galois_lazy(
-        &self,
-        _h: &Hoisted,
-        _keys: &[&PreparedSwitchKey],
-        _out: CkksMeta,
-    ) -> Result<Vec<ExtCiphertext>> {
-        Err(self.not_yet("CKKS lazy rotations on wgpu"))
+    fn apply_galois_lazy(&self, h: &Hoisted, keys: &[&PreparedSwitchKey], out: CkksMeta) -> Result<Vec<ExtCiphertext>> {
+        self.plan_for(h, &out, h.level())?;
+        self.lazy_rotations(h, keys, out)
     }
 
-    fn lift(&self, _a: &Ciphertext, _out: CkksMeta) -> Result<ExtCiphertext> {
-        Err(self.not_yet("CKKS extended-basis operations on wgpu"))
+    fn lift(&self, a: &Ciphertext, out: CkksMeta) -> Result<ExtCiphertext> {
+        self.plan_for(a, &out, a.level())?;
+        self.lift_ext(a, out)
     }
 
-    fn ext_mul_plain(&self, _x: &ExtCiphertext, _p: &PreparedPlaintext, _out: CkksMeta) -> Result<ExtCiphertext> {
-        Err(self.not_yet("CKKS extended-basis operations on wgpu"))
+    fn ext_mul_plain(&self, x: &ExtCiphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<ExtCiphertext> {
+        self.plan_for(x, &out, x.level())?;
+        self.ext_product(x, p, out)
     }
 
-    fn ext_mul_plain_then_add(
-        &self,
-        _acc: &mut ExtCiphertext,
-        _x: &ExtCiphertext,
-        _p: &PreparedPlaintext,
-    ) -> Result<()> {
-        Err(self.not_yet("CKKS extended-basis operations on wgpu"))
+    fn ext_mul_plain_then_add(&self, acc: &mut ExtCiphertext, x: &ExtCiphertext, p: &PreparedPlaintext) -> Result<()> {
+        self.ext_accumulate(acc, x, p)
     }
 
-    fn mod_down(&self, _x: &ExtCiphertext, _out: CkksMeta) -> Result<Ciphertext> {
-        Err(self.not_yet("CKKS extended-basis operations on wgpu"))
+    fn mod_down(&self, x: &ExtCiphertext, out: CkksMeta) -> Result<Ciphertext> {
+        self.plan_for(x, &out, x.level())?;
+        self.ext_mod_down(x, out)
     }
 }
 

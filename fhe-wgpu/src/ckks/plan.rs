@@ -63,7 +63,9 @@ impl PrimeTables {
     }
 }
 
-/// The per-level constants' offsets (words) into [`WgpuLevel::scalars`].
+/// The per-level constants' offsets (words) into [`WgpuLevel::scalars`]. ModUp's four
+/// runs and ModDown's six follow each other in the order below: the kernels take the
+/// first offset of each group and the lengths (`shaders/ckks/convert.wgsl`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LevelOffsets {
     /// `q_l^-1 mod q_i` (`i < l`).
@@ -88,10 +90,12 @@ pub struct LevelOffsets {
 }
 
 /// Everything per level `l`.
-#[allow(dead_code)] // `digits` is read by key switching, next
 pub struct WgpuLevel {
     pub level: usize,
     pub digits: usize,
+    /// The preset's `L + 1` and `K` (where `P`'s records start, and how many).
+    pub q_len: usize,
+    pub p_len: usize,
     pub at: LevelOffsets,
     pub scalars: wgpu::Buffer,
 }
@@ -125,7 +129,6 @@ impl WgpuCkksPlan {
         self.params.q().len()
     }
 
-    #[allow(dead_code)] // read by key switching, next
     pub fn p_len(&self) -> usize {
         self.params.p().len()
     }
@@ -186,6 +189,6 @@ impl WgpuCkksPlan {
         at.offset = s.len();
         s.extend(c.offset);
         let scalars = upload_words(gpu, "ckks level constants", &s)?;
-        Ok(WgpuLevel { level, digits: ranges.len(), at, scalars })
+        Ok(WgpuLevel { level, digits: ranges.len(), q_len: self.q_len(), p_len: p.len(), at, scalars })
     }
 }

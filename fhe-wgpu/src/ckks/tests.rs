@@ -1,16 +1,16 @@
 //! The CKKS operations on the device against the CPU oracle, word for word, each on its
 //! own (the emulator's `ckks_ops_tests` shape): the same random resident inputs, every
 //! result downloaded and compared, so a difference names the operation and its kernel.
-//! The key-switching methods are not on the device yet: they must refuse, and the
-//! backend must not declare the capability. Skipped (never passed) without an adapter.
+//! Skipped (never passed) without an adapter.
 
 use std::sync::Arc;
 
 use fhe_api::ckks::params::Preset;
-use fhe_api::ckks::{CkksMeta, HostCiphertext, KeySet, Params, Plaintext};
+use fhe_api::ckks::{CkksMeta, HostCiphertext, KeySet, Params, Plaintext, SwitchingKey};
 use fhe_api::ops::{CkksOps, ConstResidues, RingOps};
+use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
 use fhe_api::rng::SplitMix64;
-use fhe_api::{Backend, Error, Result};
+use fhe_api::{Backend, Result};
 
 use crate::tests::{backend, oracle};
 
@@ -54,7 +54,7 @@ fn inputs(preset: Preset) -> Inputs {
     Inputs { params, keys, a, b, plain, extended, real, complex }
 }
 
-/// Every operation the device runs, from `x`, each result downloaded under its name.
+/// Every operation on `ops` from `x`, each result downloaded under its name.
 fn scenario(ops: &dyn CkksOps, x: &Inputs) -> Result<Vec<(&'static str, HostCiphertext)>> {
     let p = &x.params;
     let top = p.max_level();
@@ -62,6 +62,17 @@ fn scenario(ops: &dyn CkksOps, x: &Inputs) -> Result<Vec<(&'static str, HostCiph
     let m = meta(top);
     let (a, b) = (ops.upload(&x.a)?, ops.upload(&x.b)?);
     let (pt, ext_pt) = (ops.upload_plaintext(&x.plain)?, ops.upload_plaintext(&x.extended)?);
+    let rlk = ops.prepare_key(x.keys.eval.relin.as_ref().expect("relinearization key"))?;
+    let galois = |g: u64| -> Result<_> {
+        let key: &SwitchingKey = x.keys.eval.galois.get(&g).expect("a suite Galois key");
+        ops.prepare_key(key)
+    };
+    let n = p.ring_degree();
+    let (r1, r2, conj) = (
+        galois(galois_element_for_rotation(n, 1))?,
+        galois(galois_element_for_rotation(n, 2))?,
+        galois(conjugation_element(n))?,
+    );
     let mut out = Vec::new();
     let mut put = |name, ct: &fhe_api::ckks::Ciphertext| -> Result<()> {
         out.push((name, ops.download(ct)?));
@@ -81,7 +92,6 @@ fn scenario(ops: &dyn CkksOps, x: &Inputs) -> Result<Vec<(&'static str, HostCiph
     put("add_plain", &ops.add_plain(&a, &pt, m.clone())?)?;
     put("sub_plain", &ops.sub_plain(&a, &pt, m.clone())?)?;
     put("mul_plain", &ops.mul_plain(&a, &pt, m.clone())?)?;
-    put("mul_plain (extended plaintext)", &ops.mul_plain(&a, &ext_pt, m.clone())?)?;
     let mut acc = b.clone();
     ops.mul_plain_then_add(&mut acc, &a, &pt)?;
     put("mul_plain_then_add", &acc)?;
@@ -95,20 +105,48 @@ fn scenario(ops: &dyn CkksOps, x: &Inputs) -> Result<Vec<(&'static str, HostCiph
     for (name, k) in [("mul_monomial 3", 3), ("mul_monomial N/2", p.n() / 2), ("mul_monomial N+5", p.n() + 5)] {
         put(name, &ops.mul_monomial(&a, k, m.clone())?)?;
     }
+    let t = ops.tensor(&a, &b, m.clone())?;
+    put("tensor + relinearize", &ops.relinearize(&t, &rlk, m.clone())?)?;
+    let mut acc = t.clone();
+    ops.mul_then_add(&mut acc, &b, &a)?;
+    put("mul_then_add + relinearize", &ops.relinearize(&acc, &rlk, m.clone())?)?;
+    put("degree-2 add + relinearize", &ops.relinearize(&ops.add(&t, &a, m.clone())?, &rlk, m.clone())?)?;
+    put("mul_relin", &ops.mul_relin(&a, &b, &rlk, m.clone())?)?;
     put("rescale", &ops.rescale(&a, meta(top - 1))?)?;
     put("rescale twice", &ops.rescale(&ops.rescale(&b, meta(top - 1))?, meta(top - 2))?)?;
     let low = ops.drop_to_level(&a, meta(0))?;
     put("drop_to_level", &low)?;
     put("mod_raise", &ops.mod_raise(&low, m.clone())?)?;
+    put("apply_galois", &ops.apply_galois(&a, &r1, m.clone())?)?;
+    put("conjugate", &ops.apply_galois(&b, &conj, m.clone())?)?;
+    let h = ops.hoist(&a)?;
+    let rs = ops.apply_galois_hoisted(&h, &[&r2, &r1], m.clone())?;
+    put("apply_galois_hoisted[0]", &rs[0])?;
+    put("apply_galois_hoisted[1]", &rs[1])?;
+    let lazy = ops.apply_galois_lazy(&h, &[&r1, &r2], m.clone())?;
+    put("apply_galois_lazy + mod_down", &ops.mod_down(&lazy[0], m.clone())?)?;
+    let lifted = ops.lift(&b, m.clone())?;
+    put("lift + mod_down", &ops.mod_down(&lifted, m.clone())?)?;
+    let mut sum = ops.ext_mul_plain(&lazy[0], &ext_pt, m.clone())?;
+    put("ext_mul_plain + mod_down", &ops.mod_down(&sum, m.clone())?)?;
+    ops.ext_mul_plain_then_add(&mut sum, &lazy[1], &ext_pt)?;
+    ops.ext_mul_plain_then_add(&mut sum, &lifted, &ext_pt)?;
+    put("ext_mul_plain_then_add + mod_down", &ops.mod_down(&sum, m.clone())?)?;
+    let dot = ops.ext_dot_plain(&[&lazy[1], &lifted], &[&ext_pt, &ext_pt], m.clone())?;
+    put("ext_dot_plain + mod_down", &ops.mod_down(&dot, m.clone())?)?;
+    // A lower level: the digit, ModDown and rescale constants of another level.
     let mid = ops.drop_to_level(&b, meta(top - 1))?;
+    put("apply_galois at level L-1", &ops.apply_galois(&mid, &r2, meta(top - 1))?)?;
+    put("mul_relin at level L-1", &ops.mul_relin(&mid, &mid, &rlk, meta(top - 1))?)?;
     put("mul_plain at level L-1", &ops.mul_plain(&mid, &pt, meta(top - 1))?)?;
     Ok(out)
 }
 
-/// At both small presets: `N = 2^13` with 3 primes and `N = 2^14` with 7.
+/// At both small presets: digits of one prime (`N = 2^13`, `dnum` 3) and of two
+/// (`N = 2^14`, 7 primes, `dnum` 4, the last digit short).
 #[test]
-fn ckks_ops_without_key_switching_equal_the_oracle() {
-    let Some(gpu) = backend("ckks_ops_without_key_switching_equal_the_oracle") else { return };
+fn every_ckks_op_equals_the_oracle() {
+    let Some(gpu) = backend("every_ckks_op_equals_the_oracle") else { return };
     for preset in [Preset::Slots4096Scale40Depth2, Preset::Slots8192Scale40Depth6] {
         let x = inputs(preset);
         let got = scenario(&*gpu, &x).expect("the wgpu device");
@@ -215,19 +253,6 @@ fn ring_ntt_on_ckks_primes_equals_the_oracle() {
     }
 }
 
-/// Until key switching is on the device the capability is not declared, and the
-/// key-switching methods refuse with `Unsupported` rather than compute anything.
-#[test]
-fn key_switching_is_refused_and_the_capability_not_declared() {
-    let Some(gpu) = backend("key_switching_is_refused_and_the_capability_not_declared") else { return };
-    assert!(gpu.ckks().is_none());
-    let x = inputs(Preset::Slots4096Scale40Depth2);
-    let rlk = x.keys.eval.relin.as_ref().expect("relinearization key");
-    assert!(matches!(gpu.prepare_key(rlk), Err(Error::Unsupported { .. })));
-    let a = gpu.upload(&x.a).unwrap();
-    assert!(matches!(gpu.hoist(&a), Err(Error::Unsupported { .. })));
-}
-
 /// Bad input is a clear error, never a panic.
 #[test]
 fn bad_ckks_input_is_a_clear_error() {
@@ -241,10 +266,22 @@ fn bad_ckks_input_is_a_clear_error() {
     let err = |r: Result<fhe_api::ckks::Ciphertext>| r.expect_err("an error").to_string();
     assert!(err(gpu.add_const(&a, &short, m.clone())).contains("residues per part"));
     assert!(err(gpu.mul_monomial(&a, 2 * p.n(), m.clone())).contains("below 2N"));
+    let rlk = gpu.prepare_key(x.keys.eval.relin.as_ref().unwrap()).unwrap();
+    let g = gpu.prepare_key(x.keys.eval.galois.values().next().unwrap()).unwrap();
+    assert!(err(gpu.apply_galois(&a, &rlk, m.clone())).contains("not a Galois key"));
+    assert!(err(gpu.mul_relin(&a, &a, &g, m.clone())).contains("relinearization key"));
     assert!(err(gpu.mod_raise(&a, m.clone())).contains("mod_raise"));
     let low = gpu.drop_to_level(&a, meta(0)).unwrap();
     assert!(err(gpu.rescale(&low, meta(0))).contains("rescale"));
     assert!(err(gpu.rescale(&a, m.clone())).contains("result metadata"));
+    let h = gpu.hoist(&a).unwrap();
+    let lazy = gpu.apply_galois_lazy(&h, &[&g], m.clone()).unwrap();
+    let plain = gpu.upload_plaintext(&x.plain).unwrap();
+    assert!(gpu
+        .ext_mul_plain(&lazy[0], &plain, m.clone())
+        .expect_err("a plain plaintext")
+        .to_string()
+        .contains("extended"));
     let theirs = oracle().upload(&x.a).unwrap();
     assert!(err(gpu.add(&a, &theirs, m.clone())).contains("belongs to backend cpu"));
 }

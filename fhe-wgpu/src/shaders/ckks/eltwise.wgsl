@@ -26,6 +26,8 @@ const OP_SUB_SCALE_ADD: u32 = 12u;
 const OP_SUB_SCALE_PERM: u32 = 13u;
 const OP_PERM_SCALE_ADD: u32 = 14u;
 const OP_ZERO: u32 = 15u;
+const OP_SUB_SCALE: u32 = 16u;
+const OP_SCALE: u32 = 17u;
 
 fn y_at(part: u32, l: u32, s: u32) -> u64 {
     let at = part * args.y_stride + s;
@@ -87,6 +89,8 @@ fn eltwise(
             }
             case OP_PERM_SCALE_ADD: { out[o] = add_q(out[o], mul_at(z_at(part, l, s), sc[args.a_off + l], r), q); }
             case OP_ZERO: { out[o] = 0lu; }
+            case OP_SUB_SCALE: { out[o] = mul_at(sub_q(xs[xi], y_at(part, l, s), q), sc[args.a_off + l], r); }
+            case OP_SCALE: { out[o] = mul_at(xs[xi], sc[args.a_off + l], r); }
             default: {}
         }
     }

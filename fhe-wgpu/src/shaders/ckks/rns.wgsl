@@ -35,6 +35,10 @@ struct Args {
     aux1: u32,
     aux2: u32,
     aux3: u32,
+    w0: u32,
+    w1: u32,
+    w2: u32,
+    w3: u32,
 }
 
 @group(0) @binding(0) var<storage, read> tables: array<u64>;
