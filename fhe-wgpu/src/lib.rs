@@ -5,13 +5,15 @@
 //! Every kernel does exact modular arithmetic in 64-bit shader integers
 //! (`SHADER_INT64`): Montgomery multiplication with `R = 2^32` for the 25- and 27-bit
 //! rings and `R = 2^64` (a 128-bit product built from 32-bit halves) for the 54-bit
-//! ring. An adapter without 64-bit integers is reported unavailable with that cause.
-//! Every result is fully reduced, so the bytes equal the CPU oracle's.
+//! ring and CKKS's primes (up to 62 bits, read from a table at run time). An adapter
+//! without 64-bit integers is reported unavailable with that cause. Every result is
+//! fully reduced, so the bytes equal the CPU oracle's.
 //!
 //! Modules: [`device`] (adapter, device, buffers, error scopes), [`ring`] (a set's
 //! constants, tables, shader source and compiled pipelines), [`ntt`] (batched
 //! transforms), [`tfhe`] (resident keys; `tfhe/bootstrap.rs`: blind rotation and
-//! extraction; `tfhe/keyswitch.rs`: key switching).
+//! extraction; `tfhe/keyswitch.rs`: key switching), [`ckks`] (the CKKS capability on
+//! resident buffers, one file per op family).
 
 pub mod ckks;
 pub mod device;

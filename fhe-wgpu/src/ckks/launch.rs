@@ -1,7 +1,7 @@
 //! How a CKKS operation reaches the device: one shader module of run-time-prime kernels
-//! (`shaders/ckks/*.wgsl`, one bind-group layout for all), the argument block they
-//! share ([`Args`]), and [`Ctx`], which records an operation's dispatches and submits
-//! them in one compute pass. wgpu orders dispatches of a pass and keeps every buffer a
+//! (`shaders/ckks/`: `rns`, `ntt`, `eltwise`, `rescale`, `convert`, `keyswitch`; one
+//! bind-group layout for all), the argument block they share ([`Args`]), and [`Ctx`],
+//! which records an operation's dispatches and submits them in one compute pass. wgpu orders dispatches of a pass and keeps every buffer a
 //! recorded bind group names alive until the device is done with it, so an operation
 //! needs no synchronize: only a download waits.
 
@@ -15,6 +15,7 @@ use crate::device::{layout_entries, Binding, Gpu};
 const RNS: &str = include_str!("../shaders/ckks/rns.wgsl");
 const NTT: &str = include_str!("../shaders/ckks/ntt.wgsl");
 const ELTWISE: &str = include_str!("../shaders/ckks/eltwise.wgsl");
+const RESCALE: &str = include_str!("../shaders/ckks/rescale.wgsl");
 const CONVERT: &str = include_str!("../shaders/ckks/convert.wgsl");
 const KEYSWITCH: &str = include_str!("../shaders/ckks/keyswitch.wgsl");
 
@@ -27,7 +28,7 @@ const MAX_GROUPS: u32 = 65_535;
 
 /// The WGSL of the CKKS module: the shared helpers, then each kernel file.
 pub(crate) fn shader_source() -> String {
-    format!("{RNS}\n{NTT}\n{ELTWISE}\n{CONVERT}\n{KEYSWITCH}")
+    format!("{RNS}\n{NTT}\n{ELTWISE}\n{RESCALE}\n{CONVERT}\n{KEYSWITCH}")
 }
 
 /// The argument block of every CKKS kernel (`struct Args` in `rns.wgsl`): word offsets
