@@ -198,8 +198,13 @@ impl<'a> Ctx<'a> {
                 .ok_or_else(|| Error::InvalidInput(format!("{work} transforms in one dispatch")))?,
             _ => work.div_ceil(WG as usize).min(MAX_GROUPS as usize) as u32,
         };
-        if (work as u64) * 4 > u32::MAX as u64 {
-            return Err(Error::InvalidInput(format!("{work} words in one dispatch (32-bit word indices)")));
+        // The shaders index words in 32 bits, with room for one grid stride past the end.
+        let words = match kernel {
+            Kernel::NttForward | Kernel::NttInverse => work as u64 * self.n() as u64,
+            _ => work as u64,
+        };
+        if words + (MAX_GROUPS * WG) as u64 > u32::MAX as u64 {
+            return Err(Error::InvalidInput(format!("{words} words in one dispatch (32-bit word indices)")));
         }
         let uniform = self.gpu.scoped("ckks arguments", || {
             wgpu::util::DeviceExt::create_buffer_init(

@@ -289,8 +289,13 @@ fn bad_ckks_input_is_a_clear_error() {
 /// The pinned insecure bootstrap (ModRaise, the lazy-ModDown transforms, EvalMod)
 /// replays on the device with the pinned words. The levelled CKKS corpus and a
 /// fresh-seed dispatch run in CI's wgpu lane (`scripts/test`: `equiv sweep` replays it,
-/// `equiv dispatch`), so they are not repeated here.
+/// `equiv dispatch`), so they are not repeated here; this replay takes about 110 s on
+/// lavapipe (2 shared cores) and the conformance suite's
+/// `ckks_insecure_bootstrap_byte_equal_to_oracle` already compares a bootstrap's words
+/// with the oracle's, so CI leaves it out (`cargo xtask kat replay --backend wgpu` runs
+/// it too).
 #[test]
+#[ignore = "about 110 s on lavapipe; run with --ignored or `cargo xtask kat replay --backend wgpu`"]
 fn ckks_bootstrap_kat_replays_byte_equal() {
     use fhe_kat::ckks::CkksBootstrap;
     use fhe_kat::{replay, Corpus};
