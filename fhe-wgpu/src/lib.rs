@@ -5,14 +5,17 @@
 //! Every kernel does exact modular arithmetic in 64-bit shader integers
 //! (`SHADER_INT64`): Montgomery multiplication with `R = 2^32` for the 25- and 27-bit
 //! rings and `R = 2^64` (a 128-bit product built from 32-bit halves) for the 54-bit
-//! ring. An adapter without 64-bit integers is reported unavailable with that cause.
-//! Every result is fully reduced, so the bytes equal the CPU oracle's.
+//! ring and CKKS's primes (up to 62 bits, read from a table at run time). An adapter
+//! without 64-bit integers is reported unavailable with that cause. Every result is
+//! fully reduced, so the bytes equal the CPU oracle's.
 //!
 //! Modules: [`device`] (adapter, device, buffers, error scopes), [`ring`] (a set's
 //! constants, tables, shader source and compiled pipelines), [`ntt`] (batched
 //! transforms), [`tfhe`] (resident keys; `tfhe/bootstrap.rs`: blind rotation and
-//! extraction; `tfhe/keyswitch.rs`: key switching).
+//! extraction; `tfhe/keyswitch.rs`: key switching), [`ckks`] (the CKKS capability on
+//! resident buffers, one file per op family).
 
+pub mod ckks;
 pub mod device;
 pub mod ntt;
 pub mod ring;
@@ -54,6 +57,8 @@ pub struct WgpuBackend {
     /// Each set's compiled pipelines and tables, keyed by the set: a new set is a new
     /// key, never an index past a fixed array.
     sets: KeyedCache<ParamSet, Pipelines>,
+    /// The CKKS module, plans and prime tables (`ckks`), built on first use.
+    ckks: ckks::CkksState,
 }
 
 impl WgpuBackend {
@@ -68,7 +73,7 @@ impl WgpuBackend {
                 });
             }
         }
-        Ok(WgpuBackend { gpu: Gpu::open(options.device)?, sets: KeyedCache::new() })
+        Ok(WgpuBackend { gpu: Gpu::open(options.device)?, sets: KeyedCache::new(), ckks: Default::default() })
     }
 
     /// The compiled pipelines and tables of `set`, built on first use; looked up once
@@ -83,11 +88,13 @@ impl WgpuBackend {
 }
 
 impl WgpuBackend {
-    /// One direction over a batch of the ring `(n, q)`: the pipelines are built per
-    /// bit-scheme set, so an NTT over any other ring (a CKKS prime) is not in WGSL yet.
+    /// One direction over a batch of the ring `(n, q)`: a bit-scheme set's ring through
+    /// its compiled pipelines, any other ring (a CKKS prime) through the CKKS module's
+    /// run-time-prime NTT.
     fn transform(&self, n: PolynomialSize, q: RingModulus, data: &mut [u64], dir: ntt::Direction) -> Result<()> {
-        let set = ParamSet::for_ring(n, q)
-            .ok_or_else(|| Error::Unsupported { backend: self.name(), scheme: "NTT over an arbitrary ring (CKKS)" })?;
+        let Some(set) = ParamSet::for_ring(n, q) else {
+            return self.ring_transform_any(n, q, data, dir == ntt::Direction::Forward);
+        };
         check_ring_input(n, q, data)?;
         ntt::run(&self.gpu, &*self.pipelines(set)?, set, data, dir)
     }
@@ -153,6 +160,10 @@ impl Backend for WgpuBackend {
 
     fn device_info(&self) -> DeviceInfo {
         self.gpu.device_info()
+    }
+
+    fn ckks(&self) -> Option<&dyn fhe_api::ops::CkksOps> {
+        Some(self)
     }
 }
 
