@@ -10,8 +10,10 @@
 //! | `refusals` | misuse, other key sets, spent levels and overflowing scales are typed errors |
 //! | `keys` | keys made later from the secret key, sparse packing, bytes through the context |
 //! | `circuits` | Chebyshev series, linear transforms, slot sums, bootstrapping (insecure `N = 2^12`) |
+//! | `each_op` | each `CkksOps` method's words against the oracle's, bad input refused (device backends) |
 
 pub mod circuits;
+pub mod each_op;
 pub mod functional;
 mod keys;
 mod ops;
