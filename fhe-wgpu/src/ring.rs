@@ -14,6 +14,8 @@ use crate::tfhe;
 const COMMON: &str = include_str!("shaders/common.wgsl");
 const MONT32: &str = include_str!("shaders/mont32.wgsl");
 const MONT64: &str = include_str!("shaders/mont64.wgsl");
+/// `mulhi` for 64-bit words, shared by [`MONT64`] and the CKKS module.
+pub(crate) const MULHI64: &str = include_str!("shaders/mulhi64.wgsl");
 pub const NTT: &str = include_str!("shaders/ntt.wgsl");
 
 /// Invocations per workgroup (WebGPU's default limit is 256).
@@ -128,7 +130,7 @@ pub fn shader(set: ParamSet, m: &Mont, body: &str) -> String {
         ninv_r = m.to_mont(ninv),
         wg = WG,
     );
-    let arith = if m.log_r == 32 { MONT32 } else { MONT64 };
+    let arith = if m.log_r == 32 { MONT32.to_string() } else { format!("{MULHI64}\n{MONT64}") };
     format!("{header}\n{arith}\n{COMMON}\n{body}")
 }
 

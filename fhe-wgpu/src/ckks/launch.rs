@@ -28,7 +28,8 @@ const MAX_GROUPS: u32 = 65_535;
 
 /// The WGSL of the CKKS module: the shared helpers, then each kernel file.
 pub(crate) fn shader_source() -> String {
-    format!("{RNS}\n{NTT}\n{ELTWISE}\n{RESCALE}\n{CONVERT}\n{KEYSWITCH}")
+    let mulhi = crate::ring::MULHI64;
+    format!("{mulhi}\n{RNS}\n{NTT}\n{ELTWISE}\n{RESCALE}\n{CONVERT}\n{KEYSWITCH}")
 }
 
 /// The argument block of every CKKS kernel (`struct Args` in `rns.wgsl`): word offsets

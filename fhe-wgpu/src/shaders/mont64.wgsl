@@ -1,20 +1,5 @@
 // Montgomery arithmetic with R = 2^64, for any odd Q < 2^63 (the 54-bit ring).
-// Requires SHADER_INT64. The 64x64 -> 128 high half is built from 32-bit halves
-// (WGSL has no mulhi); every partial sum below fits in 64 bits.
-
-fn mulhi(a: u64, b: u64) -> u64 {
-    let m = 0xfffffffflu;
-    let a0 = a & m;
-    let a1 = a >> 32u;
-    let b0 = b & m;
-    let b1 = b >> 32u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let p11 = a1 * b1;
-    let mid = (p00 >> 32u) + (p01 & m) + (p10 & m);
-    return p11 + (p01 >> 32u) + (p10 >> 32u) + (mid >> 32u);
-}
+// Requires SHADER_INT64; `mulhi` comes from `mulhi64.wgsl`, prepended.
 
 // a * b / R mod Q, fully reduced, for a, b < Q. With b = c R mod Q this is a * c mod Q.
 // REDC, subtractive form: m = lo Q^-1 mod R makes m Q agree with a b in the low word,
