@@ -253,10 +253,10 @@ mod tests {
         );
         assert_eq!(bits.verdict(), Verdict::Failed("sweep: mismatches found".into()));
 
-        let why = "wgpu declares no CKKS capability (Backend::ckks() is None)";
+        let why = "a-backend-without-ckks declares no CKKS capability (Backend::ckks() is None)";
         let ckks = DispatchReport::<Ckks> {
             oracle: "cpu:reference".into(),
-            target: "wgpu".into(),
+            target: "a-backend-without-ckks".into(),
             sets: vec![set(Preset::Slots4096Scale40Depth2, 0, Some(why))],
         };
         assert_eq!(
@@ -267,7 +267,7 @@ mod tests {
             )
         );
         assert_eq!(ckks.verdict(), Verdict::Skipped(why.into()));
-        let replay = ReplayReport::<Ckks>::new("wgpu".into(), 8, Some(why.into()));
+        let replay = ReplayReport::<Ckks>::new("a-backend-without-ckks".into(), 8, Some(why.into()));
         assert_eq!(replay.to_string(), format!("KAT CKKS skipped: 0/8 entries run ({why})\n"));
         let mut replay = ReplayReport::<Ckks>::new("cpu".into(), 8, None);
         replay.passed = 7;
