@@ -214,6 +214,23 @@ impl Isa {
         }
         Isa::Portable
     }
+
+    /// Every copy of the kernels this CPU can run, the portable one first: what tests
+    /// compare against each other.
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Isa> {
+        let mut isas = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx2") {
+                isas.push(Isa::Avx2);
+            }
+            if Isa::detect() == Isa::Avx512 {
+                isas.push(Isa::Avx512);
+            }
+        }
+        isas
+    }
 }
 
 #[cfg(test)]

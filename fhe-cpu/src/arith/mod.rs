@@ -161,7 +161,7 @@ pub fn dot_const_path(m: &Modulus, bounds: &[u64], w: &[u64]) -> DotConst {
         if dot_const_fits(m, bounds, w) && ifma::takes(m.q) {
             return DotConst::Ifma;
         }
-        if bounds.len() <= 16 && bounds.iter().all(|&b| b <= 1 << 60) && wide::takes(m.q) {
+        if bounds.len() <= wide::MAX_TERMS && bounds.iter().all(|&b| b <= 1 << 60) && wide::takes(m.q) {
             return DotConst::Wide;
         }
     }

@@ -21,7 +21,7 @@ const L: usize = 8;
 const M52: i64 = (1 << 52) - 1;
 
 /// Products a sum takes before it is reduced: `16 (Q - 1)^2 + Q < 2^124` for `Q < 2^60`.
-const MAX_TERMS: usize = 16;
+pub(super) const MAX_TERMS: usize = 16;
 
 /// Whether the kernels take `q` on this CPU.
 pub(super) fn takes(q: u64) -> bool {

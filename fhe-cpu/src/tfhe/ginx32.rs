@@ -419,16 +419,7 @@ mod tests {
     #[test]
     fn kernel_copies_agree() {
         use rand_chacha::rand_core::{RngCore, SeedableRng};
-        let mut isas = vec![Isa::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx2") {
-                isas.push(Isa::Avx2);
-            }
-            if Isa::detect() == Isa::Avx512 {
-                isas.push(Isa::Avx512);
-            }
-        }
+        let isas = Isa::available();
         for set in [fhe_api::ParamSet::PN10QP27, fhe_api::ParamSet::PN10QP25Q] {
             let ring = crate::tfhe::ring::Ring::new(set, "reference").unwrap();
             let (n, q) = (ring.n(), ring.modulus.q);

@@ -385,21 +385,6 @@ mod tests {
         (0..len).map(|_| rng.next_u64() % q).collect()
     }
 
-    /// Every copy of the kernels this CPU can run.
-    fn available_isas() -> Vec<Isa> {
-        let mut isas = vec![Isa::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx2") {
-                isas.push(Isa::Avx2);
-            }
-            if Isa::detect() == Isa::Avx512 {
-                isas.push(Isa::Avx512);
-            }
-        }
-        isas
-    }
-
     /// Every reduction against `u128 %`, at random and at the edges of its range.
     #[test]
     fn reductions_are_exact() {
@@ -489,7 +474,7 @@ mod tests {
         poly[..4].copy_from_slice(&[0, q - 1, q / 2, q / 2 + 1]);
         let mut want = vec![vec![0u64; n]; levels];
         ring.decompose(&poly, &mut want);
-        for isa in available_isas() {
+        for isa in Isa::available() {
             let mut got = vec![0u64; (levels - 1) * n];
             decompose_lower(isa, q, ring.params.bsk_base_log.0, levels, &poly, &mut got);
             assert!(got.chunks_exact(n).zip(&want).all(|(g, w)| g == &w[..]), "{isa:?}");
@@ -534,7 +519,7 @@ mod tests {
                     want_eval[h * n + j] = (eval[h * n + j] + u) % q;
                 }
             }
-            for isa in available_isas() {
+            for isa in Isa::available() {
                 let (mut upd, mut ev) = (vec![0u64; 2 * n], eval.clone());
                 let rows = Rows::whole(n, &lower, &mut ev);
                 ginx_step(isa, w, rows, &pair, [&mono_p, &mono_m], &mut upd, &mut Ahead::none());

@@ -9,21 +9,6 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 
 const Q54: u64 = 18_014_398_509_404_161;
 
-/// Every copy of the kernel this CPU can run.
-fn available_isas() -> Vec<Isa> {
-    let mut isas = vec![Isa::Portable];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx2") {
-            isas.push(Isa::Avx2);
-        }
-        if Isa::detect() == Isa::Avx512 {
-            isas.push(Isa::Avx512);
-        }
-    }
-    isas
-}
-
 /// Random words, and all words `Q - 1` (the largest sums), with 3 and 7 terms and up
 /// to 16 rows, for the 54-bit ring (limb kernels) and a modulus without their form
 /// (the `u128` kernel).
@@ -60,7 +45,7 @@ fn kernel_matches_a_direct_computation() {
                 });
             }
         }
-        for isa in available_isas() {
+        for isa in Isa::available() {
             let mut upd = vec![0u64; 2 * n];
             kernel(isa, w, &r, &group, &mono, &mut upd);
             assert!(upd == want, "q {q}, {levels} levels, {terms} terms, top {top}, {isa:?}");
@@ -157,7 +142,7 @@ fn kernel_time_per_isa() {
     interleave_group(&keys, terms, 2 * levels, n, &mut group);
     let r = Rows { lower: &lower, eval: &eval, n, levels };
     let mut upd = vec![0u64; 2 * n];
-    for isa in available_isas() {
+    for isa in Isa::available() {
         let start = std::time::Instant::now();
         for _ in 0..200 {
             kernel(isa, Wide::new(q).unwrap(), &r, &group, &mono, &mut upd);
