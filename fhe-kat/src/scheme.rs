@@ -181,6 +181,25 @@ pub trait Scheme: Sized + 'static {
     ) -> Result<()>;
 }
 
+/// The names of the fields flagged as differing, in order: the first part of every
+/// scheme's [`Scheme::entry_diff`].
+pub(crate) fn changed_fields(fields: &[(&str, bool)]) -> Vec<String> {
+    fields.iter().filter(|(_, differs)| *differs).map(|(name, _)| name.to_string()).collect()
+}
+
+/// The surfaces of the outputs that differ between two versions, position by position
+/// (an output present in one version only is a change), named by `surface`.
+pub(crate) fn changed_outputs<T: PartialEq>(old: &[T], new: &[T], surface: impl Fn(&T) -> &str) -> Vec<String> {
+    (0..old.len().max(new.len()))
+        .filter_map(|i| match (old.get(i), new.get(i)) {
+            (Some(a), Some(b)) if a == b => None,
+            (Some(a), _) => Some(surface(a).to_string()),
+            (None, Some(b)) => Some(surface(b).to_string()),
+            (None, None) => None,
+        })
+        .collect()
+}
+
 /// SHA-256 of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
     use sha2::{Digest, Sha256};
@@ -190,4 +209,21 @@ pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
 /// `s` decoded from hex; the error names the entry and what was read.
 pub(crate) fn unhex(entry: &str, what: &str, s: &str) -> Result<Vec<u8>> {
     hex::decode(s).map_err(|e| Error::Corpus(format!("{entry}: bad {what} hex: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{changed_fields, changed_outputs};
+
+    /// Flagged fields in order; outputs that differ or exist in one version only, by
+    /// surface name.
+    #[test]
+    fn diffs_name_what_changed() {
+        assert_eq!(changed_fields(&[("seed", true), ("sk", false), ("pk", true)]), ["seed", "pk"]);
+        assert!(changed_fields(&[("seed", false)]).is_empty());
+        let (old, new) = (vec![("a", 1), ("b", 2), ("c", 3)], vec![("a", 1), ("b", 5)]);
+        assert_eq!(changed_outputs(&old, &new, |o| o.0), ["b", "c"]);
+        assert_eq!(changed_outputs(&new, &old, |o| o.0), ["b", "c"]);
+        assert!(changed_outputs(&old, &old, |o| o.0).is_empty());
+    }
 }

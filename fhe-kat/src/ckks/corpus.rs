@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::surfaces::{CkksComputed, MIN_BITS};
 use super::{Ckks, DECODED_SLOTS, DECODED_TOLERANCE};
-use crate::scheme::{sha256, CaseSeeds, Scheme};
+use crate::scheme::{changed_fields, sha256, CaseSeeds, Scheme};
 use crate::{Error, Result};
 
 /// The format tag of a CKKS corpus file.
@@ -187,12 +187,8 @@ pub(crate) fn new_file(preset: Preset, generator: String, entries: Vec<CkksEntry
 
 /// The fields and surfaces that differ between two versions of an entry.
 pub(crate) fn entry_diff(old: &CkksEntry, new: &CkksEntry) -> Vec<String> {
-    let mut what: Vec<String> =
-        [("seed", old.seed != new.seed), ("encrypt_seeds", old.encrypt_seeds != new.encrypt_seeds)]
-            .into_iter()
-            .filter(|(_, differs)| *differs)
-            .map(|(name, _)| name.to_string())
-            .collect();
+    let mut what =
+        changed_fields(&[("seed", old.seed != new.seed), ("encrypt_seeds", old.encrypt_seeds != new.encrypt_seeds)]);
     what.extend(surfaces_diff((&old.digests, &old.outputs), (&new.digests, &new.outputs)));
     what
 }

@@ -5,7 +5,7 @@ use fhe_api::ParamSet;
 use serde::{Deserialize, Serialize};
 
 use super::surfaces::{bits, Computed};
-use crate::scheme::{sha256, CaseSeeds};
+use crate::scheme::{changed_fields, changed_outputs, sha256, CaseSeeds};
 use crate::{Error, Result};
 
 /// The format tag of a corpus file.
@@ -98,7 +98,7 @@ pub(crate) fn record(params: ParamSet, seeds: &CaseSeeds, c: Computed, generator
 
 /// The fields and surfaces that differ between two versions of an entry.
 pub(crate) fn entry_diff(old: &KatEntry, new: &KatEntry) -> Vec<String> {
-    let mut what: Vec<String> = [
+    let mut what = changed_fields(&[
         ("params", old.params != new.params),
         ("index", old.index != new.index),
         ("seed", old.seed != new.seed),
@@ -107,18 +107,7 @@ pub(crate) fn entry_diff(old: &KatEntry, new: &KatEntry) -> Vec<String> {
         ("sk", old.sk_sha256 != new.sk_sha256),
         ("pk", old.pk_sha256 != new.pk_sha256),
         ("ek", old.ek_sha256 != new.ek_sha256),
-    ]
-    .into_iter()
-    .filter(|(_, differs)| *differs)
-    .map(|(name, _)| name.to_string())
-    .collect();
-    for i in 0..old.outputs.len().max(new.outputs.len()) {
-        match (old.outputs.get(i), new.outputs.get(i)) {
-            (Some(a), Some(b)) if a == b => {}
-            (Some(a), _) => what.push(a.surface.clone()),
-            (None, Some(b)) => what.push(b.surface.clone()),
-            (None, None) => {}
-        }
-    }
+    ]);
+    what.extend(changed_outputs(&old.outputs, &new.outputs, |o| &o.surface));
     what
 }

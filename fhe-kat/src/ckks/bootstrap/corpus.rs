@@ -11,7 +11,7 @@ use crate::ckks::corpus::{record_digests, record_outputs, surfaces_diff, CkksDig
 use crate::ckks::equiv::{check_entry as check_ckks, Stored};
 use crate::ckks::DECODED_TOLERANCE;
 use crate::compare::Checker;
-use crate::scheme::{CaseSeeds, Scheme};
+use crate::scheme::{changed_fields, CaseSeeds, Scheme};
 use crate::{Error, Result};
 
 /// The format tag of a bootstrap corpus file.
@@ -167,15 +167,11 @@ pub(crate) fn check_entry(
 
 /// The fields and surfaces that differ between two versions of an entry.
 pub(crate) fn entry_diff(old: &BootstrapEntry, new: &BootstrapEntry) -> Vec<String> {
-    let mut what: Vec<String> = [
+    let mut what = changed_fields(&[
         ("case", old.case != new.case),
         ("seed", old.seed != new.seed),
         ("encrypt_seeds", old.encrypt_seeds != new.encrypt_seeds),
-    ]
-    .into_iter()
-    .filter(|(_, differs)| *differs)
-    .map(|(name, _)| name.to_string())
-    .collect();
+    ]);
     what.extend(surfaces_diff((&old.digests, &old.outputs), (&new.digests, &new.outputs)));
     what
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::surfaces::PbsComputed;
 use super::{case_of, Pbs};
 use crate::compare::Checker;
-use crate::scheme::{unhex, CaseSeeds, Scheme};
+use crate::scheme::{changed_fields, changed_outputs, unhex, CaseSeeds, Scheme};
 use crate::{Error, Result};
 
 /// The format tag of a PBS corpus file.
@@ -196,7 +196,7 @@ pub(crate) fn compare(check: &mut Checker, target: &str, o: &PbsComputed, t: &Pb
 
 /// The fields and surfaces that differ between two versions of an entry.
 pub(crate) fn entry_diff(old: &PbsEntry, new: &PbsEntry) -> Vec<String> {
-    let mut what: Vec<String> = [
+    let mut what = changed_fields(&[
         ("case", old.case != new.case),
         ("seed", old.seed != new.seed),
         ("encrypt_seeds", old.encrypt_seeds != new.encrypt_seeds),
@@ -204,18 +204,7 @@ pub(crate) fn entry_diff(old: &PbsEntry, new: &PbsEntry) -> Vec<String> {
         ("sk", old.sk_sha256 != new.sk_sha256),
         ("pk", old.pk_sha256 != new.pk_sha256),
         ("ek", old.ek_sha256 != new.ek_sha256),
-    ]
-    .into_iter()
-    .filter(|(_, differs)| *differs)
-    .map(|(name, _)| name.to_string())
-    .collect();
-    for i in 0..old.outputs.len().max(new.outputs.len()) {
-        match (old.outputs.get(i), new.outputs.get(i)) {
-            (Some(a), Some(b)) if a == b => {}
-            (Some(a), _) => what.push(a.surface.clone()),
-            (None, Some(b)) => what.push(b.surface.clone()),
-            (None, None) => {}
-        }
-    }
+    ]);
+    what.extend(changed_outputs(&old.outputs, &new.outputs, |o| &o.surface));
     what
 }
