@@ -134,7 +134,8 @@ fn blind_rotate(
     s.eval.copy_from_slice(&s.acc);
     ring.ntt.forward(&mut s.eval[n..]); // NTT(0) = 0 for the `a` part
     let group_len = terms * 2 * rows * n;
-    for (g, group_key) in key.bsk.chunks_exact(group_len).enumerate().take(p.n() / k) {
+    let groups = &key.bsk[..p.n() / k * group_len];
+    for (g, group_key) in groups.chunks_exact(group_len).enumerate() {
         let mut a = [0usize; 3];
         for (j, a) in a.iter_mut().enumerate().take(k) {
             *a = ms_to_2n(ct.a()[g * k + j], logq, log2n);
@@ -142,21 +143,25 @@ fn blind_rotate(
         if a.iter().all(|&x| x == 0) {
             continue; // every X^<a,t> - 1 is 0: the step is the identity.
         }
-        step(ring, wide, &a[..k], group_key, &mut s);
+        // This group's key arrives while the step's NTTs and kernel run, and the first
+        // eighth of the next group's during its inverse NTTs: the kernel then finds its
+        // words in cache instead of waiting on memory (a group is 131 KiB to 917 KiB).
+        let next = groups.get((g + 1) * group_len..(g + 1) * group_len + group_len / 8).unwrap_or(&[]);
+        step(ring, wide, &a[..k], group_key, &mut Ahead::two(group_key, next), &mut s);
     }
     sample_extract(ring, key.tag, &s.acc[..n], &s.acc[n..])
 }
 
 /// One step: the lower digits' NTTs, the monomials, the kernel, then `eval += upd` and
 /// `acc += INTT(upd)`.
-fn step(ring: &Ring, wide: Wide, a: &[usize], group_key: &[u64], s: &mut State) {
+fn step(ring: &Ring, wide: Wide, a: &[usize], group_key: &[u64], ahead: &mut Ahead, s: &mut State) {
     let n = ring.n();
     let (q, levels) = (ring.modulus.q, ring.params.bsk_levels.0);
     let lower_len = (levels - 1) * n;
     for (acc, lower) in s.acc.chunks_exact(n).zip(s.lower.chunks_exact_mut(lower_len)) {
         crate::tfhe::decompose::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, lower);
         for d in lower.chunks_exact_mut(n) {
-            ring.ntt.forward_streaming(d, &mut Ahead::none());
+            ring.ntt.forward_streaming(d, ahead);
         }
     }
     let two_n = 2 * n;
@@ -166,10 +171,10 @@ fn step(ring: &Ring, wide: Wide, a: &[usize], group_key: &[u64], s: &mut State) 
         ring.monomial_minus_one(e, mono);
     }
     let rows = Rows { lower: &s.lower, eval: &s.eval, n, levels };
-    kernel(ring.isa, wide, &rows, group_key, &s.mono, &mut s.upd);
+    kernel(ring.isa, wide, &rows, group_key, &s.mono, &mut s.upd, ahead);
     crate::tfhe::ginx64::add_mod(q, &mut s.eval, &s.upd);
     for (u, acc) in s.upd.chunks_exact_mut(n).zip(s.acc.chunks_exact_mut(n)) {
-        ring.ntt.inverse_streaming(u, &mut Ahead::none());
+        ring.ntt.inverse_streaming(u, ahead);
         crate::tfhe::ginx64::add_mod(q, acc, u);
     }
 }
@@ -199,8 +204,17 @@ impl Rows<'_> {
 
 /// `upd[h] = sum_t (sum_r d_r K_t[r][h]) mono_t`, every slot, in `[0, Q)`: the limb kernel
 /// where the modulus is `2^54 - c` with `c < 2^17` (vectorized for AVX-512 or AVX2 where
-/// the CPU has them), the `u128` kernel otherwise. The same words either way.
-pub(crate) fn kernel(isa: Isa, w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64]) {
+/// the CPU has them), the `u128` kernel otherwise. The same words either way. `next`
+/// prefetches: what it has left is spread over the chunks.
+pub(crate) fn kernel(
+    isa: Isa,
+    w: Wide,
+    rows: &Rows,
+    group_key: &[u64],
+    mono: &[u64],
+    upd: &mut [u64],
+    next: &mut Ahead,
+) {
     let (n, r) = (rows.n, 2 * rows.levels);
     let terms = mono.len() / n;
     assert!(
@@ -215,12 +229,12 @@ pub(crate) fn kernel(isa: Isa, w: Wide, rows: &Rows, group_key: &[u64], mono: &[
     match (isa, w.c) {
         // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx512, Some(_)) => unsafe { kernel_avx512(w, rows, group_key, mono, upd) },
+        (Isa::Avx512, Some(_)) => unsafe { kernel_avx512(w, rows, group_key, mono, upd, next) },
         // SAFETY: `Isa::detect` returned Avx2 only after checking the CPU supports AVX2.
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx2, Some(_)) => unsafe { kernel_avx2(w, rows, group_key, mono, upd) },
-        (_, Some(_)) => kernel_limbs::<4>(w, rows, group_key, mono, upd),
-        (_, None) => kernel_wide(w, rows, group_key, mono, upd),
+        (Isa::Avx2, Some(_)) => unsafe { kernel_avx2(w, rows, group_key, mono, upd, next) },
+        (_, Some(_)) => kernel_limbs::<4>(w, rows, group_key, mono, upd, next),
+        (_, None) => kernel_wide(w, rows, group_key, mono, upd, next),
     }
 }
 
@@ -230,7 +244,7 @@ pub(crate) fn kernel(isa: Isa, w: Wide, rows: &Rows, group_key: &[u64], mono: &[
 /// `ginx64`'s bounds, reduced by its `reduce_limbs`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn kernel_avx512(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64]) {
+fn kernel_avx512(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64], next: &mut Ahead) {
     use crate::tfhe::ginx64::reduce_limbs;
     use std::arch::x86_64::*;
     let (n, nrows) = (rows.n, 2 * rows.levels);
@@ -253,6 +267,7 @@ fn kernel_avx512(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mu
     }
     let (mask, cv, qv) = (_mm512_set1_epi64(MASK as i64), _mm512_set1_epi64(c as i64), _mm512_set1_epi64(w.q as i64));
     let zero = _mm512_setzero_si512();
+    let next_lines = next.lines_left().div_ceil(n / CHUNK);
     // SAFETY (every block below): the assert bounds each offset: `at + 8 <= n` in each
     // row, in each term's monomials and in each half of `upd`; the chunk's
     // `chunk_len` key words lie in `group_key`. Unaligned loads and stores only.
@@ -260,6 +275,7 @@ fn kernel_avx512(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mu
         let at = ch * CHUNK;
         // SAFETY: see above.
         let kc = unsafe { group_key.as_ptr().add(ch * chunk_len) };
+        next.touch_lines(next_lines);
         let (mut d0, mut d1) = ([zero; MAX_ROWS], [zero; MAX_ROWS]);
         for r in 0..nrows {
             // SAFETY: see above.
@@ -304,8 +320,8 @@ fn kernel_avx512(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mu
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn kernel_avx2(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64]) {
-    kernel_limbs::<4>(w, rows, group_key, mono, upd)
+fn kernel_avx2(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64], next: &mut Ahead) {
+    kernel_limbs::<4>(w, rows, group_key, mono, upd, next)
 }
 
 /// The kernel on `W` lanes of plain integer limb arithmetic (as `ginx64`'s
@@ -314,7 +330,14 @@ fn kernel_avx2(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut 
 /// which the compiler turns into `vpmuludq`; at most 16 rows or 7 terms per sum keep
 /// the sums within [`reduce_limbs_lane`]'s bounds.
 #[inline(always)]
-fn kernel_limbs<const W: usize>(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64]) {
+fn kernel_limbs<const W: usize>(
+    w: Wide,
+    rows: &Rows,
+    group_key: &[u64],
+    mono: &[u64],
+    upd: &mut [u64],
+    next: &mut Ahead,
+) {
     let (n, nrows) = (rows.n, 2 * rows.levels);
     let terms = mono.len() / n;
     let (q, c) = (w.q, w.c.unwrap_or(u64::MAX));
@@ -322,7 +345,9 @@ fn kernel_limbs<const W: usize>(w: Wide, rows: &Rows, group_key: &[u64], mono: &
     let limbs = |v: u64| (v & MASK, (v >> LIMB) & MASK);
     let chunk_len = terms * 2 * nrows * CHUNK;
     let (upd_a, upd_b) = upd.split_at_mut(n);
+    let next_lines = next.lines_left().div_ceil(n / CHUNK);
     for (ch, kc) in group_key.chunks_exact(chunk_len).enumerate() {
+        next.touch_lines(next_lines);
         for sub in (0..CHUNK).step_by(W) {
             let at = ch * CHUNK + sub;
             // The sums of `ext_t[h] mono_t` over the terms, per half.
@@ -365,11 +390,13 @@ fn kernel_limbs<const W: usize>(w: Wide, rows: &Rows, group_key: &[u64], mono: &
 /// The kernel in `u128` sums, for any modulus the 64-bit path takes: at most 16 rows
 /// or 7 terms of products below `Q^2` per sum, so every sum is below `16 Q^2`
 /// ([`Wide::reduce_wide`]).
-fn kernel_wide(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64]) {
+fn kernel_wide(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64], next: &mut Ahead) {
     let (n, nrows) = (rows.n, 2 * rows.levels);
     let terms = mono.len() / n;
     let chunk_len = terms * 2 * nrows * CHUNK;
+    let next_lines = next.lines_left().div_ceil(n / CHUNK);
     for (ch, kc) in group_key.chunks_exact(chunk_len).enumerate() {
+        next.touch_lines(next_lines);
         for l in 0..CHUNK {
             let at = ch * CHUNK + l;
             let mut out = [0u128; 2];

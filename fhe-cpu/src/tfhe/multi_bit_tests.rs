@@ -47,7 +47,7 @@ fn kernel_matches_a_direct_computation() {
         }
         for isa in Isa::available() {
             let mut upd = vec![0u64; 2 * n];
-            kernel(isa, w, &r, &group, &mono, &mut upd);
+            kernel(isa, w, &r, &group, &mono, &mut upd, &mut Ahead::none());
             assert!(upd == want, "q {q}, {levels} levels, {terms} terms, top {top}, {isa:?}");
         }
     }
@@ -145,7 +145,7 @@ fn kernel_time_per_isa() {
     for isa in Isa::available() {
         let start = std::time::Instant::now();
         for _ in 0..200 {
-            kernel(isa, Wide::new(q).unwrap(), &r, &group, &mono, &mut upd);
+            kernel(isa, Wide::new(q).unwrap(), &r, &group, &mono, &mut upd, &mut Ahead::none());
         }
         eprintln!("{isa:?}: {:.1} us a call", start.elapsed().as_secs_f64() * 1e6 / 200.0);
     }

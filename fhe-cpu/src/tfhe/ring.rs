@@ -70,12 +70,12 @@ impl Ring {
 
     /// `NTT(X^k) - 1` (evaluation form), `k` in `[0, 2N)`: slot `j` is `psi^(k e_j) - 1`.
     pub fn monomial_minus_one(&self, k: usize, out: &mut [u64]) {
-        let mask = 2 * self.n() - 1;
-        let q = self.modulus.q;
-        for (o, &e) in out.iter_mut().zip(&self.slot_exp) {
-            let p = self.psi_pow[(k * e as usize) & mask];
-            *o = if p == 0 { q - 1 } else { p - 1 };
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Avx512 && self.modulus.q < 1 << 60 && out.len() == self.n() && self.n() >= 16 {
+            // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
+            return unsafe { monomial_minus_one_avx512(self.modulus.q, &self.psi_pow, &self.slot_exp, k, out) };
         }
+        monomial_minus_one_body(self.modulus.q, &self.psi_pow, &self.slot_exp, k, out);
     }
 
     /// [`Ring::monomial_minus_one`] for `X^k` and `X^-k` at once, as 32-bit words
@@ -147,7 +147,13 @@ mod tests {
 
     #[test]
     fn monomial_tables_agree_with_the_ntt() {
-        let ring = Ring::new(ParamSet::PN10QP27, "reference").unwrap();
+        for set in [ParamSet::PN10QP27, ParamSet::M2C2] {
+            monomials_agree_with_the_ntt(set);
+        }
+    }
+
+    fn monomials_agree_with_the_ntt(set: ParamSet) {
+        let ring = Ring::new(set, "reference").unwrap();
         let n = ring.n();
         let q = ring.modulus.q;
         for k in [1usize, 5, n - 1, n, n + 3, 2 * n - 1] {
@@ -159,7 +165,23 @@ mod tests {
             ring.ntt.forward(&mut mono);
             let mut table = vec![0u64; n];
             ring.monomial_minus_one(k, &mut table);
-            assert_eq!(mono, table, "k={k}");
+            assert_eq!(mono, table, "{set} k={k}");
+        }
+    }
+
+    /// The doubling kernel (where this CPU runs it) gives the table's words for every `k`,
+    /// on the 54-bit ring and a 27-bit one.
+    #[test]
+    fn monomial_kernel_matches_the_table() {
+        for set in [ParamSet::M2C2, ParamSet::PN10QP27] {
+            let ring = Ring::new(set, "reference").unwrap();
+            let n = ring.n();
+            for k in 0..4 * n {
+                let (mut want, mut got) = (vec![0u64; n], vec![0u64; n]);
+                monomial_minus_one_body(ring.modulus.q, &ring.psi_pow, &ring.slot_exp, k, &mut want);
+                ring.monomial_minus_one(k, &mut got);
+                assert_eq!(got, want, "{set} k={k} {:?}", ring.isa);
+            }
         }
     }
 
@@ -210,6 +232,76 @@ mod tests {
                 }
                 assert_eq!(acc, x, "{set} coefficient {c}");
             }
+        }
+    }
+}
+
+/// [`Ring::monomial_minus_one`] by table lookup, slot by slot.
+fn monomial_minus_one_body(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize, out: &mut [u64]) {
+    let mask = psi_pow.len() - 1;
+    for (o, &e) in out.iter_mut().zip(slot_exp) {
+        let p = psi_pow[(k * e as usize) & mask];
+        *o = if p == 0 { q - 1 } else { p - 1 };
+    }
+}
+
+/// [`Ring::monomial_minus_one`] without a lookup per slot: in the NTT's bit-reversed
+/// slot order `e_(j + len) = e_j + N / len` for `j < len` (a power of two), so the slots
+/// `[len, 2 len)` are the slots `[0, len)` times `psi^(k N / len)`. The first eight come
+/// from the table, each doubling is one exact Shoup product per slot (`k64`'s, reduced
+/// to `[0, Q)`), so the words are the table's. Falls back to the table where the slot
+/// order is not the NTT's.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn monomial_minus_one_avx512(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize, out: &mut [u64]) {
+    use crate::ntt::avx512_wide::k64::mul_shoup_raw;
+    use std::arch::x86_64::*;
+    const L: usize = 8;
+    let n = out.len();
+    let two_n = psi_pow.len();
+    let log_n = n.trailing_zeros();
+    let ordered = slot_exp
+        .iter()
+        .take(L)
+        .enumerate()
+        .all(|(j, &e)| e as usize == 2 * (j.reverse_bits() >> (usize::BITS - log_n)) + 1);
+    if !n.is_power_of_two() || n < 2 * L || two_n != 2 * n || slot_exp.len() != n || !ordered {
+        return monomial_minus_one_body(q, psi_pow, slot_exp, k, out);
+    }
+    let k = k % two_n;
+    for (o, &e) in out[..L].iter_mut().zip(slot_exp) {
+        *o = psi_pow[(k * e as usize) & (two_n - 1)];
+    }
+    let (qv, one) = (_mm512_set1_epi64(q as i64), _mm512_set1_epi64(1));
+    let reduce = |x: __m512i| {
+        // `[0, 3Q)` to `[0, Q)`: two conditional subtractions.
+        let x = _mm512_min_epu64(x, _mm512_sub_epi64(x, qv));
+        _mm512_min_epu64(x, _mm512_sub_epi64(x, qv))
+    };
+    let mut len = L;
+    while len < n {
+        let c = psi_pow[(k << (log_n - len.trailing_zeros())) & (two_n - 1)];
+        let cs = ((u128::from(c) << 64) / u128::from(q)) as u64;
+        let (cv, csv, cshv) =
+            (_mm512_set1_epi64(c as i64), _mm512_set1_epi64(cs as i64), _mm512_set1_epi64((cs >> 32) as i64));
+        let (src, dst) = out.split_at_mut(len);
+        for at in (0..len).step_by(L) {
+            // SAFETY: `at + 8 <= len`, within `src` and `dst` (`dst.len() >= len`: `2 len
+            // <= n`); unaligned loads and stores.
+            unsafe {
+                let x = _mm512_loadu_si512(src.as_ptr().add(at).cast());
+                let y = reduce(mul_shoup_raw(x, cv, csv, cshv, qv));
+                _mm512_storeu_si512(dst.as_mut_ptr().add(at).cast(), y);
+            }
+        }
+        len *= 2;
+    }
+    // Powers of psi are units, never 0, so `- 1` stays in `[0, Q - 1)`.
+    for at in (0..n).step_by(L) {
+        // SAFETY: `at + 8 <= n = out.len()` (`n` is a power of two, at least 16).
+        unsafe {
+            let x = _mm512_loadu_si512(out.as_ptr().add(at).cast());
+            _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), _mm512_sub_epi64(x, one));
         }
     }
 }
