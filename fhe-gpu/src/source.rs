@@ -176,6 +176,7 @@ pub fn defines(program: Program) -> Vec<(&'static str, String)> {
             ("LUX_LOG_N", n.trailing_zeros().to_string()),
             ("LUX_L", p.bsk_levels.0.to_string()),
             ("LUX_BG_LOG", p.bsk_base_log.0.to_string()),
+            ("LUX_BSK_DROP", p.bsk_dropped_levels().to_string()),
             ("LUX_LWE_N", p.n().to_string()),
             ("LUX_LOGQ", p.lwe_modulus_log.0.to_string()),
             ("LUX_KS_BASE_LOG", p.ksk_base_log.0.to_string()),

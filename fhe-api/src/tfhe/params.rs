@@ -84,7 +84,8 @@ pub enum ParamSet {
     /// which only the CPU backend handles so far.
     M2C2,
     /// `M2C2`'s encoding, ring and key switch with a multi-bit blind rotation grouping 2
-    /// LWE coefficients a step (LWE n = 846, divisible by 2 and 3).
+    /// LWE coefficients a step (LWE n = 846, divisible by 2 and 3) and a one-digit
+    /// gadget (the top 27 bits of `M2C2`'s two).
     M2C2G2,
     /// As [`ParamSet::M2C2G2`], grouping 3 coefficients a step.
     M2C2G3,
@@ -179,7 +180,9 @@ pub struct Params {
     pub ring_modulus: RingModulus,
     /// Bootstrap-key gadget base `Bg = 2^bsk_base_log`.
     pub bsk_base_log: DecompositionBaseLog,
-    /// Bootstrap-key gadget digits `L` (`Bg^L >= Q`, so decomposition is exact).
+    /// Bootstrap-key gadget digits `L`, the top ones of the exact decomposition: the gate
+    /// sets and `M2C2` keep every digit (`Bg^L >= Q`); the multi-bit sets keep the top
+    /// one and round the lowest away ([`Params::bsk_dropped_levels`]).
     pub bsk_levels: DecompositionLevelCount,
     /// LWE dimension `n`.
     pub lwe_dimension: LweDimension,
@@ -232,6 +235,28 @@ impl Params {
     }
     pub const fn bsk_base(&self) -> u64 {
         1u64 << self.bsk_base_log.0
+    }
+    /// Digits of the exact signed decomposition of a residue: the least `E` with
+    /// `Bg^E >= Q`.
+    pub const fn bsk_exact_levels(&self) -> usize {
+        let bits = 64 - self.ring_modulus.0.leading_zeros() as usize;
+        bits.div_ceil(self.bsk_base_log.0 as usize)
+    }
+    /// The exact decomposition's lowest digits the key has no rows for (`E - L`): the
+    /// external product multiplies the top `L` digits only, and the dropped ones, the
+    /// accumulator's signed remainder modulo `Bg^D`, add a rounding error instead of
+    /// key-noise terms (`docs/PARAMETERS.md`, "Multi-bit sets"). At most 1.
+    pub const fn bsk_dropped_levels(&self) -> usize {
+        self.bsk_exact_levels() - self.bsk_levels.0
+    }
+    /// The gadget factor of kept level `l`: `Bg^(D + l)`, reduced mod `Q`.
+    pub const fn bsk_gadget(&self, l: usize) -> u64 {
+        let (q, mut g, mut i) = (self.ring_modulus.0 as u128, 1u128, 0);
+        while i < self.bsk_dropped_levels() + l {
+            g = g * self.bsk_base() as u128 % q;
+            i += 1;
+        }
+        g as u64
     }
     pub const fn ksk_base(&self) -> u64 {
         1u64 << self.ksk_base_log.0
@@ -356,11 +381,14 @@ pub static M2C2: Params = M2C2_BASE;
 
 /// `M2C2` with a multi-bit blind rotation of grouping factor `k`: LWE n = 846, the
 /// nearest dimension above `M2C2`'s 841 that 2 and 3 divide (a larger n at the same
-/// noise rate is at least as hard), everything else `M2C2`'s (`docs/PARAMETERS.md`,
-/// "Multi-bit sets").
+/// noise rate is at least as hard), the top digit of `M2C2`'s gadget, everything else
+/// `M2C2`'s (`docs/PARAMETERS.md`, "Multi-bit sets").
 const fn m2c2_multi_bit(name: &'static str, k: usize) -> Params {
     Params {
         name,
+        // The top 27 bits of the exact 2 x 27: half the key of `M2C2`'s gadget for a
+        // rounding error of about 2% of the blind rotation's variance.
+        bsk_levels: DecompositionLevelCount(1),
         lwe_dimension: LweDimension(846),
         pk_samples: pk_samples(846, 20),
         blind_rotation: BlindRotation::MultiBit(GroupingFactor(k)),
@@ -411,8 +439,17 @@ mod tests {
             assert!(p.big_n().is_power_of_two(), "{set}");
             assert!(is_prime(q), "{set}: Q={q} is not prime");
             assert_eq!(q % n2, 1, "{set}: Q != 1 mod 2N");
-            // Exact gadget decomposition: signed digits cover (-Q/2, Q/2].
-            assert!(p.bsk_base_log.0 as usize * p.bsk_levels.0 >= 64 - q.leading_zeros() as usize);
+            // The exact gadget decomposition's signed digits cover (-Q/2, Q/2]; a set keeps
+            // all of them or drops the lowest one.
+            let bits = 64 - q.leading_zeros() as usize;
+            assert!(p.bsk_base_log.0 as usize * p.bsk_exact_levels() >= bits, "{set}");
+            assert!(p.bsk_base_log.0 as usize * (p.bsk_exact_levels() - 1) < bits, "{set}");
+            assert!(p.bsk_dropped_levels() <= 1 && p.bsk_levels.0 >= 1, "{set}");
+            assert_eq!(
+                p.bsk_dropped_levels() == 1,
+                p.grouping().is_some(),
+                "{set}: only the multi-bit sets drop a digit"
+            );
             // Key-switch digits within q: exact for the gate sets.
             assert!(p.ksk_base_log.0 as usize * p.ksk_levels.0 <= p.lwe_modulus_log.0 as usize);
             assert!(p.lwe_modulus_log.0 <= 32, "{set}: LWE words are u32");

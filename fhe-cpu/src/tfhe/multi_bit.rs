@@ -22,6 +22,7 @@ use fhe_api::tfhe::params::BlindRotation;
 use fhe_api::{Error, EvaluationKey, ExtractedLwe, Lut, LweCiphertext, Result};
 
 use crate::mem::{Ahead, Aligned, Isa};
+use crate::modulus::csub;
 use crate::tfhe::bootstrap::{fold_top_digit, initial_acc_b, ms_to_2n, sample_extract, CpuPrepared};
 use crate::tfhe::ginx64::{join, reduce_limbs_lane, split, Wide, CHUNK, LIMB, MASK};
 use crate::tfhe::ring::Ring;
@@ -92,8 +93,11 @@ struct State {
     acc: Aligned<u64>,
     /// `NTT(acc)`, `[part][slot]`: the top digit's stand-in (folded keys).
     eval: Aligned<u64>,
-    /// NTTs of the lower digits, `[part][level < L - 1][slot]`.
+    /// NTTs of the exact decomposition's lower digits, `[part][level < E - 1][slot]`.
     lower: Aligned<u64>,
+    /// Where the lowest digit is dropped: `NTT(acc - d_0) = eval - NTT(d_0)`,
+    /// `[part][slot]`, the top row in place of `eval` (empty otherwise).
+    top: Aligned<u64>,
     /// `NTT(X^<a,t>) - 1` for `t = 1 .. 2^k - 1`, `[term][slot]`.
     mono: Aligned<u64>,
     upd: Aligned<u64>,
@@ -121,12 +125,13 @@ fn blind_rotate(
     terms: usize,
 ) -> ExtractedLwe {
     let p = ring.params;
-    let (n, rows, levels) = (ring.n(), p.rgsw_rows(), p.bsk_levels.0);
+    let (n, rows, exact) = (ring.n(), p.rgsw_rows(), p.bsk_exact_levels());
     let (log2n, logq) = ((2 * n).trailing_zeros(), p.lwe_modulus_log.0);
     let mut s = State {
         acc: Aligned::zeroed(2 * n),
         eval: Aligned::zeroed(2 * n),
-        lower: Aligned::zeroed(2 * (levels - 1) * n),
+        lower: Aligned::zeroed(2 * (exact - 1) * n),
+        top: Aligned::zeroed(if p.bsk_dropped_levels() > 0 { 2 * n } else { 0 }),
         mono: Aligned::zeroed(terms * n),
         upd: Aligned::zeroed(2 * n),
     };
@@ -156,12 +161,21 @@ fn blind_rotate(
 /// `acc += INTT(upd)`.
 fn step(ring: &Ring, wide: Wide, a: &[usize], group_key: &[u64], ahead: &mut Ahead, s: &mut State) {
     let n = ring.n();
-    let (q, levels) = (ring.modulus.q, ring.params.bsk_levels.0);
-    let lower_len = (levels - 1) * n;
+    let p = ring.params;
+    let (q, levels, exact, dropped) = (ring.modulus.q, p.bsk_levels.0, p.bsk_exact_levels(), p.bsk_dropped_levels());
+    let lower_len = (exact - 1) * n;
     for (acc, lower) in s.acc.chunks_exact(n).zip(s.lower.chunks_exact_mut(lower_len)) {
-        crate::tfhe::decompose::decompose_lower(ring.isa, q, ring.params.bsk_base_log.0, levels, acc, lower);
+        crate::tfhe::decompose::decompose_lower(ring.isa, q, p.bsk_base_log.0, exact, acc, lower);
         for d in lower.chunks_exact_mut(n) {
             ring.ntt.forward_streaming(d, ahead);
+        }
+    }
+    if dropped > 0 {
+        // The kept digits recompose `acc - d_0` (`d_0` the signed remainder mod `Bg`),
+        // so the folded top row multiplies its NTT.
+        for (part, top) in s.top.chunks_exact_mut(n).enumerate() {
+            let (e, d0) = (&s.eval[part * n..][..n], &s.lower[part * lower_len..][..n]);
+            top.iter_mut().zip(e.iter().zip(d0)).for_each(|(t, (&e, &d))| *t = csub(e + q - d, q));
         }
     }
     let two_n = 2 * n;
@@ -170,7 +184,8 @@ fn step(ring: &Ring, wide: Wide, a: &[usize], group_key: &[u64], ahead: &mut Ahe
         let e = a.iter().enumerate().filter(|(j, _)| bits >> j & 1 == 1).map(|(_, &x)| x).sum::<usize>() % two_n;
         ring.monomial_minus_one(e, mono);
     }
-    let rows = Rows { lower: &s.lower, eval: &s.eval, n, levels };
+    let top = if dropped > 0 { &s.top } else { &s.eval };
+    let rows = Rows { lower: &s.lower, eval: top, n, levels, dropped };
     kernel(ring.isa, wide, &rows, group_key, &s.mono, &mut s.upd, ahead);
     crate::tfhe::ginx64::add_mod(q, &mut s.eval, &s.upd);
     for (u, acc) in s.upd.chunks_exact_mut(n).zip(s.acc.chunks_exact_mut(n)) {
@@ -179,13 +194,17 @@ fn step(ring: &Ring, wide: Wide, a: &[usize], group_key: &[u64], ahead: &mut Ahe
     }
 }
 
-/// The digit rows of a step: row `r = p L + l` is `lower`'s `(p, l)` for `l < L - 1` and
-/// `eval`'s part `p` (`NTT(ACC_p)`) for the top level.
+/// The digit rows of a step: row `r = p L + l` is `lower`'s `(p, D + l)` for `l < L - 1`
+/// (`lower` holds the exact decomposition's `L + D - 1` lower digits a part) and
+/// `eval`'s part `p` (`NTT(ACC_p)`, or `NTT(ACC_p - d_0)` with a dropped digit) for the
+/// top level.
 pub(crate) struct Rows<'a> {
     pub lower: &'a [u64],
     pub eval: &'a [u64],
     pub n: usize,
     pub levels: usize,
+    /// `D`, the dropped digits.
+    pub dropped: usize,
 }
 
 impl Rows<'_> {
@@ -196,7 +215,7 @@ impl Rows<'_> {
         if l == self.levels - 1 {
             &self.eval[p * n..(p + 1) * n]
         } else {
-            let at = (p * (self.levels - 1) + l) * n;
+            let at = (p * (self.levels + self.dropped - 1) + self.dropped + l) * n;
             &self.lower[at..at + n]
         }
     }

@@ -10,15 +10,22 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 const Q54: u64 = 18_014_398_509_404_161;
 
 /// Random words, and all words `Q - 1` (the largest sums), with 3 and 7 terms and up
-/// to 16 rows, for the 54-bit ring (limb kernels) and a modulus without their form
-/// (the `u128` kernel).
+/// to 16 rows, with and without a dropped digit, for the 54-bit ring (limb kernels) and
+/// a modulus without their form (the `u128` kernel).
 #[test]
 fn kernel_matches_a_direct_computation() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
     let n = 64;
-    for (q, levels, terms, top) in
-        [(Q54, 2, 3, false), (Q54, 2, 7, true), (Q54, 8, 7, true), (Q54, 3, 1, false), ((1 << 40) - 87, 2, 7, false)]
-    {
+    for (q, levels, dropped, terms, top) in [
+        (Q54, 2, 0, 3, false),
+        (Q54, 2, 0, 7, true),
+        (Q54, 8, 0, 7, true),
+        (Q54, 3, 0, 1, false),
+        (Q54, 1, 1, 3, false),
+        (Q54, 2, 1, 7, true),
+        (Q54, 2, 1, 3, false),
+        ((1 << 40) - 87, 2, 0, 7, false),
+    ] {
         let w = Wide::new(q).unwrap();
         let rows = 2 * levels;
         let mut words = |len: usize| -> Vec<u64> {
@@ -28,12 +35,12 @@ fn kernel_matches_a_direct_computation() {
                 (0..len).map(|_| rng.next_u64() % q).collect()
             }
         };
-        let (lower, eval) = (words(2 * (levels - 1) * n), words(2 * n));
+        let (lower, eval) = (words(2 * (levels + dropped - 1) * n), words(2 * n));
         let keys = words(terms * rows * 2 * n);
         let mono = words(terms * n);
         let mut group = vec![0u64; keys.len()];
         interleave_group(&keys, terms, rows, n, &mut group);
-        let r = Rows { lower: &lower, eval: &eval, n, levels };
+        let r = Rows { lower: &lower, eval: &eval, n, levels, dropped };
         let mut want = vec![0u64; 2 * n];
         for h in 0..2 {
             for j in 0..n {
@@ -48,16 +55,16 @@ fn kernel_matches_a_direct_computation() {
         for isa in Isa::available() {
             let mut upd = vec![0u64; 2 * n];
             kernel(isa, w, &r, &group, &mono, &mut upd, &mut Ahead::none());
-            assert!(upd == want, "q {q}, {levels} levels, {terms} terms, top {top}, {isa:?}");
+            assert!(upd == want, "q {q}, {levels} levels, {dropped} dropped, {terms} terms, top {top}, {isa:?}");
         }
     }
 }
 
 /// A whole rotation of a ciphertext whose mask is random in its first groups (and zero
 /// after, so the test stays short) against a plain computation of the same formula:
-/// the RGSW keys as keygen made them (not folded), all `L` digits from
-/// `Ring::decompose`, `X^e - 1` transformed from coefficient form. Both grouping
-/// factors, word for word.
+/// the RGSW keys as keygen made them (not folded), the exact decomposition's digits
+/// from `Ring::decompose` with the kept top `L` multiplied, `X^e - 1` transformed from
+/// coefficient form. Both grouping factors, word for word.
 #[test]
 fn rotation_matches_a_plain_computation() {
     let cpu = crate::CpuBackend::oracle();
@@ -67,6 +74,8 @@ fn rotation_matches_a_plain_computation() {
         let prepared = crate::tfhe::bootstrap::prepare(&ring, &keys.ek).unwrap();
         let p = ring.params;
         let (n, rows, levels, q) = (ring.n(), p.rgsw_rows(), p.bsk_levels.0, ring.modulus.q);
+        let (exact, dropped) = (p.bsk_exact_levels(), p.bsk_dropped_levels());
+        assert_eq!((levels, dropped), (1, 1), "{set}: the rotation under test drops a digit");
         let (k, terms) = shape(&ring).unwrap();
         let groups = 3;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(set.id().into());
@@ -87,10 +96,13 @@ fn rotation_matches_a_plain_computation() {
         initial_acc_b(&ring, &ct, &lut, &mut acc[n..]);
         for g in 0..groups {
             let a: Vec<usize> = (0..k).map(|j| ms_to_2n(ct.a()[g * k + j], logq, log2n)).collect();
-            let mut digits = vec![vec![0u64; n]; rows];
+            let mut all = vec![vec![0u64; n]; 2 * exact];
             for part in 0..2 {
-                ring.decompose(&acc[part * n..(part + 1) * n], &mut digits[part * levels..(part + 1) * levels]);
+                ring.decompose(&acc[part * n..(part + 1) * n], &mut all[part * exact..(part + 1) * exact]);
             }
+            // Row `p L + l` multiplies digit `D + l` of part `p`.
+            let mut digits: Vec<Vec<u64>> =
+                (0..rows).map(|r| all[(r / levels) * exact + dropped + r % levels].clone()).collect();
             digits.iter_mut().for_each(|d| ring.ntt.forward(d));
             let mut upd = vec![0u64; 2 * n];
             for t in 1..=terms {
@@ -140,7 +152,7 @@ fn kernel_time_per_isa() {
     let (lower, eval, keys, mono) = (words(2 * n), words(2 * n), words(terms * 8 * n), words(terms * n));
     let mut group = vec![0u64; keys.len()];
     interleave_group(&keys, terms, 2 * levels, n, &mut group);
-    let r = Rows { lower: &lower, eval: &eval, n, levels };
+    let r = Rows { lower: &lower, eval: &eval, n, levels, dropped: 0 };
     let mut upd = vec![0u64; 2 * n];
     for isa in Isa::available() {
         let start = std::time::Instant::now();

@@ -5,18 +5,20 @@
 // barrier is called by every thread of the block.
 
 // Signed gadget digits of one coefficient, as fhe-cpu's Ring::decompose: centered in
-// (-Q/2, Q/2], base 2^LUX_BG_LOG, least significant first, digits 0..L-2 in
-// [-Bg/2, Bg/2), the top digit the remaining carry; each written as a residue.
+// (-Q/2, Q/2], base 2^LUX_BG_LOG, least significant first, the exact decomposition's
+// LUX_L + LUX_BSK_DROP digits with 0..top-1 in [-Bg/2, Bg/2) and the top digit the
+// remaining carry; the lowest LUX_BSK_DROP are dropped (the key has no rows for them),
+// the kept ones written as residues, the lowest kept first.
 LUX_DEVICE void lux_decompose(lux_w x, lux_w* out, int stride, u64 q_ring) {
     const long long q = (long long)q_ring;
     const long long bg = 1ll << LUX_BG_LOG;
     long long v = (long long)x;
     if (v > q / 2) v -= q;
-    for (int l = 0; l < LUX_L - 1; l++) {
+    for (int l = 0; l < LUX_L + LUX_BSK_DROP - 1; l++) {
         long long d = v & (bg - 1);
         if (d >= (bg >> 1)) d -= bg;
         v = (v - d) >> LUX_BG_LOG;
-        out[l * stride] = (lux_w)(d < 0 ? d + q : d);
+        if (l >= LUX_BSK_DROP) out[(l - LUX_BSK_DROP) * stride] = (lux_w)(d < 0 ? d + q : d);
     }
     out[(LUX_L - 1) * stride] = (lux_w)(v < 0 ? v + q : v);
 }

@@ -12,7 +12,6 @@ use rayon::prelude::*;
 use zeroize::Zeroizing;
 
 use fhe_api::ops::{NttOps, RingOps};
-use fhe_api::ring::math::pow_mod;
 use fhe_api::ring::modulus::Modulus;
 use fhe_api::rng::{label, public_seed, stream, Seed};
 use fhe_api::tag::KeyTag;
@@ -62,7 +61,8 @@ fn keygen_with(set: ParamSet, seed: &Seed, forward: &dyn Fn(&mut [u64]) -> Resul
     // `bsk_b` first, so one batched NTT call transforms them all.
     let levels = p.bsk_levels.0;
     let rows = p.rgsw_rows();
-    let gadget: Vec<u64> = (0..levels).map(|l| pow_mod(p.bsk_base(), l as u64, m.q)).collect();
+    // `Bg^(D + l)`: a set that drops the lowest digit keeps rows for the top ones only.
+    let gadget: Vec<u64> = (0..levels).map(|l| p.bsk_gadget(l)).collect();
     let mut bsk_b = vec![0u64; p.bsk_b_len()];
     bsk_b.par_chunks_mut(rows * big_n).enumerate().for_each(|(key, out)| {
         let mut er = stream(&seed.0, label::BSK_E, key as u64);

@@ -5,7 +5,9 @@
 //! Notation: `sigma^2 = eta/2` (centered binomial errors), `E[s^2] = 2/3` (uniform
 //! ternary secrets), signed gadget digits in `[-Bg/2, Bg/2)` with `E[d^2] = (Bg^2+2)/12`.
 //!
-//! - one external product adds `V_ext = 2L * N * E[d^2] * sigma^2` (units of Q);
+//! - one external product adds `V_ext = 2L * N * E[d^2] * sigma^2` (units of Q), and
+//!   where the key drops the lowest digit (the multi-bit sets) its message term carries
+//!   the remainder, `(1 + N E[z^2]) (Bg^2 + 2)/12` times the message bit;
 //! - one GINX step multiplies two external products by `X^{+-a} - 1`, which doubles
 //!   each: the blind rotation adds `V_br = n * 4 * V_ext`;
 //! - mod switch `Q -> q` scales by `(q/Q)^2` and adds `(N E[z^2] + 1)/12`;
@@ -114,6 +116,18 @@ pub fn predict_pbs(p: &Params, slots: u64, two_norm_sq: f64) -> PbsNoiseReport {
         None => n * 4.0 * v_ext,
         Some(k) => n / k as f64 * 2.0 * ((1u32 << k) - 1) as f64 * v_ext,
     };
+    // Dropped digits: the key multiplies `ACC - r`, `r` the signed remainder mod
+    // `Bg^D` of both parts, so the one indicator that is 1 in a group carries the
+    // error `-(r_b - r_a z)`, of variance `(1 + N E[z^2]) E[r^2]`, times `X^<a,t> - 1`;
+    // bounded by every group having a 1.
+    let dropped = p.bsk_dropped_levels() as i32;
+    let v_round = if dropped > 0 {
+        let groups = n / p.grouping().unwrap_or(1) as f64;
+        groups * 2.0 * (1.0 + big_n * ternary) * (bg.powi(2 * dropped) + 2.0) / 12.0
+    } else {
+        0.0
+    };
+    let v_br = v_br + v_round;
     // Q -> q, then the key switch: a fresh sample per non-zero digit, and the rounding
     // of the `shift` low bits each `a_j` loses (uniform over 2^shift values, times z_j).
     let ms1 = (big_n * ternary + 1.0) / 12.0;
@@ -171,6 +185,18 @@ mod tests {
         for set in ParamSet::PBS {
             let slots = 2 * crate::tfhe::pbs::Encoding::for_set(set).unwrap().modulus();
             let r = predict_pbs(set.params(), slots, 25.0);
+            let one = predict_pbs(set.params(), slots, 1.0);
+            let q = set.params().q_lwe() as f64 / set.params().q_ring() as f64;
+            // The numbers of `docs/PARAMETERS.md`'s tables (`-- --nocapture`).
+            eprintln!(
+                "{set}: bootstrapped sd {:.1} (units of q), after the key switch {:.1}, input sd {:.2} / {:.2} (2N), bias {:.2}, log2 failure {:.1}",
+                (r.bootstrapped_variance_q * q * q).sqrt(),
+                r.key_switch_variance_q.sqrt(),
+                one.input_variance_2n.sqrt(),
+                r.input_variance_2n.sqrt(),
+                r.bias_2n,
+                r.log2_failure
+            );
             assert!(r.log2_failure <= -64.0, "{set}: {r:?}");
         }
     }

@@ -60,7 +60,8 @@ fn interleaved_pairs<W: Copy + Default + Send>(
 /// One RGSW key (`[row][half][slot]`, evaluation form, row `p L + l` for part `p` of
 /// the accumulator and level `l`) rewritten for a step that multiplies `NTT(ACC_p)`
 /// in place of the top digit's NTT (module docs): `K_l <- K_l - B^(l-top) K_top` for
-/// `l < top`, `K_top <- B^-top K_top`.
+/// `l < top`, `K_top <- B^-(D + top) K_top` (`D` the dropped digits, whose gadget
+/// factors the kept rows' carry: [`fhe_api::tfhe::params::Params::bsk_gadget`]).
 pub(crate) fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
     use fhe_api::ring::math::{inv_mod, mul_mod, pow_mod};
     let (n, q, levels) = (ring.n(), ring.modulus.q, ring.params.bsk_levels.0);
@@ -74,7 +75,7 @@ pub(crate) fn fold_top_digit(ring: &Ring, key: &mut [u64]) {
                 *x = (*x + q - mul_mod(c, k, q)) % q;
             }
         }
-        let c = pow_mod(b_inv, top as u64, q);
+        let c = pow_mod(b_inv, (ring.params.bsk_dropped_levels() + top) as u64, q);
         top_row.iter_mut().for_each(|x| *x = mul_mod(c, *x, q));
     }
 }
