@@ -249,16 +249,16 @@ mod tests {
     /// their shapes, and no define names Q.
     #[test]
     fn no_prime_is_compiled_in() {
-        for set in ParamSet::ALL.into_iter().chain([ParamSet::M2C2G2, ParamSet::M2C2G3]) {
+        for set in ParamSet::every() {
             let q = set.params().q_ring().to_string();
             let source = kernel_source(Program::Tfhe(set), Dialect::Cuda);
             assert!(!source.contains(&q), "{set}: Q = {q} appears in the source");
             assert!(!source.contains("LUX_Q"), "{set}");
         }
-        // The gate sets, and the multi-bit sets' blind rotations (M2C2 has no program).
-        assert_eq!(Program::all().len(), 3 + ParamSet::ALL.len() + 2);
+        // The gate sets, and the PBS sets' (multi-bit) blind rotations.
+        assert_eq!(Program::all().len(), 3 + ParamSet::ALL.len() + ParamSet::PBS.len());
         assert!(Program::all().contains(&Program::Tfhe(ParamSet::M2C2G3)));
-        assert!(!Program::all().contains(&Program::Tfhe(ParamSet::M2C2)));
+        assert!(Program::all().contains(&Program::Tfhe(ParamSet::M2C2)));
         // The CKKS program has no shape defines at all: every chain is a table.
         assert_eq!(defines(Program::Ckks), vec![("LUX_WORD_BITS", "64".to_string())]);
         assert_eq!(Program::Tfhe(ParamSet::PN10QP27).name(), "tfhe_pn10qp27");

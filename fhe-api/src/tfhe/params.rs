@@ -78,14 +78,14 @@ pub enum ParamSet {
     /// (the HE standard's quantum bound, as OpenFHE's STD128Q).
     PN10QP25Q,
     /// Programmable bootstrapping of 2-bit messages with 2 carry bits and a padding bit
-    /// (5-bit encoding): the ring of `PN11QP54` with a 2-digit gadget, LWE n = 841 mod
-    /// 2^20 with a binary secret, after TFHE-rs's `PARAM_MESSAGE_2_CARRY_2` (KS-PBS,
-    /// p-fail 2^-64 family). Not in [`ParamSet::ALL`]: its LWE words exceed 16 bits,
-    /// which only the CPU backend handles so far.
+    /// (5-bit encoding): the ring of `PN11QP54` with the top digit of a 2-digit gadget,
+    /// LWE n = 841 mod 2^20 with a binary secret and one RGSW key a coefficient (the
+    /// multi-bit rotation with groups of one), after TFHE-rs's `PARAM_MESSAGE_2_CARRY_2`
+    /// (KS-PBS, p-fail 2^-64 family). Not in [`ParamSet::ALL`]: its LWE words exceed 16
+    /// bits, which only the CPU backend's key switch handles so far.
     M2C2,
-    /// `M2C2`'s encoding, ring and key switch with a multi-bit blind rotation grouping 2
-    /// LWE coefficients a step (LWE n = 846, divisible by 2 and 3) and a one-digit
-    /// gadget (the top 27 bits of `M2C2`'s two).
+    /// `M2C2` with a multi-bit blind rotation grouping 2 LWE coefficients a step (LWE
+    /// n = 846, divisible by 2 and 3).
     M2C2G2,
     /// As [`ParamSet::M2C2G2`], grouping 3 coefficients a step.
     M2C2G3,
@@ -181,8 +181,8 @@ pub struct Params {
     /// Bootstrap-key gadget base `Bg = 2^bsk_base_log`.
     pub bsk_base_log: DecompositionBaseLog,
     /// Bootstrap-key gadget digits `L`, the top ones of the exact decomposition: the gate
-    /// sets and `M2C2` keep every digit (`Bg^L >= Q`); the multi-bit sets keep the top
-    /// one and round the lowest away ([`Params::bsk_dropped_levels`]).
+    /// sets keep every digit (`Bg^L >= Q`); the programmable-bootstrapping sets keep the
+    /// top one and round the lowest away ([`Params::bsk_dropped_levels`]).
     pub bsk_levels: DecompositionLevelCount,
     /// LWE dimension `n`.
     pub lwe_dimension: LweDimension,
@@ -381,14 +381,11 @@ pub static M2C2: Params = M2C2_BASE;
 
 /// `M2C2` with a multi-bit blind rotation of grouping factor `k`: LWE n = 846, the
 /// nearest dimension above `M2C2`'s 841 that 2 and 3 divide (a larger n at the same
-/// noise rate is at least as hard), the top digit of `M2C2`'s gadget, everything else
-/// `M2C2`'s (`docs/PARAMETERS.md`, "Multi-bit sets").
+/// noise rate is at least as hard), everything else `M2C2`'s (`docs/PARAMETERS.md`,
+/// "Multi-bit sets").
 const fn m2c2_multi_bit(name: &'static str, k: usize) -> Params {
     Params {
         name,
-        // The top 27 bits of the exact 2 x 27: half the key of `M2C2`'s gadget for a
-        // rounding error of about 2% of the blind rotation's variance.
-        bsk_levels: DecompositionLevelCount(1),
         lwe_dimension: LweDimension(846),
         pk_samples: pk_samples(846, 20),
         blind_rotation: BlindRotation::MultiBit(GroupingFactor(k)),
@@ -405,7 +402,9 @@ const M2C2_BASE: Params = Params {
     ring_degree: PolynomialSize(2048),
     ring_modulus: RingModulus(18_014_398_509_404_161),
     bsk_base_log: DecompositionBaseLog(27),
-    bsk_levels: DecompositionLevelCount(2),
+    // The top 27 bits of the exact 2 x 27: half the key of the two-digit gadget for a
+    // rounding error of about 1% of the blind rotation's variance.
+    bsk_levels: DecompositionLevelCount(1),
     lwe_dimension: LweDimension(841),
     lwe_modulus_log: LweModulusLog(20),
     ksk_base_log: DecompositionBaseLog(3),
@@ -413,7 +412,9 @@ const M2C2_BASE: Params = Params {
     pk_samples: pk_samples(841, 20),
     noise_eta: 22,
     lwe_secret: LweSecret::Binary,
-    blind_rotation: BlindRotation::Ginx,
+    // A binary secret needs one RGSW key a coefficient, `RGSW(s_i)`: the multi-bit
+    // rotation with groups of one (GINX's second key, for `s_i = -1`, would encrypt 0).
+    blind_rotation: BlindRotation::MultiBit(GroupingFactor(1)),
     security_source: "ring: HE standard table (N=2048, log QP <= 54, ternary, classical); \
                       LWE: TFHE-rs PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64 (n=841, binary, \
                       sigma/q = 3.15e-6, lattice-estimator 128 bits), here sigma/q = 3.16e-6",
@@ -503,7 +504,7 @@ mod tests {
                 (M2C2.noise_eta, M2C2.lwe_modulus_log, M2C2.ring_modulus)
             );
         }
-        assert_eq!((M2C2.grouping(), M2C2.bsk_keys()), (None, 2 * 841));
+        assert_eq!((M2C2.grouping(), M2C2.bsk_keys()), (Some(1), 841));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Multi-bit blind rotation (the sets with [`BlindRotation::MultiBit`], after TFHE-rs's
 //! multi-bit PBS): one step per group of `k` LWE coefficients instead of one per
 //! coefficient, so `n / k` steps of two forward and two inverse NTTs (with the top digit
-//! folded, as in [`crate::tfhe::bootstrap`]) instead of `n`.
+//! folded, as in [`crate::tfhe::bootstrap`]) instead of `n`. With `k = 1` (`M2C2`) it is
+//! the binary secret's CMux, one key a coefficient where GINX has two.
 //!
 //! For group `g` with mod-switched mask `a_0 .. a_(k-1)` and binary secret bits
 //! `s_0 .. s_(k-1)`, the key holds `K_t = RGSW([s == t])` for every non-zero bit pattern

@@ -64,11 +64,11 @@ fn kernel_matches_a_direct_computation() {
 /// after, so the test stays short) against a plain computation of the same formula:
 /// the RGSW keys as keygen made them (not folded), the exact decomposition's digits
 /// from `Ring::decompose` with the kept top `L` multiplied, `X^e - 1` transformed from
-/// coefficient form. Both grouping factors, word for word.
+/// coefficient form. Every grouping factor (`M2C2`'s 1, 2, 3), word for word.
 #[test]
 fn rotation_matches_a_plain_computation() {
     let cpu = crate::CpuBackend::oracle();
-    for set in [ParamSet::M2C2G2, ParamSet::M2C2G3] {
+    for set in ParamSet::PBS {
         let keys = fhe_schemes::tfhe::keygen_from_seed(&cpu, set, &Seed::derive("fhe-cpu-multi-bit", 0)).unwrap();
         let ring = Ring::new(set, "reference").unwrap();
         let prepared = crate::tfhe::bootstrap::prepare(&ring, &keys.ek).unwrap();
@@ -136,9 +136,9 @@ fn rotation_matches_a_plain_computation() {
 /// A GINX set's ring is no multi-bit ring: a clear error, not a panic.
 #[test]
 fn a_ginx_set_is_refused() {
-    let ring = Ring::new(ParamSet::M2C2, "reference").unwrap();
+    let ring = Ring::new(ParamSet::PN11QP54, "reference").unwrap();
     let e = shape(&ring).unwrap_err().to_string();
-    assert!(e.contains("M2C2") && e.contains("grouping factor"), "{e}");
+    assert!(e.contains("PN11QP54") && e.contains("grouping factor"), "{e}");
 }
 
 /// The kernel's time per call on each ISA copy, N = 2048, 3 terms, 2 levels (run by

@@ -131,13 +131,13 @@ fn multi_bit_keys_round_trip_and_damage_is_an_error() {
     }
 }
 
-/// One-thread time of a PBS (key switch and blind rotation of one block) on `M2C2`
-/// (GINX) and on both multi-bit sets, rounds interleaved; prints medians. A lab
+/// One-thread time of a PBS (key switch and blind rotation of one block) on the three
+/// sets (grouping 1, 2, 3), rounds interleaved; prints medians. A lab
 /// measurement run by hand, never a CI assertion:
 /// `cargo test -p fhe-schemes --release one_thread_pbs_time -- --ignored --nocapture`.
 #[test]
 #[ignore]
-fn one_thread_pbs_time_against_ginx() {
+fn one_thread_pbs_time_per_grouping() {
     use fhe_cpu::tfhe::bootstrap::BootstrapThreads;
     let rounds: usize = std::env::var("LUX_PBS_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();

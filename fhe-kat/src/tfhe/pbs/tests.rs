@@ -71,7 +71,7 @@ fn seeds_cases_and_file_are_the_documented_ones() {
     assert_eq!(Pbs::file_name(ParamSet::M2C2), "pbs-M2C2.json");
     assert_eq!(Pbs::file_name(ParamSet::M2C2G3), "pbs-M2C2G3.json");
     let corpus = load_default();
-    // One file per PBS set (GINX and both multi-bit sets), every case in each.
+    // One file per PBS set (grouping factors 1, 2, 3), every case in each.
     assert_eq!(corpus.len(), CASES.len() * ParamSet::PBS.len());
     assert_eq!(corpus.files.iter().map(|f| f.params).collect::<Vec<_>>(), ParamSet::PBS);
     for file in &corpus.files {
@@ -126,7 +126,7 @@ fn replay_names_a_corrupted_digest_and_a_changed_value() {
 
 #[test]
 fn replay_catches_a_flipped_word_of_the_blind_rotation() {
-    // GINX and a multi-bit set: each file pins its own rotation's words.
+    // Two sets of different grouping: each file pins its own rotation's words.
     for set in [ParamSet::M2C2, ParamSet::M2C2G2] {
         let r = replay(&flawed(true), &entry_of(set, 0)).unwrap();
         assert!(r.failed() && !r.ok(), "{set}");
