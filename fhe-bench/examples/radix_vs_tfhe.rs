@@ -1,4 +1,4 @@
-//! Our radix add, `lt` and `mul` (`M2C2`, CPU backend) against TFHE-rs 1.8's `FheUint64` /
+//! Our radix add, `lt` and `mul` (`--set`, default `M2C2`, CPU backend) against TFHE-rs 1.8's `FheUint64` /
 //! `FheUint256` with its default parameters, in one process, both in one rayon pool of
 //! `--threads` threads, rounds alternated (the side that goes first alternates, each
 //! round one discarded call per side). Writes one JSON file and prints it
@@ -6,7 +6,8 @@
 //! `radix-vs-tfhe-<ops joined by +>-<threads>t.json`, so a `mul` run keeps the add rows).
 //!
 //! `cargo run --release -p fhe-bench --features peers --example radix_vs_tfhe --
-//!  [--threads 2] [--rounds 4] [--calls 3] [--widths 64,256] [--ops add,lt,mul] [--out bench/results/radix]`
+//!  [--threads 2] [--rounds 4] [--calls 3] [--widths 64,256] [--ops add,lt,mul] [--set M2C2G2]
+//!  [--out bench/results/radix]` (a set other than `M2C2` adds `-<set>` to the file name)
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -69,11 +70,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("--ops: unknown operation `{bad}` (add, lt, mul)").into());
     }
     let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/radix".into()));
+    let set: ParamSet = arg("--set").unwrap_or_else(|| "M2C2".into()).parse()?;
+    if !ParamSet::PBS.contains(&set) {
+        return Err(format!("--set: {set} is no programmable-bootstrapping set (M2C2, M2C2G2, M2C2G3)").into());
+    }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
 
     let rows = pool.install(|| -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
         let backend: Arc<dyn Backend> = Arc::new(fhe_cpu::CpuBackend::new(None)?);
-        let keys = keygen_from_seed(&*backend, ParamSet::M2C2, &Seed::derive("lux-fhe-radix-vs-tfhe", 0))?;
+        let keys = keygen_from_seed(&*backend, set, &Seed::derive("lux-fhe-radix-vs-tfhe", 0))?;
         let key = PbsKey::new(backend, &keys.ek)?;
         let (ck, sk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
         tfhe::set_server_key(sk.clone());
@@ -149,14 +154,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_default();
+    let slots = 2 * fhe_schemes::tfhe::pbs::Encoding::for_set(set)?.modulus();
+    let pfail = fhe_schemes::tfhe::noise::predict_pbs(set.params(), slots, 25.0).log2_failure;
     let json = format!(
-        r#"{{"kind":"radix_vs_tfhe","what":"radix integers (M2C2, CPU backend) vs TFHE-rs 1.8.2 FheUint default parameters","threads":{threads},"rounds":{rounds},"calls_per_round":{calls},"cpu":"{cpu}","ours":"Propagation::Auto; TFHE-rs default p-fail 2^-128, ours 2^-75.6","rows":[{}]}}"#,
+        r#"{{"kind":"radix_vs_tfhe","what":"radix integers ({set}, CPU backend) vs TFHE-rs 1.8.2 FheUint default parameters","set":"{set}","threads":{threads},"rounds":{rounds},"calls_per_round":{calls},"cpu":"{cpu}","ours":"Propagation::Auto; TFHE-rs default p-fail 2^-128, ours 2^{pfail:.1} (model, 2-norm 5)","rows":[{}]}}"#,
         rows.join(",")
     );
     std::fs::create_dir_all(&out)?;
+    let tail = if set == ParamSet::M2C2 { String::new() } else { format!("-{set}") };
     let file = match ops_arg.as_str() {
-        "add,lt" => out.join(format!("radix-vs-tfhe-{threads}t.json")),
-        _ => out.join(format!("radix-vs-tfhe-{}-{threads}t.json", ops.join("+"))),
+        "add,lt" => out.join(format!("radix-vs-tfhe-{threads}t{tail}.json")),
+        _ => out.join(format!("radix-vs-tfhe-{}-{threads}t{tail}.json", ops.join("+"))),
     };
     std::fs::write(&file, &json)?;
     println!("{json}");
