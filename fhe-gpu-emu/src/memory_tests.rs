@@ -5,14 +5,16 @@
 
 use std::sync::Arc;
 
-use fhe_api::ckks::params::Preset;
-use fhe_api::ckks::SwitchingKey;
+use fhe_api::ckks::params::{Preset, SecretDist};
+use fhe_api::ckks::{EvalKeys, SwitchingKey};
 use fhe_api::ops::CkksOps;
 use fhe_api::ring::automorphism::galois_element_for_rotation;
-use fhe_api::Error;
+use fhe_api::{Backend, Error};
 use fhe_cpu::CpuBackend;
 use fhe_gpu::ckks_footprint;
 use fhe_gpu::memory::{ciphertext_bytes, plaintext_bytes, switch_key_bytes};
+use fhe_schemes::ckks::{BootstrapConfig, Bootstrapper, Context};
+use fhe_schemes::testing::ckks::circuits::insecure_params;
 use fhe_schemes::testing::ckks::each_op::{op_inputs, OpInputs};
 
 use super::*;
@@ -117,4 +119,22 @@ fn a_batch_of_ciphertexts_is_checked_before_upload() {
     assert_eq!(gpu.device_memory(), Some(fhe_gpu::DeviceMemory { free: 10 * one, total: 10 * one }));
     // An extended plaintext is its `q` limbs and its `P` limbs.
     assert_eq!(plaintext_bytes(params, top + 1, true), one / 2 + 8 * params.n() as u64 * params.p().len() as u64);
+}
+
+/// A bootstrapper whose diagonals and working set the device cannot hold is refused
+/// before it encodes any (the estimate against the device's free bytes, not the host's).
+#[test]
+fn a_bootstrap_beyond_the_device_is_refused_before_it_starts() {
+    let gpu = Arc::new(emulated_backend().unwrap());
+    let (params, config) = (insecure_params(SecretDist::Ternary), BootstrapConfig::default());
+    let ctx = Context::new(gpu.clone(), params.clone()).unwrap();
+    let ev = ctx.evaluator(&EvalKeys::default()).unwrap();
+    let live = gpu.driver().live_bytes();
+    gpu.driver().set_memory_limit(Some(live + (1 << 20)));
+    let estimate = Bootstrapper::memory_estimate(&params, &config).unwrap();
+    let Err(e) = Bootstrapper::new(&ctx, &ev, &config) else { panic!("a bootstrapper beyond the device was made") };
+    let Error::OutOfMemory { what, needed, available } = &e else { panic!("not OutOfMemory: {e}") };
+    assert_eq!((*needed, *available), (estimate.plaintexts + estimate.working, 1 << 20), "{e}");
+    assert!(what.contains("bootstrapping") && what.contains("emulator"), "{what}");
+    assert_eq!(gpu.driver().live_bytes(), live, "nothing was uploaded");
 }

@@ -13,12 +13,7 @@ use fhe_api::{Error, Result};
 use crate::backend::GpuBackend;
 use crate::driver::GpuDriver;
 
-/// Free and total bytes of a device, as its driver reports them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceMemory {
-    pub free: u64,
-    pub total: u64,
-}
+pub use fhe_api::DeviceMemory;
 
 const WORD: u64 = 8;
 
@@ -88,17 +83,12 @@ pub fn ckks_footprint(params: &Params) -> CkksFootprint {
 }
 
 impl<D: GpuDriver> GpuBackend<D> {
-    /// Free and total device memory, where the driver reports them.
-    pub fn device_memory(&self) -> Option<DeviceMemory> {
-        self.driver().memory()
-    }
-
     /// Refuses a request of `bytes` that the device's free memory cannot hold, with
     /// `Error::OutOfMemory` naming `what`, the need and the free bytes, before anything is
     /// allocated. A driver that reports no figure is not checked here (its allocation
     /// error is still `OutOfMemory` where the driver maps it).
     pub fn check_fits(&self, what: &str, bytes: u64) -> Result<()> {
-        let Some(m) = self.device_memory() else { return Ok(()) };
+        let Some(m) = self.driver().memory() else { return Ok(()) };
         if bytes > m.free {
             tracing::warn!(what, needed = bytes, free = m.free, total = m.total, "device memory refused");
             return Err(Error::OutOfMemory {
