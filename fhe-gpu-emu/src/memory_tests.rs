@@ -138,3 +138,23 @@ fn a_bootstrap_beyond_the_device_is_refused_before_it_starts() {
     assert!(what.contains("bootstrapping") && what.contains("emulator"), "{what}");
     assert_eq!(gpu.driver().live_bytes(), live, "nothing was uploaded");
 }
+
+/// Through the public API: an evaluator whose key set the device cannot hold is
+/// `Error::OutOfMemory` for the first key that does not fit, and the keys prepared before
+/// it are freed with the failed evaluator (the device is back where it was).
+#[test]
+fn an_evaluator_beyond_the_device_fails_cleanly() {
+    let x = inputs(Preset::Slots4096Scale40Depth2);
+    let gpu = Arc::new(emulated_backend().unwrap());
+    let ctx = Context::new(gpu.clone(), x.params.clone()).unwrap();
+    let _warm = gpu.upload(&x.a).unwrap();
+    let f = ckks_footprint(&x.params);
+    let live = gpu.driver().live_bytes();
+    // Room for the relinearization key and one rotation key, not the suite's others.
+    gpu.driver().set_memory_limit(Some(live + f.relin_key + f.galois_key));
+    assert!(x.keys.eval.galois.len() > 1);
+    let Err(e) = ctx.evaluator(&x.keys.eval) else { panic!("the whole key set fit") };
+    let Error::OutOfMemory { needed, available, .. } = e else { panic!("not OutOfMemory: {e}") };
+    assert_eq!((needed, available), (f.galois_key, 0));
+    assert_eq!(gpu.driver().live_bytes(), live, "the keys prepared before the refusal are freed");
+}
