@@ -23,7 +23,7 @@ pub mod testing;
 pub mod tfhe;
 
 pub use error::{DecodeError, Error, KeyNeed, LevelNeed, Result, Unavailable};
-pub use ops::{Backend, BootstrapOps, DeviceInfo, NttOps, PreparedKey, RingOps};
+pub use ops::{Backend, BootstrapOps, DeviceInfo, DeviceMemory, NttOps, PreparedKey, RingOps};
 pub use registry::{BackendEntry, BackendKind, BackendOptions, Probe, Registry, Selection};
 pub use rng::Seed;
 pub use tag::KeyTag;

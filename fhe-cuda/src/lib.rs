@@ -20,7 +20,7 @@ use std::sync::Arc;
 use cudarc::driver::{result as cu, sys};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
 use fhe_api::{Backend, BackendEntry, BackendKind, BackendOptions, DeviceInfo, Error, Probe, Result, Unavailable};
-use fhe_gpu::{Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape, Program};
+use fhe_gpu::{DeviceMemory, Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape, Program};
 
 /// The registry entry of the CUDA backend.
 pub const ENTRY: BackendEntry = BackendEntry { kind: BackendKind::Cuda, probe, create };
@@ -278,6 +278,18 @@ unsafe impl GpuDriver for CudaDriver {
             }
             device_error(format!("cuMemAlloc({bytes} bytes): {e}"))
         })
+    }
+
+    fn memory(&self) -> Option<DeviceMemory> {
+        self.bind().ok()?;
+        let info = guarded("cuMemGetInfo", || cu::mem_get_info().map_err(device_error));
+        match info {
+            Ok((free, total)) => Some(DeviceMemory { free: free as u64, total: total as u64 }),
+            Err(e) => {
+                tracing::warn!(error = %e, "cuMemGetInfo failed: uploads are not checked before they allocate");
+                None
+            }
+        }
     }
 
     unsafe fn free(&self, ptr: u64) {

@@ -112,3 +112,31 @@ fhe_schemes::ckks_conformance_tests!(
     std::sync::Arc::new(fhe_cpu::CpuBackend::oracle()),
     preset = fhe_api::ckks::params::Preset::Slots4096Scale40Depth2
 );
+
+/// Device memory on a CUDA device: `cuMemGetInfo`'s figures; a batch of production
+/// ciphertexts larger than the device refused before allocating, naming the driver's free
+/// bytes; an allocation past the device refused by `cuMemAlloc` as the same error (never
+/// an abort); and the device still serves a small request afterwards.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn device_memory_is_reported_and_a_request_beyond_it_is_refused() {
+    let gpu = device_backend();
+    let m = gpu.device_memory().expect("cuMemGetInfo answers");
+    assert!(m.total > 0 && m.free <= m.total, "{m:?}");
+    let params = fhe_api::ckks::params::Preset::Slots32768Scale40Depth34.params();
+    let top = params.max_level();
+    let one = fhe_gpu::memory::ciphertext_bytes(params, top);
+    let count = (m.total / one + 1) as usize;
+    let e = gpu.check_ciphertexts_fit(params, top, count).expect_err("more ciphertexts than the device holds");
+    let Error::OutOfMemory { needed, available, .. } = e else { panic!("not OutOfMemory: {e}") };
+    assert!(needed == count as u64 * one && available <= m.total, "{needed} {available}");
+    let words = (m.total / 8 + (1 << 27)) as usize;
+    let Err(e) = fhe_gpu::Buffer::<CudaDriver, u64>::new(gpu.driver(), words) else {
+        panic!("an allocation past the device succeeded")
+    };
+    assert!(matches!(e, Error::OutOfMemory { needed, .. } if needed == words as u64 * 8), "{e}");
+    let b = fhe_gpu::Buffer::<CudaDriver, u64>::from_slice(gpu.driver(), &[3, 1, 4]).unwrap();
+    let mut back = [0u64; 3];
+    b.read_into(&mut back).unwrap();
+    assert_eq!(back, [3, 1, 4]);
+}

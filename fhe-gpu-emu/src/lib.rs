@@ -13,7 +13,9 @@ use std::sync::Mutex;
 
 use fhe_api::registry::{env_text, normalise_variant, EnvVars};
 use fhe_api::{BackendKind, BackendOptions, DeviceInfo, Error, Result};
-use fhe_gpu::{kernel_source, Dialect, GpuBackend, GpuDriver, GpuNttVariant, KernelArgs, LaunchShape, Program};
+use fhe_gpu::{
+    kernel_source, DeviceMemory, Dialect, GpuBackend, GpuDriver, GpuNttVariant, KernelArgs, LaunchShape, Program,
+};
 
 /// A unit's launcher: kernel name, grid, block, dynamic shared bytes, then the argument
 /// struct's bytes and their count (`cpp/launcher.hpp`).
@@ -30,10 +32,52 @@ const EMU_WARP: u32 = 4;
 /// loops run more than once.
 const EMU_MAX_GRID: u32 = 8;
 
-/// The emulator as a [`GpuDriver`]: host memory stands in for device memory.
+/// The emulator as a [`GpuDriver`]: host memory stands in for device memory. A memory
+/// limit (none by default) simulates a small device: `memory` reports it, and an
+/// allocation past it fails with `Error::OutOfMemory` as a real driver's would.
 #[derive(Default)]
 pub struct EmuDriver {
-    allocations: Mutex<HashMap<u64, Box<[u64]>>>,
+    memory: Mutex<EmuMemory>,
+}
+
+#[derive(Default)]
+struct EmuMemory {
+    allocations: HashMap<u64, Box<[u64]>>,
+    /// Bytes of the live allocations.
+    live: u64,
+    /// Bytes of every allocation made so far, freed or not.
+    allocated: u64,
+    limit: Option<u64>,
+}
+
+impl EmuDriver {
+    /// A driver whose simulated device holds `bytes`.
+    pub fn with_memory_limit(bytes: u64) -> EmuDriver {
+        let d = EmuDriver::default();
+        d.set_memory_limit(Some(bytes));
+        d
+    }
+
+    /// Sets (or, with `None`, lifts) the simulated device's size; allocations already
+    /// made stay.
+    pub fn set_memory_limit(&self, bytes: Option<u64>) {
+        self.state().limit = bytes;
+    }
+
+    /// Bytes of the allocations alive now.
+    pub fn live_bytes(&self) -> u64 {
+        self.state().live
+    }
+
+    /// Bytes of every allocation made so far, freed or not: the difference across a call
+    /// is what that call allocated.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.state().allocated
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, EmuMemory> {
+        self.memory.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// A "module": the launcher of the C++ unit compiled for the program at build time.
@@ -47,6 +91,12 @@ pub fn emulated_backend() -> Result<GpuBackend<EmuDriver>> {
     let raw = std::env::var_os(EnvVars::NTT);
     let ntt = env_text(EnvVars::NTT, raw.as_deref(), "a GPU NTT variant name, or unset")?.and_then(normalise_variant);
     GpuBackend::new(EmuDriver::default(), Dialect::HostEmu, &BackendOptions { ntt_variant: ntt, device: 0 })
+}
+
+/// The GPU backend running on the emulator with a simulated device of `bytes` (the
+/// default NTT variant).
+pub fn emulated_backend_with_memory(bytes: u64) -> Result<GpuBackend<EmuDriver>> {
+    GpuBackend::new(EmuDriver::with_memory_limit(bytes), Dialect::HostEmu, &BackendOptions::default())
 }
 
 /// The GPU backend running on the emulator with NTT variant `variant`.
@@ -101,14 +151,34 @@ unsafe impl GpuDriver for EmuDriver {
     }
 
     fn alloc(&self, bytes: usize) -> Result<u64> {
-        let buf = vec![0u64; bytes.div_ceil(8)].into_boxed_slice();
+        let words = bytes.div_ceil(8);
+        let size = words as u64 * 8;
+        let mut m = self.state();
+        if let Some(limit) = m.limit.filter(|&l| m.live + size > l) {
+            return Err(Error::OutOfMemory {
+                what: "an emulated device allocation".into(),
+                needed: size,
+                available: limit.saturating_sub(m.live),
+            });
+        }
+        let buf = vec![0u64; words].into_boxed_slice();
         let ptr = buf.as_ptr() as u64;
-        self.allocations.lock().expect("allocation table").insert(ptr, buf);
+        m.allocations.insert(ptr, buf);
+        m.live += size;
+        m.allocated += size;
         Ok(ptr)
     }
 
+    fn memory(&self) -> Option<DeviceMemory> {
+        let m = self.state();
+        m.limit.map(|total| DeviceMemory { free: total.saturating_sub(m.live), total })
+    }
+
     unsafe fn free(&self, ptr: u64) {
-        self.allocations.lock().expect("allocation table").remove(&ptr);
+        let mut m = self.state();
+        if let Some(buf) = m.allocations.remove(&ptr) {
+            m.live -= buf.len() as u64 * 8;
+        }
     }
 
     unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
@@ -166,3 +236,6 @@ mod variant_tests;
 
 #[cfg(test)]
 mod multi_bit_tests;
+
+#[cfg(test)]
+mod memory_tests;

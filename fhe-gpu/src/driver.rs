@@ -7,6 +7,7 @@ use std::sync::Arc;
 use fhe_api::{BackendKind, DeviceInfo, Error, Result};
 
 use crate::args::{DevPtr, KernelArgs};
+use crate::memory::DeviceMemory;
 use crate::source::Program;
 
 /// A launch: grid and block sizes (1-D) and dynamic shared memory in bytes.
@@ -46,7 +47,14 @@ pub unsafe trait GpuDriver: Send + Sync + 'static {
     /// Compiles `source` (from [`crate::kernel_source`] for `program`) for this device;
     /// the module must hold every kernel of [`Program::kernels`].
     fn compile(&self, program: Program, source: &str) -> Result<Self::Module>;
+    /// Allocates `bytes`; a driver out of memory answers `Error::OutOfMemory` naming
+    /// the need and the free bytes, not a bare driver code.
     fn alloc(&self, bytes: usize) -> Result<u64>;
+    /// Free and total device memory (`cuMemGetInfo`, `hipMemGetInfo`), `None` where the
+    /// driver cannot say: large uploads are checked against it before they allocate.
+    fn memory(&self) -> Option<DeviceMemory> {
+        None
+    }
     /// # Safety
     /// `ptr` came from `alloc` on this driver and is not used afterwards.
     unsafe fn free(&self, ptr: u64);

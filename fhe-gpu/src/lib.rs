@@ -11,6 +11,8 @@
 //!   compiler runs.
 //! - [`driver`]: the small trait a device driver implements (compile, allocate, copy,
 //!   launch, synchronize) and RAII device buffers.
+//! - [`memory`]: free device memory, the bytes of each resident CKKS object per
+//!   parameter set, and the pre-flight check before large uploads.
 //! - [`backend`]: [`GpuBackend`], every `fhe_api` op trait written once over a driver
 //!   (`backend/ring.rs`, `backend/tfhe/`, `backend/ckks/`).
 //!
@@ -21,6 +23,7 @@
 pub mod args;
 pub mod backend;
 pub mod driver;
+pub mod memory;
 pub mod source;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -33,4 +36,5 @@ pub use backend::tfhe::GpuPrepared;
 pub use backend::variant::{GpuNttVariant, GPU_NTT_VARIANTS};
 pub use backend::GpuBackend;
 pub use driver::{Buffer, GpuDriver, LaunchShape, Word};
+pub use memory::{ckks_footprint, CkksFootprint, DeviceMemory};
 pub use source::{kernel_source, Dialect, Program};

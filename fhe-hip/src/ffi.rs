@@ -12,6 +12,8 @@ pub type Handle = *mut c_void;
 
 pub const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
+/// `hipErrorOutOfMemory` (hip_runtime_api.h; the same value as `hipErrorMemoryAllocation`).
+pub const HIP_ERROR_OUT_OF_MEMORY: HipError = 2;
 
 /// Sonames tried in order: the unversioned development link, then ROCm 7 and 6.
 pub const HIP_LIBRARIES: [&str; 3] = ["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"];
@@ -28,6 +30,7 @@ pub struct Hip {
     pub malloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> HipError,
     pub free: unsafe extern "C" fn(*mut c_void) -> HipError,
     pub memcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipError,
+    pub mem_get_info: unsafe extern "C" fn(*mut usize, *mut usize) -> HipError,
     pub module_load_data: unsafe extern "C" fn(*mut Handle, *const c_void) -> HipError,
     pub module_get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> HipError,
     #[allow(clippy::type_complexity)]
@@ -111,6 +114,7 @@ impl Hip {
             malloc = "hipMalloc",
             free = "hipFree",
             memcpy = "hipMemcpy",
+            mem_get_info = "hipMemGetInfo",
             module_load_data = "hipModuleLoadData",
             module_get_function = "hipModuleGetFunction",
             module_launch_kernel = "hipModuleLaunchKernel",

@@ -21,9 +21,9 @@ use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, OnceLock};
 
 use fhe_api::{Backend, BackendEntry, BackendKind, BackendOptions, DeviceInfo, Error, Probe, Result, Unavailable};
-use fhe_gpu::{Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape, Program};
+use fhe_gpu::{DeviceMemory, Dialect, GpuBackend, GpuDriver, KernelArgs, LaunchShape, Program};
 
-use crate::ffi::{Handle, Hip, Hiprtc, HIP_MEMCPY_DEVICE_TO_HOST, HIP_MEMCPY_HOST_TO_DEVICE};
+use crate::ffi::{Handle, Hip, Hiprtc, HIP_ERROR_OUT_OF_MEMORY, HIP_MEMCPY_DEVICE_TO_HOST, HIP_MEMCPY_HOST_TO_DEVICE};
 
 /// The registry entry of the HIP backend.
 pub const ENTRY: BackendEntry = BackendEntry { kind: BackendKind::Hip, probe, create };
@@ -238,8 +238,28 @@ unsafe impl GpuDriver for HipDriver {
         self.bind()?;
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: writes one pointer.
-        self.hip.check("hipMalloc", unsafe { (self.hip.malloc)(&mut p, bytes) }).map_err(device_error)?;
+        let rc = unsafe { (self.hip.malloc)(&mut p, bytes) };
+        if rc == HIP_ERROR_OUT_OF_MEMORY {
+            // The need and what is left, instead of the runtime's bare code.
+            let available = self.memory().map_or(0, |m| m.free);
+            return Err(Error::OutOfMemory { what: "a HIP device allocation".into(), needed: bytes as u64, available });
+        }
+        self.hip.check("hipMalloc", rc).map_err(device_error)?;
         Ok(p as u64)
+    }
+
+    fn memory(&self) -> Option<DeviceMemory> {
+        self.bind().ok()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two `size_t`s.
+        let rc = unsafe { (self.hip.mem_get_info)(&mut free, &mut total) };
+        match self.hip.check("hipMemGetInfo", rc) {
+            Ok(()) => Some(DeviceMemory { free: free as u64, total: total as u64 }),
+            Err(e) => {
+                tracing::warn!(error = %e, "uploads are not checked before they allocate");
+                None
+            }
+        }
     }
 
     unsafe fn free(&self, ptr: u64) {

@@ -37,6 +37,13 @@ fn adapters() -> Result<Vec<wgpu::Adapter>, Unavailable> {
     let found = std::panic::catch_unwind(|| {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = BACKENDS;
+        // Buffer creation past this share of the driver's memory budget (Vulkan with
+        // VK_EXT_memory_budget, DX12) is an out-of-memory error we map, instead of a
+        // device lost to memory pressure.
+        desc.memory_budget_thresholds = wgpu::MemoryBudgetThresholds {
+            for_resource_creation: Some(RESOURCE_BUDGET_PERCENT),
+            for_device_loss: None,
+        };
         let instance = wgpu::Instance::new(desc);
         pollster::block_on(instance.enumerate_adapters(BACKENDS))
     })
@@ -58,6 +65,9 @@ fn adapters() -> Result<Vec<wgpu::Adapter>, Unavailable> {
     found.sort_by_key(|a| a.get_info().device_type == wgpu::DeviceType::Cpu);
     Ok(found)
 }
+
+/// The share of the memory budget new buffers may take (`adapters`).
+const RESOURCE_BUDGET_PERCENT: u8 = 95;
 
 /// The native backends with compute: Vulkan (Linux, Windows, lavapipe), Metal, DX12.
 const BACKENDS: wgpu::Backends = wgpu::Backends::VULKAN.union(wgpu::Backends::METAL).union(wgpu::Backends::DX12);
@@ -140,16 +150,23 @@ impl Gpu {
     }
 
     /// Runs `f` inside validation and out-of-memory error scopes; a captured error
-    /// becomes `Error::Device` naming `what`.
+    /// becomes `Error::Device` naming `what`, or `Error::OutOfMemory` ([`oom_error`]).
     pub fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        self.scoped_sized(what, 0, f)
+    }
+
+    /// [`Gpu::scoped`] for `f` that allocates `bytes`: the need an out-of-memory error
+    /// names.
+    pub fn scoped_sized<T>(&self, what: &str, bytes: u64, f: impl FnOnce() -> T) -> Result<T> {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let out = f();
         let v = pollster::block_on(validation.pop());
         let o = pollster::block_on(oom.pop());
-        match v.or(o) {
-            Some(e) => Err(device_error(format!("{what}: {e}"))),
-            None => Ok(out),
+        match (v, o) {
+            (Some(e), _) => Err(device_error(format!("{what}: {e}"))),
+            (None, Some(e)) => Err(oom_error(&format!("{what} on {}", self.info.name), bytes, &e)),
+            (None, None) => Ok(out),
         }
     }
 
@@ -172,7 +189,7 @@ impl Gpu {
 
     pub fn upload(&self, label: &str, bytes: &[u8], extra: wgpu::BufferUsages) -> Result<wgpu::Buffer> {
         self.check_binding(label, bytes.len() as u64)?;
-        self.scoped(label, || {
+        self.scoped_sized(label, bytes.len() as u64, || {
             self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
                 contents: bytes,
@@ -194,7 +211,7 @@ impl Gpu {
     /// A zeroed read-write storage buffer that can be copied out.
     pub fn scratch(&self, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
         self.check_binding(label, bytes)?;
-        self.scoped(label, || {
+        self.scoped_sized(label, bytes, || {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size: bytes.max(4),
@@ -207,7 +224,7 @@ impl Gpu {
     /// Submits `encoder`, then copies `src` back to the host and waits.
     pub fn submit_and_read(&self, mut encoder: wgpu::CommandEncoder, src: &wgpu::Buffer) -> Result<Vec<u8>> {
         let size = src.size();
-        let staging = self.scoped("read-back buffer", || {
+        let staging = self.scoped_sized("read-back buffer", size, || {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("read-back"),
                 size,
@@ -239,6 +256,19 @@ impl Gpu {
 
     pub fn encoder(&self) -> wgpu::CommandEncoder {
         self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("fhe-wgpu") })
+    }
+}
+
+/// A captured out-of-memory error as `Error::OutOfMemory` naming `what` and the `bytes`
+/// asked for (0 where the call allocates no buffer of its own, a submission). wgpu has
+/// no free-memory query, so `available` is 0, the driver's answer for this request; the
+/// message says so.
+pub fn oom_error(what: &str, bytes: u64, e: &wgpu::Error) -> Error {
+    tracing::warn!(what, bytes, error = %e, "wgpu out of memory");
+    Error::OutOfMemory {
+        what: format!("{what} (the driver refused it: {e}; wgpu reports no free-memory figure)"),
+        needed: bytes,
+        available: 0,
     }
 }
 
@@ -277,4 +307,21 @@ pub enum Binding {
     Read,
     ReadWrite,
     Uniform,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// wgpu's out-of-memory error is `Error::OutOfMemory` naming the request and its
+    /// bytes, not `Error::Device` (no adapter needed).
+    #[test]
+    fn out_of_memory_names_the_request_and_its_bytes() {
+        let source: wgpu::ErrorSource = "vkAllocateMemory: VK_ERROR_OUT_OF_DEVICE_MEMORY".into();
+        let e = oom_error("ckks switching key on llvmpipe", 3 << 30, &wgpu::Error::OutOfMemory { source });
+        let Error::OutOfMemory { what, needed, available } = &e else { panic!("not OutOfMemory: {e}") };
+        assert_eq!((*needed, *available), (3 << 30, 0));
+        assert!(what.starts_with("ckks switching key on llvmpipe") && what.contains("no free-memory figure"), "{e}");
+        assert!(e.to_string().contains(&(3u64 << 30).to_string()), "{e}");
+    }
 }

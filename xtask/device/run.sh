@@ -9,7 +9,9 @@
 #    `equiv dispatch` and `equiv sweep` with SEEDS seeds per parameter set and CKKS
 #    preset (default 1000, the full gate; a short device lease fits about 10, see README).
 # 2. Only if every step of the gate passed: the shared conformance suites on CUDA, bit
-#    scheme and CKKS (the fhe-cuda test binary, `--ignored`), then the CUDA benches (single and batched
+#    scheme and CKKS, and device memory (the fhe-cuda test binary, `--ignored`: free and
+#    total from cuMemGetInfo, a request past the device refused as Error::OutOfMemory),
+#    the computed memory per CKKS preset (`bench memory`), then the CUDA benches (single and batched
 #    bootstrap, NTT batches of 1 and 1024, every gate) and the CPU benches of the same
 #    machine, as JSON under OUT_DIR/<lane>/, plus a log and a summary.
 # 3. Then seed 1's NTT screening of the CUDA variants (every variant but the diagnostic
@@ -68,6 +70,7 @@ if [ "$gate" -ne 0 ]; then
 fi
 fail=0
 step conformance "$here/bin/fhe-cuda-tests" --ignored --test-threads 1 || fail=1
+step memory "$x" bench memory --out "$out/ckks-device-memory.md" || fail=1
 step bench-cuda "$x" bench --backend cuda --params PN10QP27 --params PN11QP54 --ntt-batch 1 --ntt-batch 1024 \
   --bootstrap-batch 4096 --results-dir "$out" --lane "$lane" || fail=1
 step bench-cpu "$x" bench --backend cpu --params PN10QP27 --results-dir "$out" --lane "$lane-host-cpu" || fail=1

@@ -16,7 +16,8 @@
 //!   then the CKKS replay and a mul+rotate sweep (root `.../ckks`).
 //!   `--params` takes bit-scheme sets and CKKS presets (default: every set and the small
 //!   CKKS preset); a backend without CKKS prints `skipped` lines for it, never a pass.
-//! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`: see `bench/`.
+//! - `bench [--backend B] [--params P] [--iters N] [--peers]`, `bench chart`, `bench memory`
+//!   (device memory of CKKS keys and ciphertexts per preset): see `bench/`.
 //! - `recommend ntt --suite kernel|primitive --params P [--device cuda:0]
 //!   [--backend NAME]...` (or `--suite ckks-primitive --preset P`): screens the NTT
 //!   variants and recommends one; see `recommend/`.

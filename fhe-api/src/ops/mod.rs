@@ -26,6 +26,14 @@ pub struct DeviceInfo {
     pub software: bool,
 }
 
+/// Free and total bytes of the device a backend keeps resident data on, as its driver
+/// reports them ([`Backend::device_memory`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceMemory {
+    pub free: u64,
+    pub total: u64,
+}
+
 /// A complete backend: the ring ops (and with them [`NttOps`]), the bit scheme's
 /// bootstrap, its identity, and the schemes it declares beyond the bit scheme. Host
 /// algorithms (key generation, encryption, gates, the CKKS evaluator) are not backend
@@ -46,5 +54,11 @@ pub trait Backend: RingOps + NttOps + BootstrapOps + Send + Sync + 'static {
     /// does not take.
     fn prepares(&self, set: crate::ParamSet) -> bool {
         set.params().lwe_fits_u16()
+    }
+    /// Free and total memory of the device holding this backend's resident data, where
+    /// its driver says; `None` for host memory (the CPU) or a device that cannot say.
+    /// Circuits check what they will upload against it before they start.
+    fn device_memory(&self) -> Option<DeviceMemory> {
+        None
     }
 }

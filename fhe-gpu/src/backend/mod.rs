@@ -175,4 +175,8 @@ impl<D: GpuDriver> Backend for GpuBackend<D> {
     fn ckks(&self) -> Option<&dyn fhe_api::ops::CkksOps> {
         Some(self)
     }
+
+    fn device_memory(&self) -> Option<fhe_api::DeviceMemory> {
+        self.drv.memory()
+    }
 }

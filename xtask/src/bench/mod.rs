@@ -20,6 +20,9 @@
 //! `--ckks-fe [functions]` runs seed 2's FE functional bootstrapping table (`ckks_fe.rs`);
 //! with `--peers`, alternated with OpenFHE's `EvalFEFuncBootstrap`.
 //!
+//! `bench memory` prints the device memory of CKKS keys and ciphertexts per preset,
+//! computed from the GPU backend's layout (`memory.rs`).
+//!
 //! The bit scheme's rows are `tfhe.rs`'s.
 
 mod ckks;
@@ -27,6 +30,7 @@ mod ckks_boot;
 mod ckks_fe;
 mod gate;
 mod int;
+mod memory;
 mod tfhe;
 
 use std::path::PathBuf;
@@ -58,6 +62,16 @@ enum BenchSub {
         /// Directory of result files.
         #[arg(long, default_value = "bench/results")]
         results: PathBuf,
+    },
+    /// Device memory of CKKS keys and ciphertexts per preset, computed from the GPU
+    /// backend's layout (no device needed): a markdown table.
+    Memory {
+        /// Presets (repeatable; default every preset).
+        #[arg(long, value_parser = parse_preset)]
+        ckks: Vec<Preset>,
+        /// Also write the table to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -223,6 +237,7 @@ pub fn run(args: BenchArgs) -> Result<(), Fail> {
             println!("chart of {} result files written to {}", files.len(), out.display());
             Ok(())
         }
+        Some(BenchSub::Memory { ckks, out }) => memory::run(ckks, out),
         None if args.run.ckks_fe.is_some() => ckks_fe::measure(args.run),
         None if !args.run.ckks_bootstrap.is_empty() => ckks_boot::measure(args.run),
         None if !args.run.ckks.is_empty() => ckks::measure(args.run),

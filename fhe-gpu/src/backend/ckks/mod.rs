@@ -297,6 +297,8 @@ impl<D: GpuDriver> CkksOps for GpuBackend<D> {
                 ct.level()
             )));
         }
+        let what = format!("a ciphertext of {} at level {}", ct.params().name(), ct.level());
+        self.check_fits(&what, crate::memory::ciphertext_bytes(ct.params(), ct.level()))?;
         let both: Vec<u64> = ct.c0().iter().chain(ct.c1()).copied().collect();
         let buf = Buffer::from_slice(&self.drv, &both)?;
         self.wrap(ct.meta().clone(), GpuCt { buf, parts: 2, limbs })
@@ -319,6 +321,8 @@ impl<D: GpuDriver> CkksOps for GpuBackend<D> {
         let plan = self.ckks_plan(pt.params())?;
         let n = plan.n();
         let (coeffs, special) = (pt.coeffs(), pt.special());
+        let what = format!("a plaintext of {} ({} limbs)", pt.params().name(), (coeffs.len() + special.len()) / n);
+        self.check_fits(&what, ((coeffs.len() + special.len()) * 8) as u64)?;
         let m = Buffer::from_slice(&self.drv, coeffs)?;
         let p = if special.is_empty() { None } else { Some(Buffer::from_slice(&self.drv, special)?) };
         self.on_device(&plan, |c| {
@@ -342,6 +346,13 @@ impl<D: GpuDriver> CkksOps for GpuBackend<D> {
     fn prepare_key_up_to(&self, key: &SwitchingKey, level: usize) -> Result<PreparedSwitchKey> {
         self.ckks_plan(key.params())?;
         let meta = SwitchKeyMeta::up_to(key, level)?;
+        // The whole key is checked before any of its buffers is allocated.
+        let (galois, kind) = match key.kind() {
+            SwitchKind::Galois(g) => (true, format!("the Galois key of element {g}")),
+            SwitchKind::Relin => (false, "the relinearization key".to_string()),
+        };
+        let what = format!("{kind} of {} up to level {level}", key.params().name());
+        self.check_fits(&what, crate::memory::switch_key_bytes(key.params(), level, galois))?;
         let index = match key.kind() {
             SwitchKind::Galois(g) => {
                 let p = EvalPermutation::new(key.params().ring_degree(), g)?;

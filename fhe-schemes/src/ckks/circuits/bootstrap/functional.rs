@@ -25,7 +25,7 @@ use fhe_api::rng::Seed;
 use super::dft;
 use super::encapsulation::{self, effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation};
 use super::evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
-use super::memory::{check_fits, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate};
+use super::memory::{check_fits, check_fits_on, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate};
 use super::prepare_factors;
 use crate::ckks::circuits::fourier::FourierSeries;
 use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
@@ -276,7 +276,8 @@ impl FunctionalBootstrapper {
     pub fn new(ctx: &Context, ev: &Evaluator, config: &FunctionalConfig, max_degree: usize) -> Result<Self> {
         let params = ctx.params().clone();
         let plan = Plan::new(&params, config)?;
-        check_fits(
+        check_fits_on(
+            ctx.backend().as_ref(),
             "functional bootstrapping's diagonals and working set",
             &MemoryEstimate { keys: 0, ..plan.memory(&params) },
         )?;

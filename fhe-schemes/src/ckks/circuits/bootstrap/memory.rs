@@ -8,12 +8,14 @@
 //! set held on the host as well adds `b` of every key over `Q_L P`); a prepared diagonal
 //! is an extended plaintext over `Q_l P` at its level; the working set is the baby-step
 //! rotations of one transform over `Q_L P`, a dozen ciphertexts, and the work buffers a
-//! backend keeps ([`pool_bytes`]).
+//! backend keeps ([`pool_bytes`]). On a backend with device memory the estimate is
+//! checked against the device's free bytes as well ([`check_fits_on`]).
 
 use fhe_api::ckks::Params;
 use fhe_api::error::{Error, Result};
 use fhe_api::ops::WORK_POOL_POLYS;
 use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
+use fhe_api::Backend;
 
 use crate::ckks::circuits::linear::LinearTransform;
 use crate::ckks::evaluator::KeyLevels;
@@ -107,6 +109,20 @@ pub fn check_fits(what: &str, estimate: &MemoryEstimate) -> Result<()> {
         Some(available) if estimate.total() > available => {
             Err(Error::OutOfMemory { what: what.to_string(), needed: estimate.total(), available })
         }
+        _ => Ok(()),
+    }
+}
+
+/// [`check_fits`], then, where `backend` keeps its data on a device that reports its
+/// memory (`Backend::device_memory`), the estimate against the device's free bytes.
+pub fn check_fits_on(backend: &dyn Backend, what: &str, estimate: &MemoryEstimate) -> Result<()> {
+    check_fits(what, estimate)?;
+    match backend.device_memory() {
+        Some(m) if estimate.total() > m.free => Err(Error::OutOfMemory {
+            what: format!("{what} on {}", backend.device_info().name),
+            needed: estimate.total(),
+            available: m.free,
+        }),
         _ => Ok(()),
     }
 }

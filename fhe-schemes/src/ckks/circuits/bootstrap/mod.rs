@@ -40,7 +40,7 @@ use crate::ckks::evaluator::{Evaluator, KeyLevels};
 use crate::ckks::keygen::KeygenOptions;
 use encapsulation::{effective_weight, make_keys, PreparedEncapsulation};
 use evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
-use memory::{check_fits, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate};
+use memory::{check_fits, check_fits_on, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate};
 
 /// How to bootstrap; [`BootstrapConfig::default`] is OpenFHE's `{3, 3}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -262,7 +262,7 @@ impl Bootstrapper {
         let plan = Plan::new(&params, config)?;
         // The keys exist already: what is left to allocate is the rest.
         let rest = MemoryEstimate { keys: 0, ..plan.memory(&params) };
-        check_fits("bootstrapping's diagonals and working set", &rest)?;
+        check_fits_on(ctx.backend().as_ref(), "bootstrapping's diagonals and working set", &rest)?;
         let top = params.max_level();
         let depth = plan.depth();
         if top < depth + 1 {
