@@ -199,7 +199,7 @@ impl Word for u64 {
     }
     fn finish(ring: &Ring, upd: &mut [u64], acc: &mut [u64], ahead: &mut Ahead) {
         ring.ntt.inverse_streaming(upd, ahead);
-        crate::tfhe::ginx64::add_mod(ring.modulus.q, acc, upd);
+        crate::tfhe::ginx64::add_mod(ring.isa, ring.modulus.q, acc, upd);
     }
 }
 
