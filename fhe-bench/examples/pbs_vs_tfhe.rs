@@ -2,9 +2,9 @@
 //! against TFHE-rs 1.8's shortint `apply_lookup_table`, one call at a time, in one rayon
 //! pool of `--threads` threads, rounds alternated (the side that goes first alternates,
 //! each round one discarded call per side). Ours runs each `ParamSet::PBS` set
-//! (`M2C2`, `M2C2G2`, `M2C2G3`); TFHE-rs runs its default `PARAM_MESSAGE_2_CARRY_2_KS_PBS`
-//! (classic, p-fail 2^-129.6) for every row, and its multi-bit group-2/3 sets beside ours
-//! of the same group. TFHE-rs's multi-bit CPU bootstrap starts its own threads (not
+//! (`M2C2`, `M2C2G2`, `M2C2G3`) against TFHE-rs's default `PARAM_MESSAGE_2_CARRY_2_KS_PBS`
+//! (classic, p-fail 2^-129.6), and the multi-bit ones also against TFHE-rs's multi-bit
+//! set of the same grouping. TFHE-rs's multi-bit CPU bootstrap starts its own threads (not
 //! rayon's), so its multi-bit rows are only one-thread when the machine has one core
 //! free for it: the JSON says so. Writes `pbs-vs-tfhe-<threads>t.json` and prints it.
 //!
@@ -85,11 +85,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut ours: Call = Box::new(|| {
                 key.apply_batch(std::slice::from_ref(&block), &lut).expect("pbs");
             });
-            let peers: Vec<(&str, tfhe::shortint::parameters::ShortintParameterSet)> = match set {
-                ParamSet::M2C2G2 => vec![("PARAM_MULTI_BIT_GROUP_2_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M128", TFHE_G2.into())],
-                ParamSet::M2C2G3 => vec![("PARAM_MULTI_BIT_GROUP_3_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M128", TFHE_G3.into())],
-                _ => vec![("PARAM_MESSAGE_2_CARRY_2_KS_PBS", TFHE_CLASSIC.into())],
-            };
+            // Every set against TFHE-rs's default (issue 38's yardstick), and a multi-bit
+            // set also against TFHE-rs's of the same grouping.
+            let mut peers: Vec<(&str, tfhe::shortint::parameters::ShortintParameterSet)> =
+                vec![("PARAM_MESSAGE_2_CARRY_2_KS_PBS", TFHE_CLASSIC.into())];
+            match set {
+                ParamSet::M2C2G2 => {
+                    peers.push(("PARAM_MULTI_BIT_GROUP_2_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M128", TFHE_G2.into()))
+                }
+                ParamSet::M2C2G3 => {
+                    peers.push(("PARAM_MULTI_BIT_GROUP_3_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M128", TFHE_G3.into()))
+                }
+                _ => {}
+            }
             for (name, params) in peers {
                 let (ck, sk) = tfhe::shortint::gen_keys(params);
                 let ct = ck.encrypt(3);
