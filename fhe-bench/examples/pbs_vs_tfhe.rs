@@ -13,10 +13,10 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use fhe_api::rng::Seed;
 use fhe_api::{Backend, ParamSet};
+use fhe_bench::stats::{alternate, median, Call};
 use fhe_schemes::tfhe::keygen_from_seed;
 use fhe_schemes::tfhe::pbs::{decrypt_block, encrypt_block_seeded, PbsKey};
 use tfhe::shortint::parameters::v1_8::{
@@ -24,42 +24,6 @@ use tfhe::shortint::parameters::v1_8::{
     V1_8_PARAM_MULTI_BIT_GROUP_3_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M128 as TFHE_G3,
 };
 use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS as TFHE_CLASSIC;
-
-type Call<'a> = Box<dyn FnMut() + 'a>;
-
-fn time_calls(calls: usize, f: &mut Call) -> Vec<f64> {
-    f();
-    (0..calls)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// `rounds` rounds of `calls` calls per side, first side alternating; per-call ms.
-fn interleave(rounds: usize, calls: usize, ours: &mut Call, theirs: &mut Call) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for r in 0..rounds {
-        let (x, y) = if r % 2 == 0 {
-            let x = time_calls(calls, ours);
-            (x, time_calls(calls, theirs))
-        } else {
-            let y = time_calls(calls, theirs);
-            (time_calls(calls, ours), y)
-        };
-        ratios.push(median(x.clone()) / median(y.clone()));
-        a.extend(x);
-        b.extend(y);
-    }
-    (a, b, ratios)
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -108,8 +72,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut theirs: Call = Box::new(|| {
                     let _ = sk.apply_lookup_table(&ct, &tlut);
                 });
-                let (t_ours, t_theirs, ratios) = interleave(rounds, calls, &mut ours, &mut theirs);
-                let (mo, mt) = (median(t_ours), median(t_theirs));
+                let (t_ours, t_theirs, ratios) = alternate(rounds, calls, &mut ours, &mut theirs);
+                let (mo, mt) = (median(&t_ours), median(&t_theirs));
                 let (lo, hi) = ratios.iter().fold((f64::MAX, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
                 eprintln!("{set:?} vs {name}: {mo:.2} ms / {mt:.2} ms = {:.3} (rounds {lo:.3}-{hi:.3})", mo / mt);
                 rows.push(format!(

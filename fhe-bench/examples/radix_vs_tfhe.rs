@@ -11,50 +11,14 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use fhe_api::rng::Seed;
 use fhe_api::{Backend, ParamSet};
+use fhe_bench::stats::{alternate, median, Call};
 use fhe_schemes::integer::radix::{add, compare, mul, Propagation, RadixUint};
 use fhe_schemes::tfhe::keygen_from_seed;
 use fhe_schemes::tfhe::pbs::PbsKey;
 use tfhe::prelude::*;
-
-type Call<'a> = Box<dyn FnMut() + 'a>;
-
-fn time_calls(calls: usize, f: &mut Call) -> Vec<f64> {
-    f();
-    (0..calls)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// `rounds` rounds of `calls` calls per side, first side alternating; per-call ms.
-fn interleave(rounds: usize, calls: usize, ours: &mut Call, theirs: &mut Call) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for r in 0..rounds {
-        let (x, y) = if r % 2 == 0 {
-            let x = time_calls(calls, ours);
-            (x, time_calls(calls, theirs))
-        } else {
-            let y = time_calls(calls, theirs);
-            (time_calls(calls, ours), y)
-        };
-        ratios.push(median(x.clone()) / median(y.clone()));
-        a.extend(x);
-        b.extend(y);
-    }
-    (a, b, ratios)
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -115,7 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                                 let _ = ta.lt(&tb);
                             }),
                         };
-                        interleave(rounds, calls, &mut ours, &mut theirs)
+                        alternate(rounds, calls, &mut ours, &mut theirs)
                     }
                     256 => {
                         let big = |l: &[u64]| tfhe::integer::U256::from((l[0] as u128 | (l[1] as u128) << 64, l[2] as u128 | (l[3] as u128) << 64));
@@ -131,11 +95,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                                 let _ = ta.lt(&tb);
                             }),
                         };
-                        interleave(rounds, calls, &mut ours, &mut theirs)
+                        alternate(rounds, calls, &mut ours, &mut theirs)
                     }
                     _ => return Err(format!("width {w}: 64 or 256").into()),
                 };
-                let (mo, mt) = (median(t_ours), median(t_theirs));
+                let (mo, mt) = (median(&t_ours), median(&t_theirs));
                 let (lo, hi) = ratios.iter().fold((f64::MAX, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
                 rows.push(format!(
                     r#"{{"op":"{op}","bits":{w},"ours_median_ms":{mo:.1},"tfhe_rs_median_ms":{mt:.1},"ratio":{:.3},"round_ratio_lo":{lo:.3},"round_ratio_hi":{hi:.3}}}"#,

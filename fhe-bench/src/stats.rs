@@ -156,8 +156,66 @@ where
     Ok(runs)
 }
 
+/// Median of non-empty samples in any order.
+pub fn median(samples: &[f64]) -> f64 {
+    let mut v = samples.to_vec();
+    v.sort_by(f64::total_cmp);
+    median_sorted(&v)
+}
+
+/// One side of an [`alternate`] comparison: a call to time.
+pub type Call<'a> = Box<dyn FnMut() + 'a>;
+
+/// `calls` timed calls of `f` after one discarded, each in ms.
+pub fn time_calls(calls: usize, f: &mut Call) -> Vec<f64> {
+    f();
+    (0..calls)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect()
+}
+
+/// `rounds` rounds of [`time_calls`] on each side, the side that goes first alternating
+/// (ours in even rounds): every call's ms for `ours` and `theirs`, and each round's ratio
+/// of medians, ours over theirs. The examples that time us against a peer in one process
+/// (`fhe-bench/examples/*_vs_tfhe.rs`).
+pub fn alternate(rounds: usize, calls: usize, ours: &mut Call, theirs: &mut Call) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let (x, y) = if r % 2 == 0 {
+            let x = time_calls(calls, ours);
+            (x, time_calls(calls, theirs))
+        } else {
+            let y = time_calls(calls, theirs);
+            (time_calls(calls, ours), y)
+        };
+        ratios.push(median(&x) / median(&y));
+        a.extend(x);
+        b.extend(y);
+    }
+    (a, b, ratios)
+}
+
 #[cfg(test)]
 mod tests {
+    /// Rounds alternate which side goes first, and every call is timed or discarded as
+    /// documented (one discarded, then `calls` timed, per side and round).
+    #[test]
+    fn alternate_takes_turns_and_counts_calls() {
+        use std::cell::RefCell;
+        let order = RefCell::new(Vec::new());
+        let mut ours: super::Call = Box::new(|| order.borrow_mut().push('o'));
+        let mut theirs: super::Call = Box::new(|| order.borrow_mut().push('t'));
+        let (a, b, ratios) = super::alternate(2, 2, &mut ours, &mut theirs);
+        drop((ours, theirs));
+        assert_eq!(order.into_inner().iter().collect::<String>(), "ooottttttooo");
+        assert_eq!((a.len(), b.len(), ratios.len()), (4, 4, 2));
+        assert_eq!(super::median(&[3.0, 1.0, 2.0]), 2.0);
+    }
+
     use super::*;
 
     fn close(a: f64, b: f64) -> bool {
