@@ -62,7 +62,11 @@ fn every_file_under_bench_results_loads() {
             crate::chart::RADIX_DIR => {
                 let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
                 let kind = v["kind"].as_str().unwrap_or("");
-                assert!(["radix_vs_tfhe", "radix_timing"].contains(&kind), "{}: kind {kind:?}", path.display());
+                assert!(
+                    ["radix_vs_tfhe", "radix_timing", "pbs_vs_tfhe"].contains(&kind),
+                    "{}: kind {kind:?}",
+                    path.display()
+                );
             }
             _ => {
                 load_report(path).unwrap_or_else(|e| panic!("{e}"));
