@@ -1,7 +1,8 @@
 //! Times programmable bootstrapping and radix integer operations on the CPU backend
-//! (`M2C2`), medians of `--runs` calls after one discarded, and prints one JSON object.
+//! (`--set`, default `M2C2`), medians of `--runs` calls after one discarded, and prints
+//! one JSON object (`pbs_batch16_ms` is the whole batch of 16).
 //!
-//! `cargo run --release -p fhe-schemes --example radix_timing -- [--runs R] [--widths 8,64]`
+//! `cargo run --release -p fhe-schemes --example radix_timing -- [--runs R] [--widths 8,64] [--set M2C2G2]`
 //! Threads follow `RAYON_NUM_THREADS`. The gate integers' add and `lt` (`PN10QP27`) are
 //! timed in the same process at the same widths, for `docs/INTEGERS.md`'s comparison.
 
@@ -35,11 +36,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let widths: Vec<usize> =
         arg("--widths").unwrap_or_else(|| "8,64".into()).split(',').map(str::parse).collect::<Result<_, _>>()?;
 
+    let set: ParamSet = arg("--set").unwrap_or_else(|| "M2C2".into()).parse()?;
+    if !ParamSet::PBS.contains(&set) {
+        return Err(format!("--set: {set} is no programmable-bootstrapping set (M2C2, M2C2G2, M2C2G3)").into());
+    }
     let backend: Arc<dyn Backend> = Arc::new(fhe_cpu::CpuBackend::new(None)?);
     let gate_keys = keygen_from_seed(&*backend, ParamSet::PN10QP27, &Seed::derive("lux-fhe-radix-timing", 2))?;
     let gates = ServerKey::new(backend.clone(), &gate_keys.ek)?;
     let t = Instant::now();
-    let keys = keygen_from_seed(&*backend, ParamSet::M2C2, &Seed::derive("lux-fhe-radix-timing", 0))?;
+    let keys = keygen_from_seed(&*backend, set, &Seed::derive("lux-fhe-radix-timing", 0))?;
     let key = PbsKey::new(backend, &keys.ek)?;
     let keygen_s = t.elapsed().as_secs_f64();
     let seed = Seed::derive("lux-fhe-radix-timing", 1);
@@ -84,7 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rows.push(format!(r#"{{"op":"gate_lt","params":"PN10QP27","bits":{w},"median_ms":{ms:.1}}}"#));
     }
     println!(
-        r#"{{"kind":"radix_timing","params":"M2C2","threads":{},"runs":{runs},"keygen_and_prepare_s":{keygen_s:.1},"pbs_one_ms":{one:.1},"pbs_batch16_ms":{sixteen:.1},"rows":[{}]}}"#,
+        r#"{{"kind":"radix_timing","params":"{set}","threads":{},"runs":{runs},"keygen_and_prepare_s":{keygen_s:.1},"pbs_one_ms":{one:.1},"pbs_batch16_ms":{sixteen:.1},"rows":[{}]}}"#,
         rayon::current_num_threads(),
         rows.join(",")
     );
