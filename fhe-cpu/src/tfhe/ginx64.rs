@@ -373,7 +373,10 @@ pub fn add_mod(isa: Isa, q: u64, x: &mut [u64], y: &[u64]) {
         // SAFETY: `Isa::detect` returned it only after checking the CPU's features.
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => unsafe { add_mod_avx512(q, x, y) },
-        _ => add_mod_body(q, x, y),
+        // SAFETY: `Isa::detect` returned it only after checking the CPU's features.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { add_mod_avx2(q, x, y) },
+        Isa::Portable => add_mod_body(q, x, y),
     }
 }
 
@@ -391,6 +394,12 @@ fn add_mod_avx512(q: u64, x: &mut [u64], y: &[u64]) {
     add_mod_body(q, x, y)
 }
 
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn add_mod_avx2(q: u64, x: &mut [u64], y: &[u64]) {
+    add_mod_body(q, x, y)
+}
+
 /// `out <- x - y mod q` slot by slot, both operands in `[0, q)`, `q < 2^63`; dispatches
 /// on `isa` as [`add_mod`].
 pub fn sub_mod_into(isa: Isa, q: u64, x: &[u64], y: &[u64], out: &mut [u64]) {
@@ -399,7 +408,10 @@ pub fn sub_mod_into(isa: Isa, q: u64, x: &[u64], y: &[u64], out: &mut [u64]) {
         // SAFETY: `Isa::detect` returned it only after checking the CPU's features.
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => unsafe { sub_mod_avx512(q, x, y, out) },
-        _ => sub_mod_body(q, x, y, out),
+        // SAFETY: `Isa::detect` returned it only after checking the CPU's features.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { sub_mod_avx2(q, x, y, out) },
+        Isa::Portable => sub_mod_body(q, x, y, out),
     }
 }
 
@@ -414,6 +426,12 @@ fn sub_mod_body(q: u64, x: &[u64], y: &[u64], out: &mut [u64]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 fn sub_mod_avx512(q: u64, x: &[u64], y: &[u64], out: &mut [u64]) {
+    sub_mod_body(q, x, y, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sub_mod_avx2(q: u64, x: &[u64], y: &[u64], out: &mut [u64]) {
     sub_mod_body(q, x, y, out)
 }
 
