@@ -8,7 +8,7 @@
 //! constants per level, built once per parameter set) are not counted here.
 
 use fhe_api::ckks::Params;
-use fhe_api::{Error, Result};
+use fhe_api::Result;
 
 use crate::backend::GpuBackend;
 use crate::driver::GpuDriver;
@@ -89,15 +89,9 @@ impl<D: GpuDriver> GpuBackend<D> {
     /// error is still `OutOfMemory` where the driver maps it).
     pub fn check_fits(&self, what: &str, bytes: u64) -> Result<()> {
         let Some(m) = self.driver().memory() else { return Ok(()) };
-        if bytes > m.free {
+        m.check(what, &self.driver().device_info().name, bytes).inspect_err(|_| {
             tracing::warn!(what, needed = bytes, free = m.free, total = m.total, "device memory refused");
-            return Err(Error::OutOfMemory {
-                what: format!("{what} on {}", self.driver().device_info().name),
-                needed: bytes,
-                available: m.free,
-            });
-        }
-        Ok(())
+        })
     }
 
     /// [`GpuBackend::check_fits`] for a batch of `count` ciphertexts at `level`, before

@@ -34,6 +34,22 @@ pub struct DeviceMemory {
     pub total: u64,
 }
 
+impl DeviceMemory {
+    /// `Error::OutOfMemory` naming `what` on `device`, the need and the free bytes, when
+    /// `needed` exceeds them: the one rule of every check against device memory (the GPU
+    /// backend's uploads, the circuits' working sets).
+    pub fn check(&self, what: &str, device: &str, needed: u64) -> crate::Result<()> {
+        if needed > self.free {
+            return Err(crate::Error::OutOfMemory {
+                what: format!("{what} on {device}"),
+                needed,
+                available: self.free,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// A complete backend: the ring ops (and with them [`NttOps`]), the bit scheme's
 /// bootstrap, its identity, and the schemes it declares beyond the bit scheme. Host
 /// algorithms (key generation, encryption, gates, the CKKS evaluator) are not backend

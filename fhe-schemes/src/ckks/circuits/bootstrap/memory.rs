@@ -118,12 +118,8 @@ pub fn check_fits(what: &str, estimate: &MemoryEstimate) -> Result<()> {
 pub fn check_fits_on(backend: &dyn Backend, what: &str, estimate: &MemoryEstimate) -> Result<()> {
     check_fits(what, estimate)?;
     match backend.device_memory() {
-        Some(m) if estimate.total() > m.free => Err(Error::OutOfMemory {
-            what: format!("{what} on {}", backend.device_info().name),
-            needed: estimate.total(),
-            available: m.free,
-        }),
-        _ => Ok(()),
+        Some(m) => m.check(what, &backend.device_info().name, estimate.total()),
+        None => Ok(()),
     }
 }
 
