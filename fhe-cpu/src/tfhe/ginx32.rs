@@ -290,11 +290,7 @@ fn monomials_avx512(q: u32, psi_pow: &[u32], slot_exp: &[u32], k: usize, plus: &
     const L: usize = 16;
     let n = plus.len();
     let two_n = psi_pow.len();
-    let ordered = slot_exp
-        .iter()
-        .take(L)
-        .enumerate()
-        .all(|(j, &e)| e as usize == 2 * (j.reverse_bits() >> (usize::BITS - n.trailing_zeros())) + 1);
+    let ordered = crate::tfhe::ring::ntt_slot_order(slot_exp, n, L);
     if n < 2 * L || two_n != 2 * n || minus.len() != n || slot_exp.len() != n || !ordered {
         return monomials_body(psi_pow, slot_exp, k, plus, minus);
     }

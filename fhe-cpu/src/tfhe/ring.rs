@@ -236,6 +236,18 @@ mod tests {
     }
 }
 
+/// Whether the first `count` slots of `slot_exp` have the NTT's exponents `2 bitrev(j) + 1`
+/// (bit reversal over `log2 n` bits): the order the doubling kernels of the monomials
+/// rely on (`e_(j + len) = e_j + N / len`).
+pub(crate) fn ntt_slot_order(slot_exp: &[u32], n: usize, count: usize) -> bool {
+    let log_n = n.trailing_zeros();
+    slot_exp
+        .iter()
+        .take(count)
+        .enumerate()
+        .all(|(j, &e)| e as usize == 2 * (j.reverse_bits() >> (usize::BITS - log_n)) + 1)
+}
+
 /// [`Ring::monomial_minus_one`] by table lookup, slot by slot.
 fn monomial_minus_one_body(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize, out: &mut [u64]) {
     let mask = psi_pow.len() - 1;
@@ -260,11 +272,7 @@ fn monomial_minus_one_avx512(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize
     let n = out.len();
     let two_n = psi_pow.len();
     let log_n = n.trailing_zeros();
-    let ordered = slot_exp
-        .iter()
-        .take(L)
-        .enumerate()
-        .all(|(j, &e)| e as usize == 2 * (j.reverse_bits() >> (usize::BITS - log_n)) + 1);
+    let ordered = ntt_slot_order(slot_exp, n, L);
     if !n.is_power_of_two() || n < 2 * L || two_n != 2 * n || slot_exp.len() != n || !ordered {
         return monomial_minus_one_body(q, psi_pow, slot_exp, k, out);
     }
