@@ -273,7 +273,7 @@ unsafe impl GpuDriver for CudaDriver {
             if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 // The need and what is left, instead of the driver's bare code (a CKKS key
                 // set at N = 2^16 is gigabytes).
-                let available = cu::mem_get_info().map_or(0, |(free, _)| free as u64);
+                let available = self.memory().map_or(0, |m| m.free);
                 return Error::OutOfMemory { what: "a CUDA device allocation".into(), needed: bytes as u64, available };
             }
             device_error(format!("cuMemAlloc({bytes} bytes): {e}"))
