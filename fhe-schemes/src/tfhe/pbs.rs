@@ -29,6 +29,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use fhe_api::ops::{check_inputs, Backend, PreparedKey};
 use fhe_api::rng::{label, stream, Seed};
 use fhe_api::{Error, EvaluationKey, ExtractedLwe, Lut, ParamSet, Result, SecretKey};
@@ -238,7 +240,7 @@ impl PbsKey {
     }
 
     /// `jobs[i].1` applied to `jobs[i].0`, tables of mixed kinds: one key-switch batch for
-    /// all, then one blind-rotation batch per distinct table (in first-seen order).
+    /// all, then one blind-rotation batch per distinct table, side by side.
     pub fn apply_mixed(&self, jobs: &[(&ExtractedLwe, &Lut)]) -> Result<Vec<ExtractedLwe>> {
         let inputs: Vec<ExtractedLwe> = jobs.iter().map(|(c, _)| (*c).clone()).collect();
         let indexed: Vec<(usize, &Lut)> = jobs.iter().enumerate().map(|(i, (_, l))| (i, *l)).collect();
@@ -247,7 +249,7 @@ impl PbsKey {
 
     /// `jobs[i].1` applied to `inputs[jobs[i].0]`: each input is key-switched once, however
     /// many tables read it (a block product's low and high digits), then one
-    /// blind-rotation batch per distinct table (in first-seen order). The words are those
+    /// blind-rotation batch per distinct table (side by side). The words are those
     /// of [`PbsKey::apply_mixed`] on the same pairs. An index out of range is
     /// `Error::InvalidInput`.
     pub fn apply_indexed(&self, inputs: &[ExtractedLwe], jobs: &[(usize, &Lut)]) -> Result<Vec<ExtractedLwe>> {
@@ -266,11 +268,22 @@ impl PbsKey {
                 None => groups.push((lut, vec![j])),
             }
         }
-        let mut out: Vec<Option<ExtractedLwe>> = vec![None; jobs.len()];
-        for (lut, idx) in groups {
+        let rotate = |(lut, idx): &(&Lut, Vec<usize>)| {
             let batch: Vec<_> = idx.iter().map(|&j| switched[jobs[j].0].clone()).collect();
-            let rotated = self.backend.blind_rotate_batch_lut(&self.key, &batch, lut)?;
-            for (j, ct) in idx.into_iter().zip(rotated) {
+            self.backend.blind_rotate_batch_lut(&self.key, &batch, lut)
+        };
+        // Batches of distinct tables are independent: run side by side, a level of two
+        // small batches (a carry's message and carry, one block each) keeps both cores
+        // busy instead of one after the other. A lone batch stays on the caller's
+        // thread, where the backend may give a single rotation two threads.
+        let rotated: Vec<Vec<ExtractedLwe>> = if groups.len() > 1 {
+            groups.par_iter().map(rotate).collect::<Result<_>>()?
+        } else {
+            groups.iter().map(rotate).collect::<Result<_>>()?
+        };
+        let mut out: Vec<Option<ExtractedLwe>> = vec![None; jobs.len()];
+        for ((_, idx), cts) in groups.into_iter().zip(rotated) {
+            for (j, ct) in idx.into_iter().zip(cts) {
                 out[j] = Some(ct);
             }
         }
