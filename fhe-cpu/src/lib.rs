@@ -205,11 +205,34 @@ impl BootstrapOps for CpuBackend {
         bootstrap::blind_rotate_batch(&ring, prepared, inputs, lut, self.threads)
     }
 
+    fn blind_rotate_batch_lut_at(
+        &self,
+        key: &PreparedKey,
+        inputs: &[LweCiphertext],
+        lut: &Lut,
+        at: &[usize],
+    ) -> Result<Vec<ExtractedLwe>> {
+        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
+        lut.check_params(key.params())?;
+        let prepared = key.downcast::<CpuPrepared>(&self.name())?;
+        let ring = self.ring(key.params())?;
+        if key.params().params().grouping().is_some() {
+            return crate::tfhe::multi_bit::blind_rotate_batch(&ring, prepared, inputs, lut, at, self.threads);
+        }
+        if at == [0] {
+            return bootstrap::blind_rotate_batch(&ring, prepared, inputs, lut, self.threads);
+        }
+        Err(fhe_api::Error::Unsupported {
+            backend: self.name(),
+            scheme: "many-LUT on a GINX set (the multi-bit programmable-bootstrapping sets have it)",
+        })
+    }
+
     fn key_switch_batch(&self, key: &PreparedKey, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
         check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
         let prepared = key.downcast::<CpuPrepared>(&self.name())?;
         let ring = self.ring(key.params())?;
-        keyswitch::key_switch_batch(&ring, prepared, inputs)
+        keyswitch::key_switch_batch(&ring, prepared, inputs, self.threads)
     }
 }
 

@@ -194,7 +194,7 @@ fn time_bootstrap_phases() {
             let t = Instant::now();
             let ext = bootstrap::blind_rotate(ring, prepared, &ct, &Lut::sign(set));
             let t1 = Instant::now();
-            let out = keyswitch::key_switch(ring, prepared, &ext);
+            let out = keyswitch::key_switch(ring, prepared, &ext, false);
             let t2 = Instant::now();
             let two = bootstrap::blind_rotate_duo(ring, prepared, &ct, &Lut::sign(set));
             let t3 = Instant::now();

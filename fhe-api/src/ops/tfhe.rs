@@ -77,6 +77,28 @@ pub trait BootstrapOps {
         lut: &Lut,
     ) -> Result<Vec<ExtractedLwe>>;
 
+    /// [`BootstrapOps::blind_rotate_batch_lut`] reading several coefficients of each
+    /// rotated accumulator (many-LUT: a table that holds several functions side by side,
+    /// function `j` read at coefficient `at[j]`). Output `i * at.len() + j` encrypts
+    /// `lut.value(m + at[j])` for input `i`'s mod-switched phase `m`; each offset is below
+    /// `N`. `at = [0]` is [`BootstrapOps::blind_rotate_batch_lut`] itself. A backend
+    /// without the extraction at other coefficients refuses with `Error::Unsupported`.
+    fn blind_rotate_batch_lut_at(
+        &self,
+        key: &PreparedKey,
+        inputs: &[LweCiphertext],
+        lut: &Lut,
+        at: &[usize],
+    ) -> Result<Vec<ExtractedLwe>> {
+        if at == [0] {
+            return self.blind_rotate_batch_lut(key, inputs, lut);
+        }
+        Err(Error::Unsupported {
+            backend: key.owner().to_string(),
+            scheme: "many-LUT (sample extraction at coefficients other than 0)",
+        })
+    }
+
     /// [`BootstrapOps::blind_rotate_batch_lut`] with the sign table ([`Lut::sign`], all
     /// coefficients `round(Q/8)`): the result encrypts `+round(Q/8)` when the input phase
     /// is in `[0, q/2)`, else `-round(Q/8)`.

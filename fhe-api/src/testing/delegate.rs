@@ -105,6 +105,15 @@ impl<B: Backend, T: Tamper> BootstrapOps for Delegate<B, T> {
     ) -> Result<Vec<ExtractedLwe>> {
         self.tamper.blind_rotate(self.inner.blind_rotate_batch_lut(key, inputs, lut)?)
     }
+    fn blind_rotate_batch_lut_at(
+        &self,
+        key: &PreparedKey,
+        inputs: &[LweCiphertext],
+        lut: &Lut,
+        at: &[usize],
+    ) -> Result<Vec<ExtractedLwe>> {
+        self.tamper.blind_rotate(self.inner.blind_rotate_batch_lut_at(key, inputs, lut, at)?)
+    }
     fn blind_rotate_batch(&self, key: &PreparedKey, inputs: &[LweCiphertext]) -> Result<Vec<ExtractedLwe>> {
         self.inner.blind_rotate_batch(key, inputs)
     }

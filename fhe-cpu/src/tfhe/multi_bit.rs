@@ -23,7 +23,9 @@ use fhe_api::tfhe::params::BlindRotation;
 use fhe_api::{Error, EvaluationKey, ExtractedLwe, Lut, LweCiphertext, Result};
 
 use crate::mem::{Ahead, Aligned, Isa};
-use crate::tfhe::bootstrap::{fold_top_digit, initial_acc_b, ms_to_2n, sample_extract, CpuPrepared};
+use crate::tfhe::bootstrap::{
+    fold_top_digit, initial_acc_b, ms_to_2n, sample_extract_at, BootstrapThreads, CpuPrepared, DuoSlot,
+};
 use crate::tfhe::ginx64::{join, reduce_limbs_lane, split, Wide, CHUNK, LIMB, MASK};
 use crate::tfhe::ring::Ring;
 
@@ -103,18 +105,38 @@ struct State {
     upd: Aligned<u64>,
 }
 
-/// Multi-bit blind rotations of a batch, one ciphertext per task on all cores.
+/// Multi-bit blind rotations of a batch, each accumulator read at every offset of `at`
+/// (input-major): a lone ciphertext on two threads ([`crate::tfhe::multi_bit_duo`])
+/// where `threads` is 2 and [`DuoSlot::take`] finds a core free for the second, otherwise
+/// one ciphertext per task on all cores.
 pub fn blind_rotate_batch(
     ring: &Ring,
     key: &CpuPrepared,
     inputs: &[LweCiphertext],
     lut: &Lut,
+    at: &[usize],
+    threads: BootstrapThreads,
 ) -> Result<Vec<ExtractedLwe>> {
     let (k, terms) = shape(ring)?;
     let wide = ring.wide.ok_or_else(|| Error::InvalidInput(format!("{}: not the 54-bit ring", ring.set)))?;
-    Ok(inputs.par_iter().map(|ct| blind_rotate(ring, wide, key, ct, lut, k, terms)).collect())
+    let n = ring.n();
+    if let Some(j) = at.iter().find(|&&j| j >= n) {
+        return Err(Error::InvalidInput(format!("sample extraction at {j}: the ring has N = {n} coefficients")));
+    }
+    let extract = |acc: &[u64]| -> Vec<ExtractedLwe> {
+        at.iter().map(|&j| sample_extract_at(ring, key.tag, &acc[..n], &acc[n..], j)).collect()
+    };
+    if let [ct] = inputs {
+        if threads == BootstrapThreads::Two {
+            if let Some(_slot) = DuoSlot::take() {
+                return Ok(extract(&crate::tfhe::multi_bit_duo::blind_rotate(ring, wide, key, ct, lut, k, terms)));
+            }
+        }
+    }
+    Ok(inputs.par_iter().flat_map_iter(|ct| extract(&blind_rotate(ring, wide, key, ct, lut, k, terms))).collect())
 }
 
+/// One ciphertext's rotated accumulator, `[part][slot]` in coefficient form.
 fn blind_rotate(
     ring: &Ring,
     wide: Wide,
@@ -123,7 +145,7 @@ fn blind_rotate(
     lut: &Lut,
     k: usize,
     terms: usize,
-) -> ExtractedLwe {
+) -> Aligned<u64> {
     let p = ring.params;
     let (n, rows, exact) = (ring.n(), p.rgsw_rows(), p.bsk_exact_levels());
     let (log2n, logq) = ((2 * n).trailing_zeros(), p.lwe_modulus_log.0);
@@ -155,7 +177,7 @@ fn blind_rotate(
         let next = groups.get((g + 1) * group_len..(g + 1) * group_len + group_len / 8).unwrap_or(&[]);
         step(ring, wide, &a[..k], group_key, &mut Ahead::two(group_key, next), &mut s);
     }
-    sample_extract(ring, key.tag, &s.acc[..n], &s.acc[n..])
+    s.acc
 }
 
 /// One step: the lower digits' NTTs, the monomials, the kernel, then `eval += upd` and
@@ -186,7 +208,7 @@ fn step(ring: &Ring, wide: Wide, a: &[usize], group_key: &[u64], ahead: &mut Ahe
         ring.monomial_minus_one(e, mono);
     }
     let top = if dropped > 0 { &s.top } else { &s.eval };
-    let rows = Rows { lower: &s.lower, eval: top, n, levels, dropped };
+    let rows = Rows::whole(&s.lower, top, n, levels, dropped);
     kernel(ring.isa, wide, &rows, group_key, &s.mono, &mut s.upd, ahead);
     crate::tfhe::ginx64::add_mod(ring.isa, q, &mut s.eval, &s.upd);
     for (u, acc) in s.upd.chunks_exact_mut(n).zip(s.acc.chunks_exact_mut(n)) {
@@ -201,23 +223,34 @@ fn step(ring: &Ring, wide: Wide, a: &[usize], group_key: &[u64], ahead: &mut Ahe
 /// top level.
 pub(crate) struct Rows<'a> {
     pub lower: &'a [u64],
+    /// The top rows, `[part][len]`.
     pub eval: &'a [u64],
+    /// Slots of a `lower` row.
     pub n: usize,
     pub levels: usize,
     /// `D`, the dropped digits.
     pub dropped: usize,
+    /// The slots the kernel takes, `slot0 .. slot0 + len` of every `lower` row (one
+    /// thread's half in [`crate::tfhe::multi_bit_duo`], all of them otherwise).
+    pub slot0: usize,
+    pub len: usize,
 }
 
-impl Rows<'_> {
+impl<'a> Rows<'a> {
+    /// Every slot: `eval` holds whole rows.
+    pub fn whole(lower: &'a [u64], eval: &'a [u64], n: usize, levels: usize, dropped: usize) -> Rows<'a> {
+        Rows { lower, eval, n, levels, dropped, slot0: 0, len: n }
+    }
+
+    /// Row `r` at the kernel's slots.
     #[inline(always)]
     fn row(&self, r: usize) -> &[u64] {
         let (p, l) = (r / self.levels, r % self.levels);
-        let n = self.n;
         if l == self.levels - 1 {
-            &self.eval[p * n..(p + 1) * n]
+            &self.eval[p * self.len..(p + 1) * self.len]
         } else {
-            let at = (p * (self.levels + self.dropped - 1) + self.dropped + l) * n;
-            &self.lower[at..at + n]
+            let at = (p * (self.levels + self.dropped - 1) + self.dropped + l) * self.n + self.slot0;
+            &self.lower[at..at + self.len]
         }
     }
 }
@@ -235,7 +268,7 @@ pub(crate) fn kernel(
     upd: &mut [u64],
     next: &mut Ahead,
 ) {
-    let (n, r) = (rows.n, 2 * rows.levels);
+    let (n, r) = (rows.len, 2 * rows.levels);
     let terms = mono.len() / n;
     assert!(
         terms <= MAX_TERMS
@@ -267,7 +300,7 @@ pub(crate) fn kernel(
 fn kernel_avx512(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64], next: &mut Ahead) {
     use crate::tfhe::ginx64::reduce_limbs;
     use std::arch::x86_64::*;
-    let (n, nrows) = (rows.n, 2 * rows.levels);
+    let (n, nrows) = (rows.len, 2 * rows.levels);
     let terms = mono.len() / n;
     let c = w.c.unwrap_or(u64::MAX);
     let chunk_len = terms * 2 * nrows * CHUNK;
@@ -358,7 +391,7 @@ fn kernel_limbs<const W: usize>(
     upd: &mut [u64],
     next: &mut Ahead,
 ) {
-    let (n, nrows) = (rows.n, 2 * rows.levels);
+    let (n, nrows) = (rows.len, 2 * rows.levels);
     let terms = mono.len() / n;
     let (q, c) = (w.q, w.c.unwrap_or(u64::MAX));
     assert!(c < 1 << 17 && CHUNK.is_multiple_of(W), "limb kernel: Q = 2^54 - c, c < 2^17");
@@ -411,7 +444,7 @@ fn kernel_limbs<const W: usize>(
 /// or 7 terms of products below `Q^2` per sum, so every sum is below `16 Q^2`
 /// ([`Wide::reduce_wide`]).
 fn kernel_wide(w: Wide, rows: &Rows, group_key: &[u64], mono: &[u64], upd: &mut [u64], next: &mut Ahead) {
-    let (n, nrows) = (rows.n, 2 * rows.levels);
+    let (n, nrows) = (rows.len, 2 * rows.levels);
     let terms = mono.len() / n;
     let chunk_len = terms * 2 * nrows * CHUNK;
     let next_lines = next.lines_left().div_ceil(n / CHUNK);

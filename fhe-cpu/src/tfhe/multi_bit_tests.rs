@@ -40,7 +40,7 @@ fn kernel_matches_a_direct_computation() {
         let mono = words(terms * n);
         let mut group = vec![0u64; keys.len()];
         interleave_group(&keys, terms, rows, n, &mut group);
-        let r = Rows { lower: &lower, eval: &eval, n, levels, dropped };
+        let r = Rows::whole(&lower, &eval, n, levels, dropped);
         let mut want = vec![0u64; 2 * n];
         for h in 0..2 {
             for j in 0..n {
@@ -87,7 +87,8 @@ fn rotation_matches_a_plain_computation() {
         data[1] = 0; // a zero coefficient inside a group
         let ct = LweCiphertext::from_raw(set, keys.ek.tag(), data).unwrap();
         let lut = Lut::from_coefficients(set, (0..n as u64).map(|m| m * 7919 % q).collect()).unwrap();
-        let got = blind_rotate_batch(&ring, &prepared, std::slice::from_ref(&ct), &lut).unwrap();
+        let got =
+            blind_rotate_batch(&ring, &prepared, std::slice::from_ref(&ct), &lut, &[0], BootstrapThreads::One).unwrap();
 
         // The plain rotation.
         let two_n = 2 * n;
@@ -128,8 +129,51 @@ fn rotation_matches_a_plain_computation() {
                 a.iter_mut().zip(u.iter()).for_each(|(a, &u)| *a = (*a + u) % q);
             }
         }
-        let want = sample_extract(&ring, keys.ek.tag(), &acc[..n], &acc[n..]);
+        let want = crate::tfhe::bootstrap::sample_extract(&ring, keys.ek.tag(), &acc[..n], &acc[n..]);
         assert_eq!(got, vec![want], "{set}");
+    }
+}
+
+/// The two-thread rotation against the one-thread one, word for word, on a ciphertext
+/// with a random mask in every group: every grouping factor, a dropped digit included.
+#[test]
+fn duo_matches_one_thread() {
+    let cpu = crate::CpuBackend::oracle();
+    for set in ParamSet::PBS {
+        let keys = fhe_schemes::tfhe::keygen_from_seed(&cpu, set, &Seed::derive("fhe-cpu-multi-bit-duo", 0)).unwrap();
+        let ring = Ring::new(set, "reference").unwrap();
+        let prepared = crate::tfhe::bootstrap::prepare(&ring, &keys.ek).unwrap();
+        let p = ring.params;
+        let (k, terms) = shape(&ring).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(u64::from(set.id()) + 100);
+        let mut data: Vec<u32> = (0..=p.n()).map(|_| rng.next_u32() & p.q_lwe_mask()).collect();
+        data[..k].iter_mut().for_each(|x| *x = 0); // a group both threads skip
+        let ct = LweCiphertext::from_raw(set, keys.ek.tag(), data).unwrap();
+        let q = ring.modulus.q;
+        let lut = Lut::from_coefficients(set, (0..ring.n() as u64).map(|m| m * 7919 % q).collect()).unwrap();
+        let wide = ring.wide.unwrap();
+        let one = blind_rotate(&ring, wide, &prepared, &ct, &lut, k, terms);
+        let two = crate::tfhe::multi_bit_duo::blind_rotate(&ring, wide, &prepared, &ct, &lut, k, terms);
+        assert!(one[..] == two[..], "{set}");
+    }
+}
+
+/// Extraction at coefficient `j` is extraction at 0 of `X^-j ACC`: the same words, at
+/// the first, a middle and the last coefficient.
+#[test]
+fn extraction_at_an_offset_reads_that_coefficient() {
+    let ring = Ring::new(ParamSet::M2C2G2, "reference").unwrap();
+    let (n, q) = (ring.n(), ring.modulus.q);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let acc: Vec<u64> = (0..2 * n).map(|_| rng.next_u64() % q).collect();
+    let tag = fhe_api::KeyTag::derive(ParamSet::M2C2G2, &[7; 32]);
+    for j in [0, 1, n / 4, n / 2, n - 1] {
+        let (mut a, mut b) = (vec![0u64; n], vec![0u64; n]);
+        crate::tfhe::ring::monomial_mul(&acc[..n], 2 * n - j, q, &mut a);
+        crate::tfhe::ring::monomial_mul(&acc[n..], 2 * n - j, q, &mut b);
+        let want = crate::tfhe::bootstrap::sample_extract(&ring, tag, &a, &b);
+        let got = sample_extract_at(&ring, tag, &acc[..n], &acc[n..], j);
+        assert_eq!(got, want, "j = {j}");
     }
 }
 
@@ -152,7 +196,7 @@ fn kernel_time_per_isa() {
     let (lower, eval, keys, mono) = (words(2 * n), words(2 * n), words(terms * 8 * n), words(terms * n));
     let mut group = vec![0u64; keys.len()];
     interleave_group(&keys, terms, 2 * levels, n, &mut group);
-    let r = Rows { lower: &lower, eval: &eval, n, levels, dropped: 0 };
+    let r = Rows::whole(&lower, &eval, n, levels, 0);
     let mut upd = vec![0u64; 2 * n];
     for isa in Isa::available() {
         let start = std::time::Instant::now();
@@ -161,4 +205,51 @@ fn kernel_time_per_isa() {
         }
         eprintln!("{isa:?}: {:.1} us a call", start.elapsed().as_secs_f64() * 1e6 / 200.0);
     }
+}
+
+/// A lone rotation's time on one and on two threads (run by hand:
+/// `cargo test -p fhe-cpu --release duo_time -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn duo_time() {
+    let cpu = crate::CpuBackend::oracle();
+    for set in ParamSet::PBS {
+        let keys = fhe_schemes::tfhe::keygen_from_seed(&cpu, set, &Seed::derive("fhe-cpu-multi-bit-duo", 0)).unwrap();
+        let ring = Ring::new(set, crate::ntt::default_variant()).unwrap();
+        let prepared = crate::tfhe::bootstrap::prepare(&ring, &keys.ek).unwrap();
+        let p = ring.params;
+        let (k, terms) = shape(&ring).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let data: Vec<u32> = (0..=p.n()).map(|_| rng.next_u32() & p.q_lwe_mask()).collect();
+        let ct = LweCiphertext::from_raw(set, keys.ek.tag(), data).unwrap();
+        let lut = Lut::sign(set);
+        let wide = ring.wide.unwrap();
+        let time = |f: &dyn Fn()| {
+            f();
+            let s = std::time::Instant::now();
+            (0..20).for_each(|_| f());
+            s.elapsed().as_secs_f64() * 1e3 / 20.0
+        };
+        let one = time(&|| drop(blind_rotate(&ring, wide, &prepared, &ct, &lut, k, terms)));
+        let two = time(&|| drop(crate::tfhe::multi_bit_duo::blind_rotate(&ring, wide, &prepared, &ct, &lut, k, terms)));
+        eprintln!("{set}: one thread {one:.2} ms, two {two:.2} ms");
+    }
+}
+
+/// Many-LUT reads of a GINX (gate) set's rotation are refused with a clear error; offset
+/// 0 alone is the plain rotation.
+#[test]
+fn many_lut_on_a_ginx_set_is_unsupported() {
+    use fhe_api::ops::BootstrapOps;
+    use fhe_api::Backend;
+    let cpu = crate::CpuBackend::oracle();
+    let set = ParamSet::PN10QP27;
+    let keys = fhe_schemes::tfhe::keygen_from_seed(&cpu, set, &Seed::derive("fhe-cpu-many-ginx", 0)).unwrap();
+    let key = cpu.prepare(&keys.ek).unwrap();
+    let ct = fhe_schemes::tfhe::encrypt_bit_seeded(&keys.pk, true, &Seed::derive("fhe-cpu-many-ginx", 1)).unwrap();
+    let lut = Lut::sign(set);
+    let e = cpu.blind_rotate_batch_lut_at(&key, std::slice::from_ref(&ct), &lut, &[0, 512]).unwrap_err();
+    assert!(e.to_string().contains("many-LUT") && e.to_string().contains(&cpu.name()), "{e}");
+    let plain = cpu.blind_rotate_batch_lut(&key, std::slice::from_ref(&ct), &lut).unwrap();
+    assert_eq!(cpu.blind_rotate_batch_lut_at(&key, std::slice::from_ref(&ct), &lut, &[0]).unwrap(), plain);
 }

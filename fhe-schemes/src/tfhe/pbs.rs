@@ -175,6 +175,62 @@ pub fn lut(set: ParamSet, f: impl Fn(u64) -> u64) -> Result<Lut> {
     })
 }
 
+/// Several functions of a block from one blind rotation (many-LUT): with `k` functions
+/// and inputs below `bound = p / 2^ceil(log2 k)`, the test polynomial holds function
+/// `j`'s table in the boxes of values `j bound .. (j + 1) bound`, and the rotated
+/// accumulator is read at coefficient `j bound N / p` for it. The boxes keep their width,
+/// so each output has a single table's noise and failure rate; the price is the input
+/// range. An input at or above `bound` reads the next function's table instead: the
+/// caller bounds its inputs (a sequential carry's `s + c < 2M`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManyLut {
+    lut: Lut,
+    at: Vec<usize>,
+    bound: u64,
+}
+
+impl ManyLut {
+    /// Inputs must be below this.
+    pub fn bound(&self) -> u64 {
+        self.bound
+    }
+
+    /// The test polynomial: every function's table side by side.
+    pub fn lut(&self) -> &Lut {
+        &self.lut
+    }
+
+    /// The number of functions.
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+}
+
+/// The [`ManyLut`] of `fs` for blocks of `set`. No function, more than `p / 2`, or a
+/// value at or above `p` is `Error::InvalidLut`.
+pub fn many_lut(set: ParamSet, fs: &[&dyn Fn(u64) -> u64]) -> Result<ManyLut> {
+    let enc = Encoding::for_set(set)?;
+    let p = enc.modulus();
+    let invalid = |detail: String| Error::InvalidLut { params: set.name(), detail };
+    if fs.is_empty() || fs.len() as u64 > p / 2 {
+        return Err(invalid(format!("a many-LUT holds 1 to {} functions of a block, not {}", p / 2, fs.len())));
+    }
+    let bound = p / (fs.len() as u64).next_power_of_two();
+    for (j, f) in fs.iter().enumerate() {
+        if let Some((m, v)) = (0..bound).map(|m| (m, f(m))).find(|&(_, v)| v >= p) {
+            return Err(invalid(format!("function {j}: f({m}) = {v} is not below {p}: it would set the padding bit")));
+        }
+    }
+    let lut = lut(set, |v| fs.get((v / bound) as usize).map_or(0, |f| f(v % bound)))?;
+    let width = set.params().big_n() / p as usize;
+    let at = (0..fs.len()).map(|j| j * bound as usize * width).collect();
+    Ok(ManyLut { lut, at, bound })
+}
+
 /// A prepared evaluation key of a programmable-bootstrapping set and its backend.
 #[derive(Clone)]
 pub struct PbsKey {
@@ -227,6 +283,32 @@ impl PbsKey {
     pub fn trivial(&self, m: u64) -> ExtractedLwe {
         let q = self.params().params().q_ring();
         ExtractedLwe::trivial(self.params(), self.encoding.encode(q, m))
+    }
+
+    /// [`many_lut`] for this key's set.
+    pub fn many_lut(&self, fs: &[&dyn Fn(u64) -> u64]) -> Result<ManyLut> {
+        many_lut(self.params(), fs)
+    }
+
+    /// Every function of `many` applied to every input (each below [`ManyLut::bound`]):
+    /// one key-switch batch and one blind-rotation batch, `many.len()` outputs an input.
+    pub fn apply_many(&self, inputs: &[ExtractedLwe], many: &ManyLut) -> Result<Vec<Vec<ExtractedLwe>>> {
+        if inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        check_inputs(&self.key, inputs.iter().map(|c| (c.params(), c.tag())))?;
+        let switched = self.backend.key_switch_batch(&self.key, inputs)?;
+        let out = self.backend.blind_rotate_batch_lut_at(&self.key, &switched, &many.lut, &many.at)?;
+        if out.len() != inputs.len() * many.len() {
+            return Err(Error::InvalidInput(format!(
+                "backend {} returned {} blocks for {} inputs of {} functions",
+                self.backend.name(),
+                out.len(),
+                inputs.len(),
+                many.len()
+            )));
+        }
+        Ok(out.chunks_exact(many.len()).map(<[ExtractedLwe]>::to_vec).collect())
     }
 
     /// `lut` applied to every input: one key-switch batch and one blind-rotation batch.

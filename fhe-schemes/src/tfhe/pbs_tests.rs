@@ -264,3 +264,39 @@ fn apply_indexed_gives_apply_mixed_words_from_shared_inputs() {
     let e = key.apply_indexed(&cts, &[(2, &msg)]).unwrap_err().to_string();
     assert!(e.contains("input 2 of 2"), "{e}");
 }
+
+/// A many-LUT of 2 and of 4 functions on every message below its bound: each output
+/// decrypts to its function's value, and the output read at offset 0 has the words of a
+/// plain PBS of the many-LUT's test polynomial.
+#[test]
+fn many_lut_gives_every_function_on_every_message() {
+    let (keys, key) = fixture();
+    let seed = Seed::derive("lux-fhe-pbs-many", 0);
+    let fs: [&dyn Fn(u64) -> u64; 4] = [&|x| x % 4, &|x| x / 4, &|x| (x * 5 + 1) % 16, &|x| 15 - x];
+    for count in [2usize, 4] {
+        let many = key.many_lut(&fs[..count]).unwrap();
+        assert_eq!((many.len(), many.bound()), (count, 16 / count as u64));
+        let blocks: Vec<_> =
+            (0..many.bound()).map(|m| encrypt_block_seeded(&keys.sk, m, &seed, m)).collect::<Result<_>>().unwrap();
+        let out = key.apply_many(&blocks, &many).unwrap();
+        for (m, outs) in out.iter().enumerate() {
+            for (j, ct) in outs.iter().enumerate() {
+                assert_eq!(decrypt_block(&keys.sk, ct).unwrap(), fs[j](m as u64), "{count} functions, m {m}, f{j}");
+            }
+        }
+        let first = key.apply_batch(&blocks, many.lut()).unwrap();
+        assert!(out.iter().zip(&first).all(|(o, f)| o[0] == *f), "{count} functions: offset 0 is the plain rotation");
+    }
+}
+
+#[test]
+fn bad_many_luts_are_refused() {
+    let (_, key) = fixture();
+    let e = key.many_lut(&[]).unwrap_err().to_string();
+    assert!(e.contains("1 to 8 functions"), "{e}");
+    let f = |x: u64| x;
+    let nine: Vec<&dyn Fn(u64) -> u64> = vec![&f; 9];
+    assert!(key.many_lut(&nine).unwrap_err().to_string().contains("not 9"));
+    let e = key.many_lut(&[&|x| x, &|x| x + 9]).unwrap_err().to_string();
+    assert!(e.contains("function 1: f(7) = 16"), "{e}");
+}

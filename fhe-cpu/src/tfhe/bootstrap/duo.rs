@@ -108,7 +108,7 @@ fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &
 }
 
 /// The CPU the calling thread runs on, where the OS says.
-fn current_cpu() -> Option<usize> {
+pub(crate) fn current_cpu() -> Option<usize> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: `sched_getcpu` takes no arguments and only reads the caller's state.
@@ -126,7 +126,7 @@ fn current_cpu() -> Option<usize> {
 /// meet at a barrier every few microseconds then share one core, and a rotation takes
 /// several times as long (`docs/perf/2026-12-05.md`, "Lab notes moved from the code"). Where the
 /// set has no other CPU, or on other systems, nothing changes.
-fn keep_off_cpu(cpu: Option<usize>) {
+pub(crate) fn keep_off_cpu(cpu: Option<usize>) {
     #[cfg(target_os = "linux")]
     if let Some(cpu) = cpu {
         // SAFETY: `set` is a plain bit set, zeroed then filled by the kernel; pid 0 is the
@@ -152,7 +152,7 @@ fn keep_off_cpu(cpu: Option<usize>) {
 /// Words both threads of [`blind_rotate_duo`] reach through one pointer. Which thread
 /// may write or read which words when is that function's protocol; its barriers order
 /// every write before the other thread's reads of the same words.
-struct Shared<W> {
+pub(crate) struct Shared<W> {
     ptr: *mut W,
     len: usize,
     /// Owns the words `ptr` points into (an `Aligned` never moves its storage).
@@ -164,14 +164,14 @@ struct Shared<W> {
 unsafe impl<W: Send + Sync> Sync for Shared<W> {}
 
 impl<W: Copy + Default> Shared<W> {
-    fn zeroed(len: usize) -> Self {
+    pub(crate) fn zeroed(len: usize) -> Self {
         let mut words = Aligned::zeroed(len);
         Shared { ptr: words.as_mut_ptr(), len, _words: words }
     }
 
     /// # Safety
     /// No thread writes `r` while the slice lives.
-    unsafe fn get(&self, r: Range<usize>) -> &[W] {
+    pub(crate) unsafe fn get(&self, r: Range<usize>) -> &[W] {
         assert!(r.start <= r.end && r.end <= self.len, "shared words: range");
         // SAFETY: inside the buffer (checked); no writer (the caller's promise).
         unsafe { std::slice::from_raw_parts(self.ptr.add(r.start), r.len()) }
@@ -181,7 +181,7 @@ impl<W: Copy + Default> Shared<W> {
     /// No other thread reads or writes `r`, and this thread holds no other slice of it,
     /// while the slice lives.
     #[allow(clippy::mut_from_ref)] // Exclusive by the caller's promise, not by `&mut self`.
-    unsafe fn get_mut(&self, r: Range<usize>) -> &mut [W] {
+    pub(crate) unsafe fn get_mut(&self, r: Range<usize>) -> &mut [W] {
         assert!(r.start <= r.end && r.end <= self.len, "shared words: range");
         // SAFETY: inside the buffer (checked); exclusive (the caller's promise).
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(r.start), r.len()) }
@@ -198,7 +198,7 @@ const SPINS_BEFORE_YIELD: u32 = 1 << 12;
 /// many barriers it has reached and waits for the other's count. Its `Release` store and
 /// `Acquire` load make a thread's writes before a barrier visible to the other after it.
 #[derive(Default)]
-pub(super) struct Barrier2 {
+pub(crate) struct Barrier2 {
     reached: [Padded; 2],
 }
 
@@ -210,7 +210,7 @@ struct Padded(std::sync::atomic::AtomicU64);
 
 impl Barrier2 {
     /// Thread `me` has reached barrier `epoch` (1, 2, ...): waits until the other has.
-    pub(super) fn wait(&self, me: usize, epoch: u64) {
+    pub(crate) fn wait(&self, me: usize, epoch: u64) {
         use std::sync::atomic::Ordering::{Acquire, Release};
         self.reached[me].0.store(epoch, Release);
         let mut spins = 0;
@@ -226,7 +226,7 @@ impl Barrier2 {
 
     /// A guard that, if thread `me` unwinds, marks every barrier as reached, so the other
     /// thread runs to its end instead of waiting forever, and the panic reaches the caller.
-    pub(super) fn leave_on_panic(&self, me: usize) -> impl Drop + '_ {
+    pub(crate) fn leave_on_panic(&self, me: usize) -> impl Drop + '_ {
         struct Leave<'a>(&'a Barrier2, usize);
         impl Drop for Leave<'_> {
             fn drop(&mut self) {
@@ -243,14 +243,14 @@ impl Barrier2 {
 static DUOS: AtomicUsize = AtomicUsize::new(0);
 
 /// Leave to run a two-thread blind rotation, held while it runs.
-pub(super) struct DuoSlot;
+pub(crate) struct DuoSlot;
 
 impl DuoSlot {
     /// Taken when the caller is not a rayon worker (whose pool already keeps the cores
     /// busy: a batch, or a caller's own parallel loop) and fewer two-thread rotations
     /// run than half the cores, so that each one's second thread finds a core: a
     /// thread [`Barrier2`] waits for must not be waiting for a core.
-    pub(super) fn take() -> Option<DuoSlot> {
+    pub(crate) fn take() -> Option<DuoSlot> {
         static CORES: OnceLock<usize> = OnceLock::new();
         let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         if rayon::current_thread_index().is_some() {

@@ -36,7 +36,7 @@ mod duo;
 mod key;
 
 pub use duo::blind_rotate_duo;
-use duo::DuoSlot;
+pub(crate) use duo::{current_cpu, keep_off_cpu, Barrier2, DuoSlot, Shared};
 pub(crate) use key::fold_top_digit;
 pub use key::{prepare, CpuPrepared};
 
@@ -65,15 +65,21 @@ pub(crate) fn initial_acc_b(ring: &Ring, ct: &LweCiphertext, lut: &Lut, out: &mu
 /// Coefficient 0 of the accumulator as an LWE ciphertext under the ring secret of the
 /// key tagged `tag`: `a'_0 = a_0`, `a'_i = -a_(N-i)`, `b' = b_0`.
 pub fn sample_extract(ring: &Ring, tag: KeyTag, acc_a: &[u64], acc_b: &[u64]) -> ExtractedLwe {
+    sample_extract_at(ring, tag, acc_a, acc_b, 0)
+}
+
+/// The LWE ciphertext of coefficient `j < N` of the accumulator `(a, b)`: coefficient `j`
+/// of `a z` is `sum_(k <= j) a_(j-k) z_k - sum_(k > j) a_(N+j-k) z_k` (negacyclic), so the
+/// mask is `a_j .. a_0` followed by `-a_(N-1) .. -a_(j+1)`. A many-LUT reads one
+/// function at each of its offsets.
+pub fn sample_extract_at(ring: &Ring, tag: KeyTag, acc_a: &[u64], acc_b: &[u64], j: usize) -> ExtractedLwe {
     let q = ring.modulus.q;
     let big_n = ring.n();
+    assert!(j < big_n, "sample extraction at {j}, the ring has N = {big_n}");
     let mut data = Vec::with_capacity(big_n + 1);
-    data.push(acc_a[0]);
-    for i in 1..big_n {
-        let x = acc_a[big_n - i];
-        data.push(if x == 0 { 0 } else { q - x });
-    }
-    data.push(acc_b[0]);
+    data.extend(acc_a[..=j].iter().rev());
+    data.extend(acc_a[j + 1..].iter().rev().map(|&x| if x == 0 { 0 } else { q - x }));
+    data.push(acc_b[j]);
     ExtractedLwe::from_raw(ring.set, tag, data).expect("extraction yields N + 1 residues under a key's tag")
 }
 
@@ -310,7 +316,7 @@ pub fn blind_rotate_batch(
     threads: BootstrapThreads,
 ) -> Result<Vec<ExtractedLwe>> {
     if ring.params.grouping().is_some() {
-        return crate::tfhe::multi_bit::blind_rotate_batch(ring, key, inputs, lut);
+        return crate::tfhe::multi_bit::blind_rotate_batch(ring, key, inputs, lut, &[0], threads);
     }
     if let [ct] = inputs {
         if threads == BootstrapThreads::Two {
@@ -323,9 +329,9 @@ pub fn blind_rotate_batch(
     Ok(inputs.par_chunks(group).flat_map_iter(|g| blind_rotate_group(ring, key, g, lut)).collect())
 }
 
-/// How many threads one ciphertext's blind rotation may use: the CPU backend's
-/// `LUX_FHE_BOOTSTRAP_THREADS` (`1` or `2`, default `2`). Two threads cut a lone
-/// gate's latency (measured in `docs/perf/2026-12-05.md`, "a lone gate's blind rotation on two
+/// How many threads one ciphertext's blind rotation and key switch may use: the CPU
+/// backend's `LUX_FHE_BOOTSTRAP_THREADS` (`1` or `2`, default `2`). Two threads cut a
+/// lone gate's or PBS's latency (measured in `docs/perf/2026-12-05.md`, "a lone gate's blind rotation on two
 /// threads"); batches use every core either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BootstrapThreads {

@@ -27,7 +27,8 @@ pub const SEEDS_RULE: &str = "master: keygen_from_seed, the table (stream kat-pb
 
 /// The cases, as the file states them.
 pub const CASES_RULE: &str = "entry 0 (pbs-table): PbsKey::apply_batch of the table's lut on blocks encrypting \
-     0..p; entry 1 (radix-add-16): integer::radix::add at 16 bits, Propagation::Sequential";
+     0..p; entry 1 (radix-add-16): integer::radix::add at 16 bits, Propagation::Sequential (message and carry \
+     of each block below the top from one blind rotation, a many-LUT read at coefficients 0 and N/2)";
 
 /// How ciphertexts are digested, as the file states it.
 pub const DIGEST_RULE: &str = "sha256 = SHA-256 of the serialized form (fhe_api::format); a radix integer: \

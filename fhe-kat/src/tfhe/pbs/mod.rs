@@ -11,7 +11,7 @@
 //! | k | case | surfaces |
 //! |---|---|---|
 //! | 0 | [`Case::Table`]: one PBS batch of a table drawn from the master seed on every message | `encrypt[m]`, `pbs[m]`, `m = 0..p` |
-//! | 1 | [`Case::RadixAdd`]: a 16-bit radix add, sequential carries | `a`, `b`, `add` |
+//! | 1 | [`Case::RadixAdd`]: a 16-bit radix add, sequential carries (many-LUT) | `a`, `b`, `add` |
 //!
 //! The table is `t(m) = uniform_mod(p)` for `m = 0..p` in order, from stream `kat-pbs-table`
 //! of the master seed (`p` the block modulus, 16 for `M2C2`); the operands of the add are
@@ -76,7 +76,8 @@ impl Case {
     }
 }
 
-/// The width of the radix case: 8 blocks, 15 bootstraps in 8 levels.
+/// The width of the radix case: 8 blocks, 8 blind rotations in 8 levels (each but the
+/// top one read twice, message and carry: the many-LUT).
 pub const RADIX_WIDTH: usize = 16;
 
 /// The cases, by entry index (module docs).

@@ -1,7 +1,8 @@
 //! Addition and subtraction modulo `2^width`: block sums on the host (each below
 //! `2M`, `M` the message modulus), then one carry propagation ([`super::carry`]).
 //! `a - b` is `a + (M - 1 - b_i per block) + 1`, the complement's blocks summed with
-//! `a`'s and the `+1` folded into block 0 (still below `2M`).
+//! `a`'s and the `+1` folded into block 0 (still below `2M`). Every block above 0 is at
+//! most `2M - 2`, so a sequential carry reads message and carry from one rotation.
 
 use fhe_api::{ExtractedLwe, Result};
 
@@ -18,7 +19,7 @@ pub fn add(key: &PbsKey, a: &RadixUint, b: &RadixUint, how: Propagation) -> Resu
         .zip(b.blocks())
         .map(|(x, y)| ExtractedLwe::linear_combination(&[(1, x), (1, y)], 0))
         .collect::<Result<_>>()?;
-    propagate(key, sums, how)
+    propagate(key, sums, 2 * (key.encoding().message_modulus() - 1), how)
 }
 
 /// `a - b mod 2^width`.
@@ -36,7 +37,7 @@ pub fn sub(key: &PbsKey, a: &RadixUint, b: &RadixUint, how: Propagation) -> Resu
             ExtractedLwe::linear_combination(&[(1, x), (-1, y)], constant)
         })
         .collect::<Result<_>>()?;
-    propagate(key, sums, how)
+    propagate(key, sums, 2 * (key.encoding().message_modulus() - 1), how)
 }
 
 /// `a + k mod 2^width` for a known `k` (little-endian limbs; it must fit the width).
@@ -49,7 +50,7 @@ pub fn scalar_add(key: &PbsKey, a: &RadixUint, k: &[u64], how: Propagation) -> R
         .zip(ds)
         .map(|(x, d)| ExtractedLwe::linear_combination(&[(1, x)], key.encoding().encode(q, d)))
         .collect::<Result<_>>()?;
-    propagate(key, sums, how)
+    propagate(key, sums, 2 * (key.encoding().message_modulus() - 1), how)
 }
 
 /// `a - k mod 2^width` for a known `k`: `a + (2^width - k)`.

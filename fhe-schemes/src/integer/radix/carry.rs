@@ -3,7 +3,10 @@
 //! modulus.
 //!
 //! - **Sequential**: block `i` adds the carry of block `i - 1`, then one level
-//!   bootstraps it twice (its message and its carry): `B` levels of 2 bootstraps.
+//!   bootstraps it to its message and its carry: `B` levels of one blind rotation read
+//!   twice (a many-LUT, `tfhe::pbs::ManyLut`) where every block above 0 is at most
+//!   `2M - 2` (additions), else of 2 bootstraps. A lone rotation takes two threads on
+//!   the CPU backend, so the chain's latency is about half a bootstrap a block.
 //! - **Parallel prefix** (Hillis-Steele): one level maps each block to its state,
 //!   generate (`s_i >= M`), propagate (`s_i = M - 1`) or none; `ceil(log2(B - 1))`
 //!   levels combine states at distance 1, 2, 4, ... with a bivariate table
@@ -15,7 +18,7 @@
 //! many the prefix form is shallower. [`Propagation::Auto`] counts rounds of
 //! `threads` bootstraps for both and takes the fewer.
 
-use fhe_api::{ExtractedLwe, Lut, Result};
+use fhe_api::{Error, ExtractedLwe, Lut, Result};
 
 use crate::integer::radix::RadixUint;
 use crate::tfhe::pbs::PbsKey;
@@ -49,8 +52,18 @@ pub fn rounds(blocks: usize, threads: usize) -> (usize, usize) {
     (sequential, prefix)
 }
 
-/// Cleans `sums` (each below `2 M`) into a radix integer, dropping the top carry.
-pub fn propagate(key: &PbsKey, sums: Vec<ExtractedLwe>, how: Propagation) -> Result<RadixUint> {
+/// Cleans `sums` into a radix integer, dropping the top carry: block 0 below `2 M`,
+/// every other at most `max_sum` (below `2 M`; `2 M - 2` lets the sequential form read
+/// a block's message and carry from one rotation). A larger `max_sum` is
+/// `Error::InvalidInput`.
+pub fn propagate(key: &PbsKey, sums: Vec<ExtractedLwe>, max_sum: u64, how: Propagation) -> Result<RadixUint> {
+    let m = key.encoding().message_modulus();
+    if max_sum >= 2 * m {
+        return Err(Error::InvalidInput(format!(
+            "carry propagation takes block sums below {}, not up to {max_sum}",
+            2 * m
+        )));
+    }
     let how = match how {
         Propagation::Auto => {
             let (s, p) = rounds(sums.len(), rayon::current_num_threads());
@@ -64,14 +77,18 @@ pub fn propagate(key: &PbsKey, sums: Vec<ExtractedLwe>, how: Propagation) -> Res
     };
     let blocks = match how {
         Propagation::Prefix => prefix(key, sums)?,
-        _ => sequential(key, sums)?,
+        _ => sequential(key, sums, max_sum)?,
     };
     RadixUint::from_blocks(blocks)
 }
 
-fn sequential(key: &PbsKey, sums: Vec<ExtractedLwe>) -> Result<Vec<ExtractedLwe>> {
+fn sequential(key: &PbsKey, sums: Vec<ExtractedLwe>, max_sum: u64) -> Result<Vec<ExtractedLwe>> {
     let m = key.encoding().message_modulus();
     let (msg, carry) = (key.lut(|x| x % m)?, key.lut(|x| x / m)?);
+    // A block with its carry in holds at most `max_sum + 1` (block 0 below `2 M`): where
+    // that stays below the many-LUT's bound, one rotation gives message and carry.
+    let many = key.many_lut(&[&|x| x % m, &|x| x / m])?;
+    let one_rotation = max_sum < many.bound() - 1 && 2 * m <= many.bound();
     let last = sums.len() - 1;
     let mut out = Vec::with_capacity(sums.len());
     let mut carry_in: Option<ExtractedLwe> = None;
@@ -81,9 +98,13 @@ fn sequential(key: &PbsKey, sums: Vec<ExtractedLwe>) -> Result<Vec<ExtractedLwe>
             None => s,
         };
         // The top block's carry leaves the integer: only its message is needed.
-        let jobs: Vec<(&ExtractedLwe, &Lut)> =
-            if i == last { vec![(&t, &msg)] } else { vec![(&t, &msg), (&t, &carry)] };
-        let mut r = key.apply_mixed(&jobs)?;
+        let mut r = if i == last {
+            key.apply_batch(std::slice::from_ref(&t), &msg)?
+        } else if one_rotation {
+            key.apply_many(std::slice::from_ref(&t), &many)?.pop().expect("one input")
+        } else {
+            key.apply_mixed(&[(&t, &msg), (&t, &carry)])?
+        };
         carry_in = (r.len() == 2).then(|| r.pop().expect("two outputs"));
         out.push(r.pop().expect("one output"));
     }
@@ -179,8 +200,10 @@ mod tests {
                 .enumerate()
                 .map(|(i, &s)| crate::tfhe::pbs::encrypt_block_seeded(&keys.sk, s, &seed, (t * 8 + i) as u64).unwrap())
                 .collect();
+            // Block sums up to 6 above block 0 take the many-LUT, a 7 two tables.
+            let max_sum = sums[1..].iter().copied().max().unwrap_or(0);
             for how in [Propagation::Sequential, Propagation::Prefix] {
-                let r = propagate(key, cts.clone(), how).unwrap();
+                let r = propagate(key, cts.clone(), max_sum, how).unwrap();
                 assert_eq!(r.decrypt_u128(&keys.sk).unwrap(), want as u128, "{sums:?} {how:?}");
             }
         }

@@ -230,6 +230,9 @@ fn reduce(key: &PbsKey, mut columns: Vec<Vec<(ExtractedLwe, Bound)>>, how: Propa
         }
         columns = next;
     }
+    // The largest column sum above column 0 decides whether the carry chain reads message
+    // and carry from one rotation (`carry::propagate`).
+    let max_sum = columns.iter().skip(1).map(|col| col.iter().map(|(_, b)| b.max).sum::<u64>()).max().unwrap_or(0);
     let sums = columns
         .iter()
         .map(|col| match col.len() {
@@ -237,7 +240,7 @@ fn reduce(key: &PbsKey, mut columns: Vec<Vec<(ExtractedLwe, Bound)>>, how: Propa
             _ => ExtractedLwe::linear_combination(&col.iter().map(|(ct, _)| (1, ct)).collect::<Vec<_>>(), 0),
         })
         .collect::<Result<_>>()?;
-    propagate(key, sums, how)
+    propagate(key, sums, max_sum, how)
 }
 
 #[cfg(test)]

@@ -1,0 +1,143 @@
+//! One multi-bit blind rotation on two threads, for the latency of a lone programmable
+//! bootstrap (a sequential carry's block): the caller's thread and one it spawns, each
+//! with half of every step, meeting at the barrier of [`crate::tfhe::bootstrap`]'s
+//! two-thread GINX rotation ([`Barrier2`], same protocol).
+//!
+//! Thread `t` owns accumulator part `t` (coefficient form) and slots
+//! `t N/2 .. (t + 1) N/2` of `NTT(ACC)`; a step is three phases between two barriers:
+//! 1. the lower digits of part `t` and their NTTs into the shared `lower`, and the
+//!    monomials (each thread all of them, keeping its slots);
+//! 2. (after barrier A: every digit row is written) the dropped digit's top rows and the
+//!    kernel at its slots, which reads its half of the group's key (the layout is chunk
+//!    by chunk, so that is one front-to-back run) and all digit rows at its slots, and
+//!    writes both parts' update at its slots into its `upd`; `NTT(ACC) += upd` there;
+//! 3. (after barrier B: every update slot is written) part `t`'s update, half from each
+//!    thread's `upd`, through the inverse NTT into its accumulator part.
+//!
+//! `lower` part `t` is written in phase 1 by thread `t` and read in phase 2 by both;
+//! `upd[t]` is written in phase 2 by thread `t` and read in phase 3 by both. Between a
+//! write and a read of the same words lies a barrier, and so does one between a read and
+//! the next step's write of them (as in the GINX duo). Every word gets the one-thread
+//! step's arithmetic (exact mod `Q`, slot by slot), so the words are the same
+//! (`tests::duo_matches_one_thread`).
+
+use fhe_api::{Lut, LweCiphertext};
+
+use crate::mem::{Ahead, Aligned};
+use crate::tfhe::bootstrap::{current_cpu, initial_acc_b, keep_off_cpu, ms_to_2n, Barrier2, CpuPrepared, Shared};
+use crate::tfhe::decompose::decompose_lower;
+use crate::tfhe::ginx64::{add_mod, sub_mod_into, Wide};
+use crate::tfhe::multi_bit::{kernel, Rows};
+use crate::tfhe::ring::Ring;
+
+/// The rotated accumulator of `ct`, `[part][slot]` in coefficient form, as
+/// `multi_bit::blind_rotate` gives it, computed on two threads.
+pub(crate) fn blind_rotate(
+    ring: &Ring,
+    wide: Wide,
+    key: &CpuPrepared,
+    ct: &LweCiphertext,
+    lut: &Lut,
+    k: usize,
+    terms: usize,
+) -> Aligned<u64> {
+    let p = ring.params;
+    let (n, q, isa) = (ring.n(), ring.modulus.q, ring.isa);
+    let half = n / 2;
+    let (levels, exact, dropped) = (p.bsk_levels.0, p.bsk_exact_levels(), p.bsk_dropped_levels());
+    let lower_len = (exact - 1) * n;
+    let (log2n, logq) = ((2 * n).trailing_zeros(), p.lwe_modulus_log.0);
+    let group_len = terms * 2 * p.rgsw_rows() * n;
+    let key_half = group_len / 2;
+    let groups = &key.bsk[..p.n() / k * group_len];
+    let mut acc = Aligned::<u64>::zeroed(2 * n);
+    initial_acc_b(ring, ct, lut, &mut acc[n..]);
+    let mut eval = Aligned::<u64>::zeroed(2 * n);
+    eval.copy_from_slice(&acc);
+    ring.ntt.forward(&mut eval[n..]); // NTT(0) = 0 for the `a` part
+    let lower = Shared::<u64>::zeroed(2 * lower_len);
+    let upd = [Shared::<u64>::zeroed(2 * half), Shared::<u64>::zeroed(2 * half)];
+    let barrier = Barrier2::default();
+    let run = |t: usize| -> Aligned<u64> {
+        let leave = barrier.leave_on_panic(t);
+        let slots = t * half..(t + 1) * half;
+        let mut own_acc = Aligned::<u64>::zeroed(n);
+        own_acc.copy_from_slice(&acc[t * n..(t + 1) * n]);
+        let mut own_eval = Aligned::<u64>::zeroed(2 * half);
+        for (o, e) in own_eval.chunks_exact_mut(half).zip(eval.chunks_exact(n)) {
+            o.copy_from_slice(&e[slots.clone()]);
+        }
+        let mut own_top = Aligned::<u64>::zeroed(if dropped > 0 { 2 * half } else { 0 });
+        let (mut mono_full, mut mono) = (Aligned::<u64>::zeroed(n), Aligned::<u64>::zeroed(terms * half));
+        let mut inv = Aligned::<u64>::zeroed(n);
+        let mut epoch = 0;
+        for (g, group_key) in groups.chunks_exact(group_len).enumerate() {
+            let mut a = [0usize; 3];
+            for (j, a) in a.iter_mut().enumerate().take(k) {
+                *a = ms_to_2n(ct.a()[g * k + j], logq, log2n);
+            }
+            if a.iter().all(|&x| x == 0) {
+                continue; // Both threads skip it.
+            }
+            let mine = &group_key[t * key_half..(t + 1) * key_half];
+            let next_at = (g + 1) * group_len + t * key_half;
+            let next = groups.get(next_at..next_at + key_half / 8).unwrap_or(&[]);
+            let mut ahead = Ahead::two(mine, next);
+            {
+                // SAFETY: phase 1: only this thread touches `lower` part `t` (module docs).
+                let own_lower = unsafe { lower.get_mut(t * lower_len..(t + 1) * lower_len) };
+                decompose_lower(isa, q, p.bsk_base_log.0, exact, &own_acc, own_lower);
+                for d in own_lower.chunks_exact_mut(n) {
+                    ring.ntt.forward_streaming(d, &mut ahead);
+                }
+            }
+            for (term, m) in mono.chunks_exact_mut(half).enumerate() {
+                let bits = term + 1;
+                let e = a[..k].iter().enumerate().filter(|(j, _)| bits >> j & 1 == 1).map(|(_, &x)| x).sum::<usize>();
+                ring.monomial_minus_one(e % (2 * n), &mut mono_full);
+                m.copy_from_slice(&mono_full[slots.clone()]);
+            }
+            epoch += 1;
+            barrier.wait(t, epoch);
+            {
+                // SAFETY: phase 2: both threads only read `lower`; only this one touches
+                // `upd[t]`. Both slices end with this block, before barrier B.
+                let (all_lower, out) = unsafe { (lower.get(0..2 * lower_len), upd[t].get_mut(0..2 * half)) };
+                if dropped > 0 {
+                    // The kept digits recompose `acc - d_0`: the top rows are
+                    // `NTT(acc) - NTT(d_0)` at this thread's slots.
+                    for (part, top) in own_top.chunks_exact_mut(half).enumerate() {
+                        let d0 = &all_lower[part * lower_len + slots.start..][..half];
+                        sub_mod_into(isa, q, &own_eval[part * half..][..half], d0, top);
+                    }
+                }
+                let top = if dropped > 0 { &own_top } else { &own_eval };
+                let rows = Rows { lower: all_lower, eval: top, n, levels, dropped, slot0: slots.start, len: half };
+                kernel(isa, wide, &rows, mine, &mono, out, &mut ahead);
+                add_mod(isa, q, &mut own_eval, out);
+            }
+            epoch += 1;
+            barrier.wait(t, epoch);
+            for (h, u) in upd.iter().enumerate() {
+                // SAFETY: phase 3: both threads only read `upd`.
+                inv[h * half..(h + 1) * half].copy_from_slice(unsafe { u.get(t * half..(t + 1) * half) });
+            }
+            ring.ntt.inverse_streaming(&mut inv, &mut ahead);
+            add_mod(isa, q, &mut own_acc, &inv);
+        }
+        drop(leave);
+        own_acc
+    };
+    let caller_cpu = current_cpu();
+    let (acc_a, acc_b) = std::thread::scope(|scope| {
+        let helper = scope.spawn(|| {
+            keep_off_cpu(caller_cpu);
+            run(1)
+        });
+        let a = run(0);
+        (a, helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    });
+    acc[..n].copy_from_slice(&acc_a);
+    acc[n..].copy_from_slice(&acc_b);
+    acc
+}
