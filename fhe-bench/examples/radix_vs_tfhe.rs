@@ -38,9 +38,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if !ParamSet::PBS.contains(&set) {
         return Err(format!("--set: {set} is no programmable-bootstrapping set (M2C2, M2C2G2, M2C2G3)").into());
     }
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    // The global pool of `threads`, and every call from this ordinary thread, as a user's
+    // program makes them: both libraries' batches run on the pool, and our lone
+    // rotations may take a second core (`LUX_FHE_BOOTSTRAP_THREADS`), which they refuse
+    // inside a pool's worker.
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()?;
 
-    let rows = pool.install(|| -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
+    let rows = (|| -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
         let backend: Arc<dyn Backend> = Arc::new(fhe_cpu::CpuBackend::new(None)?);
         let keys = keygen_from_seed(&*backend, set, &Seed::derive("lux-fhe-radix-vs-tfhe", 0))?;
         let key = PbsKey::new(backend, &keys.ek)?;
@@ -108,7 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         Ok(rows)
-    })
+    })()
     .map_err(|e| e.to_string())?;
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
