@@ -6,7 +6,7 @@
 //! Thread `t` owns accumulator part `t` (coefficient form) and slots
 //! `t N/2 .. (t + 1) N/2` of `NTT(ACC)`; a step is three phases between two barriers:
 //! 1. the lower digits of part `t` and their NTTs into the shared `lower`, and the
-//!    monomials (each thread all of them, keeping its slots);
+//!    monomials (each thread all of them);
 //! 2. (after barrier A: every digit row is written) the dropped digit's top rows and the
 //!    kernel at its slots, which reads its half of the group's key (the layout is chunk
 //!    by chunk, so that is one front-to-back run) and all digit rows at its slots, and
@@ -56,19 +56,18 @@ pub(crate) fn blind_rotate(
     eval.copy_from_slice(&acc);
     ring.ntt.forward(&mut eval[n..]); // NTT(0) = 0 for the `a` part
     let lower = Shared::<u64>::zeroed(2 * lower_len);
-    let upd = [Shared::<u64>::zeroed(2 * half), Shared::<u64>::zeroed(2 * half)];
+    let upd = [Shared::<u64>::zeroed(2 * n), Shared::<u64>::zeroed(2 * n)];
     let barrier = Barrier2::default();
     let run = |t: usize| -> Aligned<u64> {
         let leave = barrier.leave_on_panic(t);
         let slots = t * half..(t + 1) * half;
         let mut own_acc = Aligned::<u64>::zeroed(n);
         own_acc.copy_from_slice(&acc[t * n..(t + 1) * n]);
-        let mut own_eval = Aligned::<u64>::zeroed(2 * half);
-        for (o, e) in own_eval.chunks_exact_mut(half).zip(eval.chunks_exact(n)) {
-            o.copy_from_slice(&e[slots.clone()]);
-        }
-        let mut own_top = Aligned::<u64>::zeroed(if dropped > 0 { 2 * half } else { 0 });
-        let (mut mono_full, mut mono) = (Aligned::<u64>::zeroed(n), Aligned::<u64>::zeroed(terms * half));
+        // Whole rows, of which this thread keeps its slots (the kernel's operands).
+        let mut own_eval = Aligned::<u64>::zeroed(2 * n);
+        own_eval.copy_from_slice(&eval);
+        let mut own_top = Aligned::<u64>::zeroed(if dropped > 0 { 2 * n } else { 0 });
+        let mut mono = Aligned::<u64>::zeroed(terms * n);
         let mut inv = Aligned::<u64>::zeroed(n);
         let mut epoch = 0;
         for (g, group_key) in groups.chunks_exact(group_len).enumerate() {
@@ -79,10 +78,9 @@ pub(crate) fn blind_rotate(
             if a.iter().all(|&x| x == 0) {
                 continue; // Both threads skip it.
             }
-            let mine = &group_key[t * key_half..(t + 1) * key_half];
             let next_at = (g + 1) * group_len + t * key_half;
             let next = groups.get(next_at..next_at + key_half / 8).unwrap_or(&[]);
-            let mut ahead = Ahead::two(mine, next);
+            let mut ahead = Ahead::two(&group_key[t * key_half..(t + 1) * key_half], next);
             {
                 // SAFETY: phase 1: only this thread touches `lower` part `t` (module docs).
                 let own_lower = unsafe { lower.get_mut(t * lower_len..(t + 1) * lower_len) };
@@ -91,36 +89,40 @@ pub(crate) fn blind_rotate(
                     ring.ntt.forward_streaming(d, &mut ahead);
                 }
             }
-            for (term, m) in mono.chunks_exact_mut(half).enumerate() {
+            for (term, m) in mono.chunks_exact_mut(n).enumerate() {
                 let bits = term + 1;
                 let e = a[..k].iter().enumerate().filter(|(j, _)| bits >> j & 1 == 1).map(|(_, &x)| x).sum::<usize>();
-                ring.monomial_minus_one(e % (2 * n), &mut mono_full);
-                m.copy_from_slice(&mono_full[slots.clone()]);
+                ring.monomial_minus_one(e % (2 * n), m);
             }
             epoch += 1;
             barrier.wait(t, epoch);
             {
                 // SAFETY: phase 2: both threads only read `lower`; only this one touches
                 // `upd[t]`. Both slices end with this block, before barrier B.
-                let (all_lower, out) = unsafe { (lower.get(0..2 * lower_len), upd[t].get_mut(0..2 * half)) };
+                let (all_lower, out) = unsafe { (lower.get(0..2 * lower_len), upd[t].get_mut(0..2 * n)) };
                 if dropped > 0 {
                     // The kept digits recompose `acc - d_0`: the top rows are
                     // `NTT(acc) - NTT(d_0)` at this thread's slots.
-                    for (part, top) in own_top.chunks_exact_mut(half).enumerate() {
-                        let d0 = &all_lower[part * lower_len + slots.start..][..half];
-                        sub_mod_into(isa, q, &own_eval[part * half..][..half], d0, top);
+                    for part in 0..2 {
+                        let (at, d0) = (part * n + slots.start, part * lower_len + slots.start);
+                        let (e, top) = (&own_eval[at..at + half], &mut own_top[at..at + half]);
+                        sub_mod_into(isa, q, e, &all_lower[d0..d0 + half], top);
                     }
                 }
                 let top = if dropped > 0 { &own_top } else { &own_eval };
-                let rows = Rows { lower: all_lower, eval: top, n, levels, dropped, slot0: slots.start, len: half };
-                kernel(isa, wide, &rows, mine, &mono, out, &mut ahead);
-                add_mod(isa, q, &mut own_eval, out);
+                let rows = Rows { lower: all_lower, eval: top, n, levels, dropped, slots: slots.clone() };
+                kernel(isa, wide, &rows, group_key, &mono, out, &mut ahead);
+                for part in 0..2 {
+                    let at = part * n + slots.start;
+                    add_mod(isa, q, &mut own_eval[at..at + half], &out[at..at + half]);
+                }
             }
             epoch += 1;
             barrier.wait(t, epoch);
             for (h, u) in upd.iter().enumerate() {
                 // SAFETY: phase 3: both threads only read `upd`.
-                inv[h * half..(h + 1) * half].copy_from_slice(unsafe { u.get(t * half..(t + 1) * half) });
+                let part = unsafe { u.get(t * n + h * half..t * n + (h + 1) * half) };
+                inv[h * half..(h + 1) * half].copy_from_slice(part);
             }
             ring.ntt.inverse_streaming(&mut inv, &mut ahead);
             add_mod(isa, q, &mut own_acc, &inv);

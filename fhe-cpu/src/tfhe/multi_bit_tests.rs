@@ -56,6 +56,14 @@ fn kernel_matches_a_direct_computation() {
             let mut upd = vec![0u64; 2 * n];
             kernel(isa, w, &r, &group, &mono, &mut upd, &mut Ahead::none());
             assert!(upd == want, "q {q}, {levels} levels, {dropped} dropped, {terms} terms, top {top}, {isa:?}");
+            // A block of slots: those slots, the others untouched.
+            let (mut part, slots) = (vec![u64::MAX; 2 * n], CHUNK..n - CHUNK);
+            let rs = Rows { slots: slots.clone(), ..r };
+            kernel(isa, w, &rs, &group, &mono, &mut part, &mut Ahead::none());
+            for (j, (&got, &w)) in part.iter().zip(&want).enumerate() {
+                let inside = slots.contains(&(j % n));
+                assert_eq!(got, if inside { w } else { u64::MAX }, "slot {j}, {isa:?}");
+            }
         }
     }
 }
