@@ -24,7 +24,7 @@
 use fhe_api::{Lut, LweCiphertext};
 
 use crate::mem::{Ahead, Aligned};
-use crate::tfhe::bootstrap::{current_cpu, initial_acc_b, keep_off_cpu, ms_to_2n, Barrier2, CpuPrepared, Shared};
+use crate::tfhe::bootstrap::{initial_acc_b, ms_to_2n, run_on_two, Barrier2, CpuPrepared, Shared};
 use crate::tfhe::decompose::decompose_lower;
 use crate::tfhe::ginx64::{add_mod, sub_mod_into, Wide};
 use crate::tfhe::multi_bit::{kernel, Rows};
@@ -130,15 +130,7 @@ pub(crate) fn blind_rotate(
         drop(leave);
         own_acc
     };
-    let caller_cpu = current_cpu();
-    let (acc_a, acc_b) = std::thread::scope(|scope| {
-        let helper = scope.spawn(|| {
-            keep_off_cpu(caller_cpu);
-            run(1)
-        });
-        let a = run(0);
-        (a, helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-    });
+    let (acc_a, acc_b) = run_on_two(run);
     acc[..n].copy_from_slice(&acc_a);
     acc[n..].copy_from_slice(&acc_b);
     acc

@@ -94,21 +94,28 @@ fn duo_words<W: Word>(ring: &Ring, key: &CpuPrepared, ct: &LweCiphertext, lut: &
         drop(leave);
         own_acc
     };
+    let (acc_a, acc_b) = run_on_two(run);
+    let [a, b] = [acc_a, acc_b].map(|acc| acc.iter().map(|&x| x.into()).collect::<Vec<u64>>());
+    sample_extract(ring, key.tag, &a, &b)
+}
+
+/// `run(0)` on the caller's thread and `run(1)` on a helper it spawns, kept off the
+/// caller's CPU ([`keep_off_cpu`]); a panic on either reaches the caller (with
+/// [`Barrier2::leave_on_panic`], the other side runs to its end first).
+pub(crate) fn run_on_two<T: Send>(run: impl Fn(usize) -> T + Sync) -> (T, T) {
     let caller_cpu = current_cpu();
-    let (acc_a, acc_b) = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let helper = scope.spawn(|| {
             keep_off_cpu(caller_cpu);
             run(1)
         });
         let a = run(0);
         (a, helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-    });
-    let [a, b] = [acc_a, acc_b].map(|acc| acc.iter().map(|&x| x.into()).collect::<Vec<u64>>());
-    sample_extract(ring, key.tag, &a, &b)
+    })
 }
 
 /// The CPU the calling thread runs on, where the OS says.
-pub(crate) fn current_cpu() -> Option<usize> {
+fn current_cpu() -> Option<usize> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: `sched_getcpu` takes no arguments and only reads the caller's state.
@@ -126,7 +133,7 @@ pub(crate) fn current_cpu() -> Option<usize> {
 /// meet at a barrier every few microseconds then share one core, and a rotation takes
 /// several times as long (`docs/perf/2026-12-05.md`, "Lab notes moved from the code"). Where the
 /// set has no other CPU, or on other systems, nothing changes.
-pub(crate) fn keep_off_cpu(cpu: Option<usize>) {
+fn keep_off_cpu(cpu: Option<usize>) {
     #[cfg(target_os = "linux")]
     if let Some(cpu) = cpu {
         // SAFETY: `set` is a plain bit set, zeroed then filled by the kernel; pid 0 is the

@@ -36,7 +36,7 @@ mod duo;
 mod key;
 
 pub use duo::blind_rotate_duo;
-pub(crate) use duo::{current_cpu, keep_off_cpu, Barrier2, DuoSlot, Shared};
+pub(crate) use duo::{run_on_two, Barrier2, DuoSlot, Shared};
 pub(crate) use key::fold_top_digit;
 pub use key::{prepare, CpuPrepared};
 

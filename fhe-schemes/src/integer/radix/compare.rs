@@ -4,9 +4,16 @@
 //! - **equality**: per-block `a_i == b_i` bits, summed in groups of up to `p - 1`
 //!   (`p` the block modulus, 15 for `M2C2`) and each group's sum compared with its size,
 //!   until one bit is left: `1 + ceil(log_(p-1) B)` levels;
-//! - **order**: per-block signs (less, equal, greater), combined pairwise from the most
-//!   significant (`hi` equal: take `lo`, else `hi`) in a tree, the last level mapping the
-//!   sign to the answer: `1 + ceil(log2 B)` levels.
+//! - **order**, in one of two forms, the one with fewer rounds of `threads` bootstraps
+//!   ([`order_rounds`]):
+//!   - *sign tree*: per-block signs (less, equal, greater), combined pairwise from the
+//!     most significant (`hi` equal: take `lo`, else `hi`), the last level mapping the
+//!     sign to the answer: `2B - 1` bootstraps in `1 + ceil(log2 B)` levels;
+//!   - *borrow chain*: `x + (M^B - 1 - y) + 1 = x - y + M^B` carries out of its top block
+//!     exactly when `x >= y`, so the carries of [`super::add::sub`]'s blocks, one lone
+//!     bootstrap a block (the CPU backend gives each both cores), answer `x >= y`: `B`
+//!     bootstraps in `B` levels. `a < b` is `!(a >= b)`, `a > b` is `!(b >= a)`, `a <= b`
+//!     is `b >= a`. On one or two threads it takes as many rounds as the tree or fewer.
 
 use fhe_api::{ExtractedLwe, Lut, Result};
 
@@ -66,30 +73,121 @@ fn equality(key: &PbsKey, a: &RadixUint, b: &RadixUint, want_equal: bool) -> Res
 
 /// `a < b`.
 pub fn lt(key: &PbsKey, a: &RadixUint, b: &RadixUint) -> Result<RadixBool> {
-    order(key, a, b, |s| s == LESS)
+    order(key, a, b, Order::Lt, Form::Auto)
 }
 
 /// `a <= b`.
 pub fn le(key: &PbsKey, a: &RadixUint, b: &RadixUint) -> Result<RadixBool> {
-    order(key, a, b, |s| s != GREATER)
+    order(key, a, b, Order::Le, Form::Auto)
 }
 
 /// `a > b`.
 pub fn gt(key: &PbsKey, a: &RadixUint, b: &RadixUint) -> Result<RadixBool> {
-    order(key, a, b, |s| s == GREATER)
+    order(key, a, b, Order::Gt, Form::Auto)
 }
 
 /// `a >= b`.
 pub fn ge(key: &PbsKey, a: &RadixUint, b: &RadixUint) -> Result<RadixBool> {
-    order(key, a, b, |s| s != LESS)
+    order(key, a, b, Order::Ge, Form::Auto)
+}
+
+/// Rounds of `threads` parallel bootstraps for the borrow chain and the sign tree at
+/// `blocks` blocks (module docs). The chain's bootstraps are lone, each on two cores
+/// where the backend can, so a tie goes to the chain.
+pub fn order_rounds(blocks: usize, threads: usize) -> (usize, usize) {
+    let t = threads.max(1);
+    let mut tree = blocks.div_ceil(t);
+    let mut k = blocks;
+    while k > 1 {
+        tree += (k / 2).div_ceil(t);
+        k = k.div_ceil(2);
+    }
+    (blocks, tree)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Order {
+    fn answer(self, sign: u64) -> bool {
+        match self {
+            Order::Lt => sign == LESS,
+            Order::Le => sign != GREATER,
+            Order::Gt => sign == GREATER,
+            Order::Ge => sign != LESS,
+        }
+    }
+
+    /// The chain's `x >= y` form: whether `(x, y)` is `(b, a)`, and whether the answer
+    /// is `x >= y` itself (else its negation).
+    fn chain(self) -> (bool, bool) {
+        match self {
+            Order::Lt => (false, false),
+            Order::Le => (true, true),
+            Order::Gt => (true, false),
+            Order::Ge => (false, true),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Auto,
+    Chain,
+    Tree,
 }
 
 fn packed_pairs(key: &PbsKey, a: &RadixUint, b: &RadixUint) -> Result<Vec<ExtractedLwe>> {
     a.blocks().iter().zip(b.blocks()).map(|(x, y)| key.pack(x, y)).collect()
 }
 
-fn order(key: &PbsKey, a: &RadixUint, b: &RadixUint, answer: impl Fn(u64) -> bool + Copy) -> Result<RadixBool> {
+fn order(key: &PbsKey, a: &RadixUint, b: &RadixUint, order: Order, form: Form) -> Result<RadixBool> {
     check_pair(a, b)?;
+    let blocks = a.blocks().len();
+    let form = match form {
+        Form::Auto => {
+            let (chain, tree) = order_rounds(blocks, rayon::current_num_threads());
+            if blocks > 1 && chain <= tree {
+                Form::Chain
+            } else {
+                Form::Tree
+            }
+        }
+        f => f,
+    };
+    if form == Form::Chain {
+        let (swap, ge) = order.chain();
+        let (x, y) = if swap { (b, a) } else { (a, b) };
+        return borrow_chain(key, x, y, ge);
+    }
+    sign_tree(key, a, b, order)
+}
+
+/// `x >= y` (or its negation, `ge` false) from the carries of `x + !y + 1`.
+fn borrow_chain(key: &PbsKey, x: &RadixUint, y: &RadixUint, ge: bool) -> Result<RadixBool> {
+    let enc = key.encoding();
+    let (m, q) = (enc.message_modulus(), key.params().params().q_ring());
+    let last = x.blocks().len() - 1;
+    // Block sums are at most `2M - 1` with the carry in: below the block modulus.
+    let (carry, answer) = (key.lut(|v| v / m)?, key.lut(|v| ((v >= m) == ge) as u64)?);
+    let mut c: Option<ExtractedLwe> = None;
+    for (i, (xi, yi)) in x.blocks().iter().zip(y.blocks()).enumerate() {
+        let constant = enc.encode(q, m - 1 + (i == 0) as u64);
+        let mut terms: Vec<(i64, &ExtractedLwe)> = vec![(1, xi), (-1, yi)];
+        terms.extend(c.iter().map(|c| (1, c)));
+        let t = ExtractedLwe::linear_combination(&terms, constant)?;
+        let lut = if i == last { &answer } else { &carry };
+        c = Some(key.apply_batch(std::slice::from_ref(&t), lut)?.remove(0));
+    }
+    Ok(RadixBool(c.expect("a radix integer has a block")))
+}
+
+fn sign_tree(key: &PbsKey, a: &RadixUint, b: &RadixUint, order: Order) -> Result<RadixBool> {
     let sign = |x: u64, y: u64| match x.cmp(&y) {
         std::cmp::Ordering::Less => LESS,
         std::cmp::Ordering::Equal => EQUAL,
@@ -98,12 +196,12 @@ fn order(key: &PbsKey, a: &RadixUint, b: &RadixUint, answer: impl Fn(u64) -> boo
     let combine = |hi: u64, lo: u64| if hi == EQUAL { lo } else { hi };
     let packed = packed_pairs(key, a, b)?;
     if packed.len() == 1 {
-        let lut = key.bivariate_lut(|x, y| answer(sign(x, y)) as u64)?;
+        let lut = key.bivariate_lut(|x, y| order.answer(sign(x, y)) as u64)?;
         return Ok(RadixBool(key.apply_batch(&packed, &lut)?.remove(0)));
     }
     let mut signs = key.apply_batch(&packed, &key.bivariate_lut(sign)?)?;
     let step = key.bivariate_lut(combine)?;
-    let step_last = key.bivariate_lut(|hi, lo| answer(combine(hi, lo)) as u64)?;
+    let step_last = key.bivariate_lut(|hi, lo| order.answer(combine(hi, lo)) as u64)?;
     while signs.len() > 1 {
         let last = signs.len() <= 2;
         // Pairs (2j + 1, 2j): the higher block is `hi`; an odd one out passes through.
@@ -131,11 +229,28 @@ mod tests {
             let got = |r: Result<RadixBool>| r.unwrap().decrypt(sk).unwrap();
             assert_eq!(got(eq(key, &a, &b)), x == y, "{x} == {y}");
             assert_eq!(got(ne(key, &a, &b)), x != y, "{x} != {y}");
+            // Both forms of every order, whatever `Auto` picks on this machine.
+            for form in [Form::Chain, Form::Tree] {
+                let o = |which| got(order(key, &a, &b, which, form));
+                assert_eq!(o(Order::Lt), x < y, "{x} < {y}, {form:?}");
+                assert_eq!(o(Order::Le), x <= y, "{x} <= {y}, {form:?}");
+                assert_eq!(o(Order::Gt), x > y, "{x} > {y}, {form:?}");
+                assert_eq!(o(Order::Ge), x >= y, "{x} >= {y}, {form:?}");
+            }
             assert_eq!(got(lt(key, &a, &b)), x < y, "{x} < {y}");
-            assert_eq!(got(le(key, &a, &b)), x <= y, "{x} <= {y}");
-            assert_eq!(got(gt(key, &a, &b)), x > y, "{x} > {y}");
-            assert_eq!(got(ge(key, &a, &b)), x >= y, "{x} >= {y}");
         }
+    }
+
+    #[test]
+    fn order_round_counts() {
+        // One thread: the chain's B against the tree's 2B - 1.
+        assert_eq!(order_rounds(32, 1), (32, 63));
+        // Two threads: a tie, which the chain takes (its lone bootstraps use both cores).
+        assert_eq!(order_rounds(32, 2), (32, 32));
+        assert_eq!(order_rounds(5, 2), (5, 3 + 1 + 1 + 1));
+        // Many threads: the tree is shallower.
+        let (c, t) = order_rounds(128, 16);
+        assert!(t < c, "{t} {c}");
     }
 
     #[test]
