@@ -6,7 +6,7 @@
 //! Thread `t` owns accumulator part `t` (coefficient form) and slots
 //! `t N/2 .. (t + 1) N/2` of `NTT(ACC)`; a step is three phases between two barriers:
 //! 1. the lower digits of part `t` and their NTTs into the shared `lower`, and the
-//!    monomials (each thread all of them);
+//!    monomials at its slots;
 //! 2. (after barrier A: every digit row is written) the dropped digit's top rows and the
 //!    kernel at its slots, which reads its half of the group's key (the layout is chunk
 //!    by chunk, so that is one front-to-back run) and all digit rows at its slots, and
@@ -92,7 +92,7 @@ pub(crate) fn blind_rotate(
             for (term, m) in mono.chunks_exact_mut(n).enumerate() {
                 let bits = term + 1;
                 let e = a[..k].iter().enumerate().filter(|(j, _)| bits >> j & 1 == 1).map(|(_, &x)| x).sum::<usize>();
-                ring.monomial_minus_one(e % (2 * n), m);
+                ring.monomial_minus_one_at(e % (2 * n), slots.clone(), &mut m[slots.clone()]);
             }
             epoch += 1;
             barrier.wait(t, epoch);

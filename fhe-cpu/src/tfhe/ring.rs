@@ -73,9 +73,23 @@ impl Ring {
         #[cfg(target_arch = "x86_64")]
         if self.isa == Isa::Avx512 && self.modulus.q < 1 << 60 && out.len() == self.n() && self.n() >= 16 {
             // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
-            return unsafe { monomial_minus_one_avx512(self.modulus.q, &self.psi_pow, &self.slot_exp, k, out) };
+            return unsafe { monomial_minus_one_avx512(self.modulus.q, &self.psi_pow, &self.slot_exp, k, 0, out) };
         }
         monomial_minus_one_body(self.modulus.q, &self.psi_pow, &self.slot_exp, k, out);
+    }
+
+    /// [`Ring::monomial_minus_one`] at slots `slots` only, into `out` (their length): the
+    /// two-thread rotation's half. The same words as those slots of the whole.
+    pub fn monomial_minus_one_at(&self, k: usize, slots: std::ops::Range<usize>, out: &mut [u64]) {
+        assert!(slots.end <= self.n() && out.len() == slots.len(), "monomial slots inside the ring");
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Avx512 && self.modulus.q < 1 << 60 && out.len() >= 16 && out.len().is_power_of_two() {
+            // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
+            return unsafe {
+                monomial_minus_one_avx512(self.modulus.q, &self.psi_pow, &self.slot_exp, k, slots.start, out)
+            };
+        }
+        monomial_minus_one_body(self.modulus.q, &self.psi_pow, &self.slot_exp[slots], k, out);
     }
 
     /// [`Ring::monomial_minus_one`] for `X^k` and `X^-k` at once, as 32-bit words
@@ -188,6 +202,23 @@ mod tests {
     /// The 32-bit pair (every compiled copy: `ring.isa` is this CPU's) gives the words of
     /// `monomial_minus_one` for `k` and `2N - k`, for every `k`.
     #[test]
+    fn monomials_at_a_slot_range_are_the_whole_ones_slots() {
+        for set in [ParamSet::M2C2, ParamSet::PN10QP27] {
+            let ring = Ring::new(set, "reference").unwrap();
+            let n = ring.n();
+            for k in (0..4 * n).step_by(7).chain([1, n - 1, n, 2 * n - 1]) {
+                let mut whole = vec![0u64; n];
+                ring.monomial_minus_one(k, &mut whole);
+                for slots in [0..n / 2, n / 2..n, n / 4..n / 2, 8..24] {
+                    let mut part = vec![0u64; slots.len()];
+                    ring.monomial_minus_one_at(k, slots.clone(), &mut part);
+                    assert_eq!(part[..], whole[slots.clone()], "{set} k {k} {slots:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn monomial_pairs_agree() {
         for set in [ParamSet::PN10QP27, ParamSet::PN10QP25Q] {
             let ring = Ring::new(set, "reference").unwrap();
@@ -248,6 +279,13 @@ pub(crate) fn ntt_slot_order(slot_exp: &[u32], n: usize, count: usize) -> bool {
         .all(|(j, &e)| e as usize == 2 * (j.reverse_bits() >> (usize::BITS - log_n)) + 1)
 }
 
+/// [`ntt_slot_order`] for `count` slots from `slot0`.
+fn ntt_slot_order_at(slot_exp: &[u32], n: usize, slot0: usize, count: usize) -> bool {
+    let log_n = n.trailing_zeros();
+    (slot0..slot0 + count)
+        .all(|j| slot_exp.get(j).is_some_and(|&e| e as usize == 2 * (j.reverse_bits() >> (usize::BITS - log_n)) + 1))
+}
+
 /// [`Ring::monomial_minus_one`] by table lookup, slot by slot.
 fn monomial_minus_one_body(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize, out: &mut [u64]) {
     let mask = psi_pow.len() - 1;
@@ -265,19 +303,22 @@ fn monomial_minus_one_body(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize, 
 /// order is not the NTT's.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
-fn monomial_minus_one_avx512(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize, out: &mut [u64]) {
+fn monomial_minus_one_avx512(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize, slot0: usize, out: &mut [u64]) {
     use crate::ntt::avx512_wide::k64::mul_shoup_raw;
     use std::arch::x86_64::*;
     const L: usize = 8;
-    let n = out.len();
+    let (n, len) = (slot_exp.len(), out.len());
     let two_n = psi_pow.len();
     let log_n = n.trailing_zeros();
-    let ordered = ntt_slot_order(slot_exp, n, L);
-    if !n.is_power_of_two() || n < 2 * L || two_n != 2 * n || slot_exp.len() != n || !ordered {
-        return monomial_minus_one_body(q, psi_pow, slot_exp, k, out);
+    // The doubling holds inside any power-of-two run of slots that starts at a multiple
+    // of its length: `e_(j + len) = e_j + N / len` wherever bit `len` of `j` is clear.
+    let shaped = len.is_power_of_two() && len >= 2 * L && slot0.is_multiple_of(len) && slot0 + len <= n;
+    let ordered = shaped && ntt_slot_order(slot_exp, n, L) && ntt_slot_order_at(slot_exp, n, slot0, L);
+    if !n.is_power_of_two() || two_n != 2 * n || !ordered {
+        return monomial_minus_one_body(q, psi_pow, &slot_exp[slot0..slot0 + len], k, out);
     }
     let k = k % two_n;
-    for (o, &e) in out[..L].iter_mut().zip(slot_exp) {
+    for (o, &e) in out[..L].iter_mut().zip(&slot_exp[slot0..]) {
         *o = psi_pow[(k * e as usize) & (two_n - 1)];
     }
     let (qv, one) = (_mm512_set1_epi64(q as i64), _mm512_set1_epi64(1));
@@ -287,7 +328,7 @@ fn monomial_minus_one_avx512(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize
         _mm512_min_epu64(x, _mm512_sub_epi64(x, qv))
     };
     let mut len = L;
-    while len < n {
+    while len < out.len() {
         let c = psi_pow[(k << (log_n - len.trailing_zeros())) & (two_n - 1)];
         let cs = ((u128::from(c) << 64) / u128::from(q)) as u64;
         let (cv, csv, cshv) =
@@ -295,7 +336,7 @@ fn monomial_minus_one_avx512(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize
         let (src, dst) = out.split_at_mut(len);
         for at in (0..len).step_by(L) {
             // SAFETY: `at + 8 <= len`, within `src` and `dst` (`dst.len() >= len`: `2 len
-            // <= n`); unaligned loads and stores.
+            // <= out.len()`); unaligned loads and stores.
             unsafe {
                 let x = _mm512_loadu_si512(src.as_ptr().add(at).cast());
                 let y = reduce(mul_shoup_raw(x, cv, csv, cshv, qv));
@@ -305,8 +346,8 @@ fn monomial_minus_one_avx512(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize
         len *= 2;
     }
     // Powers of psi are units, never 0, so `- 1` stays in `[0, Q - 1)`.
-    for at in (0..n).step_by(L) {
-        // SAFETY: `at + 8 <= n = out.len()` (`n` is a power of two, at least 16).
+    for at in (0..out.len()).step_by(L) {
+        // SAFETY: `at + 8 <= out.len()` (a power of two, at least 16).
         unsafe {
             let x = _mm512_loadu_si512(out.as_ptr().add(at).cast());
             _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), _mm512_sub_epi64(x, one));
