@@ -198,11 +198,7 @@ impl BootstrapOps for CpuBackend {
         inputs: &[LweCiphertext],
         lut: &Lut,
     ) -> Result<Vec<ExtractedLwe>> {
-        check_inputs(key, inputs.iter().map(|c| (c.params(), c.tag())))?;
-        lut.check_params(key.params())?;
-        let prepared = key.downcast::<CpuPrepared>(&self.name())?;
-        let ring = self.ring(key.params())?;
-        bootstrap::blind_rotate_batch(&ring, prepared, inputs, lut, self.threads)
+        self.blind_rotate_batch_lut_at(key, inputs, lut, &[0])
     }
 
     fn blind_rotate_batch_lut_at(

@@ -290,7 +290,7 @@ fn monomials_avx512(q: u32, psi_pow: &[u32], slot_exp: &[u32], k: usize, plus: &
     const L: usize = 16;
     let n = plus.len();
     let two_n = psi_pow.len();
-    let ordered = crate::tfhe::ring::ntt_slot_order(slot_exp, n, L);
+    let ordered = crate::tfhe::ring::ntt_slot_order(slot_exp, n, 0, L);
     if n < 2 * L || two_n != 2 * n || minus.len() != n || slot_exp.len() != n || !ordered {
         return monomials_body(psi_pow, slot_exp, k, plus, minus);
     }

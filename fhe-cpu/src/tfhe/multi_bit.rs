@@ -208,12 +208,15 @@ fn digits_and_monomials(ring: &Ring, a: &[usize], ahead: &mut Ahead, s: &mut Sta
             crate::tfhe::ginx64::sub_mod_into(ring.isa, q, e, d0, top);
         }
     }
-    let two_n = 2 * n;
     for (t, mono) in s.mono.chunks_exact_mut(n).enumerate() {
-        let bits = t + 1;
-        let e = a.iter().enumerate().filter(|(j, _)| bits >> j & 1 == 1).map(|(_, &x)| x).sum::<usize>() % two_n;
-        ring.monomial_minus_one(e, mono);
+        ring.monomial_minus_one(term_exponent(a, t, n), mono);
     }
+}
+
+/// `<a, t> mod 2N` for the bit pattern `t + 1` of term `t`: the exponent of its monomial.
+pub(crate) fn term_exponent(a: &[usize], t: usize, n: usize) -> usize {
+    let bits = t + 1;
+    a.iter().enumerate().filter(|(j, _)| bits >> j & 1 == 1).map(|(_, &x)| x).sum::<usize>() % (2 * n)
 }
 
 /// A step's second half, after the kernel: `eval += upd` and `acc += INTT(upd)`.
@@ -240,8 +243,7 @@ pub(crate) struct Rows<'a> {
     /// `D`, the dropped digits.
     pub dropped: usize,
     /// The slots the kernel computes, `slots.start .. slots.end` (whole chunks): one
-    /// thread's half ([`crate::tfhe::multi_bit_duo`]), one block of a batch's lockstep
-    /// rotations, or all.
+    /// thread's half ([`crate::tfhe::multi_bit_duo`]) or all.
     pub slots: std::ops::Range<usize>,
 }
 

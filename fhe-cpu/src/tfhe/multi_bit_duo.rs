@@ -27,7 +27,7 @@ use crate::mem::{Ahead, Aligned};
 use crate::tfhe::bootstrap::{initial_acc_b, ms_to_2n, run_on_two, Barrier2, CpuPrepared, Shared};
 use crate::tfhe::decompose::decompose_lower;
 use crate::tfhe::ginx64::{add_mod, sub_mod_into, Wide};
-use crate::tfhe::multi_bit::{kernel, Rows};
+use crate::tfhe::multi_bit::{kernel, term_exponent, Rows};
 use crate::tfhe::ring::Ring;
 
 /// The rotated accumulator of `ct`, `[part][slot]` in coefficient form, as
@@ -90,9 +90,7 @@ pub(crate) fn blind_rotate(
                 }
             }
             for (term, m) in mono.chunks_exact_mut(n).enumerate() {
-                let bits = term + 1;
-                let e = a[..k].iter().enumerate().filter(|(j, _)| bits >> j & 1 == 1).map(|(_, &x)| x).sum::<usize>();
-                ring.monomial_minus_one_at(e % (2 * n), slots.clone(), &mut m[slots.clone()]);
+                ring.monomial_minus_one_at(term_exponent(&a[..k], term, n), slots.clone(), &mut m[slots.clone()]);
             }
             epoch += 1;
             barrier.wait(t, epoch);

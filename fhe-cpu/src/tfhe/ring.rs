@@ -70,12 +70,7 @@ impl Ring {
 
     /// `NTT(X^k) - 1` (evaluation form), `k` in `[0, 2N)`: slot `j` is `psi^(k e_j) - 1`.
     pub fn monomial_minus_one(&self, k: usize, out: &mut [u64]) {
-        #[cfg(target_arch = "x86_64")]
-        if self.isa == Isa::Avx512 && self.modulus.q < 1 << 60 && out.len() == self.n() && self.n() >= 16 {
-            // SAFETY: `Isa::detect` returned Avx512 only after checking AVX-512F/DQ/VL.
-            return unsafe { monomial_minus_one_avx512(self.modulus.q, &self.psi_pow, &self.slot_exp, k, 0, out) };
-        }
-        monomial_minus_one_body(self.modulus.q, &self.psi_pow, &self.slot_exp, k, out);
+        self.monomial_minus_one_at(k, 0..self.n(), out);
     }
 
     /// [`Ring::monomial_minus_one`] at slots `slots` only, into `out` (their length): the
@@ -267,20 +262,10 @@ mod tests {
     }
 }
 
-/// Whether the first `count` slots of `slot_exp` have the NTT's exponents `2 bitrev(j) + 1`
-/// (bit reversal over `log2 n` bits): the order the doubling kernels of the monomials
-/// rely on (`e_(j + len) = e_j + N / len`).
-pub(crate) fn ntt_slot_order(slot_exp: &[u32], n: usize, count: usize) -> bool {
-    let log_n = n.trailing_zeros();
-    slot_exp
-        .iter()
-        .take(count)
-        .enumerate()
-        .all(|(j, &e)| e as usize == 2 * (j.reverse_bits() >> (usize::BITS - log_n)) + 1)
-}
-
-/// [`ntt_slot_order`] for `count` slots from `slot0`.
-fn ntt_slot_order_at(slot_exp: &[u32], n: usize, slot0: usize, count: usize) -> bool {
+/// Whether the `count` slots of `slot_exp` from `slot0` have the NTT's exponents
+/// `2 bitrev(j) + 1` (bit reversal over `log2 n` bits): the order the doubling kernels of
+/// the monomials rely on (`e_(j + len) = e_j + N / len`).
+pub(crate) fn ntt_slot_order(slot_exp: &[u32], n: usize, slot0: usize, count: usize) -> bool {
     let log_n = n.trailing_zeros();
     (slot0..slot0 + count)
         .all(|j| slot_exp.get(j).is_some_and(|&e| e as usize == 2 * (j.reverse_bits() >> (usize::BITS - log_n)) + 1))
@@ -313,7 +298,7 @@ fn monomial_minus_one_avx512(q: u64, psi_pow: &[u64], slot_exp: &[u32], k: usize
     // The doubling holds inside any power-of-two run of slots that starts at a multiple
     // of its length: `e_(j + len) = e_j + N / len` wherever bit `len` of `j` is clear.
     let shaped = len.is_power_of_two() && len >= 2 * L && slot0.is_multiple_of(len) && slot0 + len <= n;
-    let ordered = shaped && ntt_slot_order(slot_exp, n, L) && ntt_slot_order_at(slot_exp, n, slot0, L);
+    let ordered = shaped && ntt_slot_order(slot_exp, n, 0, L) && ntt_slot_order(slot_exp, n, slot0, L);
     if !n.is_power_of_two() || two_n != 2 * n || !ordered {
         return monomial_minus_one_body(q, psi_pow, &slot_exp[slot0..slot0 + len], k, out);
     }
