@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 use fhe_api::ops::{check_inputs, Backend, PreparedKey};
 use fhe_api::rng::{label, stream, Seed};
-use fhe_api::{Error, EvaluationKey, ExtractedLwe, Lut, ParamSet, Result, SecretKey};
+use fhe_api::{Error, EvaluationKey, ExtractedLwe, Lut, LweCiphertext, ParamSet, Result, SecretKey};
 
 /// Message and carry bits of a block (plus one padding bit, always).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -296,8 +296,7 @@ impl PbsKey {
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
-        check_inputs(&self.key, inputs.iter().map(|c| (c.params(), c.tag())))?;
-        let switched = self.backend.key_switch_batch(&self.key, inputs)?;
+        let switched = self.switch(inputs)?;
         let out = self.backend.blind_rotate_batch_lut_at(&self.key, &switched, &many.lut, &many.at)?;
         if out.len() != inputs.len() * many.len() {
             return Err(Error::InvalidInput(format!(
@@ -316,9 +315,14 @@ impl PbsKey {
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
-        check_inputs(&self.key, inputs.iter().map(|c| (c.params(), c.tag())))?;
-        let switched = self.backend.key_switch_batch(&self.key, inputs)?;
+        let switched = self.switch(inputs)?;
         self.backend.blind_rotate_batch_lut(&self.key, &switched, lut)
+    }
+
+    /// The key-switch batch every PBS starts with, after the inputs' set and key checks.
+    fn switch(&self, inputs: &[ExtractedLwe]) -> Result<Vec<LweCiphertext>> {
+        check_inputs(&self.key, inputs.iter().map(|c| (c.params(), c.tag())))?;
+        self.backend.key_switch_batch(&self.key, inputs)
     }
 
     /// `jobs[i].1` applied to `jobs[i].0`, tables of mixed kinds: one key-switch batch for
@@ -341,8 +345,7 @@ impl PbsKey {
         if let Some((i, _)) = jobs.iter().find(|(i, _)| *i >= inputs.len()) {
             return Err(Error::InvalidInput(format!("job reads input {i} of {}", inputs.len())));
         }
-        check_inputs(&self.key, inputs.iter().map(|c| (c.params(), c.tag())))?;
-        let switched = self.backend.key_switch_batch(&self.key, inputs)?;
+        let switched = self.switch(inputs)?;
         let mut groups: Vec<(&Lut, Vec<usize>)> = Vec::new();
         for (j, (_, lut)) in jobs.iter().enumerate() {
             match groups.iter_mut().find(|(l, _)| std::ptr::eq(*l, *lut) || *l == *lut) {

@@ -25,10 +25,15 @@ pub fn add(key: &PbsKey, a: &RadixUint, b: &RadixUint, how: Propagation) -> Resu
 /// `a - b mod 2^width`.
 pub fn sub(key: &PbsKey, a: &RadixUint, b: &RadixUint, how: Propagation) -> Result<RadixUint> {
     check_pair(a, b)?;
+    propagate(key, sub_sums(key, a, b)?, 2 * (key.encoding().message_modulus() - 1), how)
+}
+
+/// The block sums of `a + !b + 1` before carries: `a_i + (M - 1 - b_i)`, plus 1 in block
+/// 0 (the borrow chain of the comparisons reads their carries too).
+pub(super) fn sub_sums(key: &PbsKey, a: &RadixUint, b: &RadixUint) -> Result<Vec<ExtractedLwe>> {
     let m = key.encoding().message_modulus();
     let q = key.params().params().q_ring();
-    let sums = a
-        .blocks()
+    a.blocks()
         .iter()
         .zip(b.blocks())
         .enumerate()
@@ -36,8 +41,7 @@ pub fn sub(key: &PbsKey, a: &RadixUint, b: &RadixUint, how: Propagation) -> Resu
             let constant = key.encoding().encode(q, m - 1 + (i == 0) as u64);
             ExtractedLwe::linear_combination(&[(1, x), (-1, y)], constant)
         })
-        .collect::<Result<_>>()?;
-    propagate(key, sums, 2 * (key.encoding().message_modulus() - 1), how)
+        .collect()
 }
 
 /// `a + k mod 2^width` for a known `k` (little-endian limbs; it must fit the width).

@@ -170,17 +170,17 @@ fn order(key: &PbsKey, a: &RadixUint, b: &RadixUint, order: Order, form: Form) -
 
 /// `x >= y` (or its negation, `ge` false) from the carries of `x + !y + 1`.
 fn borrow_chain(key: &PbsKey, x: &RadixUint, y: &RadixUint, ge: bool) -> Result<RadixBool> {
-    let enc = key.encoding();
-    let (m, q) = (enc.message_modulus(), key.params().params().q_ring());
-    let last = x.blocks().len() - 1;
+    let m = key.encoding().message_modulus();
+    let sums = super::add::sub_sums(key, x, y)?;
+    let last = sums.len() - 1;
     // Block sums are at most `2M - 1` with the carry in: below the block modulus.
     let (carry, answer) = (key.lut(|v| v / m)?, key.lut(|v| ((v >= m) == ge) as u64)?);
     let mut c: Option<ExtractedLwe> = None;
-    for (i, (xi, yi)) in x.blocks().iter().zip(y.blocks()).enumerate() {
-        let constant = enc.encode(q, m - 1 + (i == 0) as u64);
-        let mut terms: Vec<(i64, &ExtractedLwe)> = vec![(1, xi), (-1, yi)];
-        terms.extend(c.iter().map(|c| (1, c)));
-        let t = ExtractedLwe::linear_combination(&terms, constant)?;
+    for (i, s) in sums.into_iter().enumerate() {
+        let t = match &c {
+            Some(c) => ExtractedLwe::linear_combination(&[(1, &s), (1, c)], 0)?,
+            None => s,
+        };
         let lut = if i == last { &answer } else { &carry };
         c = Some(key.apply_batch(std::slice::from_ref(&t), lut)?.remove(0));
     }
