@@ -35,7 +35,7 @@ pub struct ConstResidues {
 /// A backend keeps at most this many extended polynomials at the top level (`(L + 1 + K)
 /// N` words) of work buffers between calls (reuse without page faults); the bootstrap
 /// memory estimates count them.
-pub const WORK_POOL_POLYS: usize = 48;
+pub const WORK_POOL_POLYS: usize = 64;
 
 pub trait CkksOps: Send + Sync {
     /// A host ciphertext into this backend's form.

@@ -55,6 +55,15 @@ impl Drop for CpuCt {
 struct CpuPt {
     m: Vec<u64>,
     p: Vec<u64>,
+    /// Where `m` goes when the plaintext drops (a plaintext uploaded for one call, as a
+    /// host operand is, would otherwise fault a fresh buffer in at each call).
+    pool: Arc<CkksPlan>,
+}
+
+impl Drop for CpuPt {
+    fn drop(&mut self) {
+        self.pool.recycle(std::mem::take(&mut self.m));
+    }
 }
 
 /// A kept decomposition: the ciphertext's halves and the ModUp of `c1`.
@@ -238,7 +247,7 @@ impl CkksOps for CpuBackend {
         let n = plan.params.n();
         let mut p = pt.special().to_vec();
         p.par_chunks_mut(n).enumerate().for_each(|(k, limb)| plan.primes[plan.p_index(k)].ntt.forward(limb));
-        Ok(PreparedPlaintext::new(self.name(), PlainMeta(pt.meta().clone()), CpuPt { m, p }))
+        Ok(PreparedPlaintext::new(self.name(), PlainMeta(pt.meta().clone()), CpuPt { m, p, pool: plan }))
     }
 
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
@@ -323,6 +332,7 @@ impl CkksOps for CpuBackend {
         let plan = self.plan_for(a, &out, a.level())?;
         let k = eltwise::constant(&plan, a.level(), c)?;
         let parts = eltwise::plus_c0(&plan, &self.ct(a)?.parts, &k, false);
+        plan.recycle(k);
         self.wrap(&plan, out, parts)
     }
 
@@ -330,19 +340,24 @@ impl CkksOps for CpuBackend {
         let plan = self.plan_for(a, &out, a.level())?;
         let k = eltwise::constant(&plan, a.level(), c)?;
         let parts = self.ct(a)?.parts.iter().map(|x| eltwise::mul(&plan, x, &k)).collect();
+        plan.recycle(k);
         self.wrap(&plan, out, parts)
     }
 
     fn mul_const_then_add(&self, acc: &mut Ciphertext, a: &Ciphertext, c: &ConstResidues) -> Result<()> {
         let x = self.ct(a)?;
-        let k = eltwise::constant(&*self.ckks_plan(a.params())?, a.level(), c)?;
-        self.in_place(acc, |plan, parts| eltwise::mul_accumulate(plan, parts, &x.parts, &k))
+        let plan = self.ckks_plan(a.params())?;
+        let k = eltwise::constant(&plan, a.level(), c)?;
+        let r = self.in_place(acc, |plan, parts| eltwise::mul_accumulate(plan, parts, &x.parts, &k));
+        plan.recycle(k);
+        r
     }
 
     fn mul_monomial(&self, a: &Ciphertext, k: usize, out: CkksMeta) -> Result<Ciphertext> {
         let plan = self.plan_for(a, &out, a.level())?;
         let table = eltwise::monomial(&plan, a.level(), k)?;
         let parts = self.ct(a)?.parts.iter().map(|x| eltwise::mul(&plan, x, &table)).collect();
+        plan.recycle(table);
         self.wrap(&plan, out, parts)
     }
 

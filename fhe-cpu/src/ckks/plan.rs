@@ -38,9 +38,9 @@ pub struct CkksPlan {
 /// Buffers [`CkksPlan::take`] keeps for reuse: a bootstrap's baby steps (two extended
 /// halves each) and temporaries, so big buffers are not handed back to the system and
 /// faulted in again zeroed. The pool holds only what was once in use at the same time,
-/// each buffer at the size it was made (a request no kept buffer holds gets a new one:
-/// growing a kept one inflated every buffer to the largest size, 3 GiB at `N = 2^16`).
-const SCRATCH_KEEP: usize = 64;
+/// bounded in bytes by [`SCRATCH_KEEP_POLYS`] (growing kept buffers without that bound
+/// once inflated the pool to 3 GiB at `N = 2^16`).
+const SCRATCH_KEEP: usize = 96;
 
 /// At most [`WORK_POOL_POLYS`] extended polynomials at the top level in the pool,
 /// whatever the count.
@@ -123,14 +123,21 @@ impl CkksPlan {
     pub fn take_vec(&self, len: usize) -> Vec<u64> {
         let reused = {
             let mut free = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-            // The smallest buffer that holds `len` words, else a new one.
+            // The smallest buffer that holds `len` words; else the largest that holds at
+            // least half, grown: a big buffer grows by remapping its pages, so only the
+            // new words fault in (the request sizes shift by a limb or two between
+            // levels, and a fresh buffer at each shift faulted in gigabytes a bootstrap).
             let fit = (0..free.len()).filter(|&i| free[i].capacity() >= len).min_by_key(|&i| free[i].capacity());
+            let fit = fit.or_else(|| {
+                (0..free.len()).filter(|&i| 2 * free[i].capacity() >= len).max_by_key(|&i| free[i].capacity())
+            });
             fit.map(|i| free.swap_remove(i))
         };
         let mut words = reused.unwrap_or_default();
         if words.len() >= len {
             words.truncate(len);
         } else {
+            words.reserve_exact(len - words.len());
             words.resize(len, 0);
         }
         words
@@ -216,5 +223,49 @@ impl CkksPlan {
             })
             .collect();
         Ok(LevelPlan { level, digits, down, p_inv, p_mod, ql_inv })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_api::ckks::params::Preset;
+
+    fn plan() -> CkksPlan {
+        let backend = crate::CpuBackend::new(None).unwrap();
+        let params = Arc::new(Preset::Slots4096Scale40Depth2.params().clone());
+        let ring = params.ring_degree();
+        CkksPlan::new(params, &|q| backend.engine(ring, fhe_api::ring::RingModulus(q))).unwrap()
+    }
+
+    fn kept(plan: &CkksPlan) -> (usize, usize) {
+        let free = plan.scratch.lock().unwrap();
+        (free.len(), free.iter().map(Vec::capacity).sum())
+    }
+
+    #[test]
+    fn the_pool_reuses_grows_and_stays_bounded() {
+        let plan = plan();
+        let n = plan.params.n();
+        // A smaller request takes the kept buffer; a larger one grows a kept buffer of at
+        // least half its size instead of making a new one; a tiny one is not grown.
+        plan.recycle(plan.take_vec(4 * n));
+        assert_eq!(kept(&plan).0, 1);
+        let small = plan.take_vec(3 * n);
+        assert_eq!((small.len(), kept(&plan).0), (3 * n, 0));
+        plan.recycle(small);
+        let grown = plan.take_vec(5 * n);
+        assert_eq!((grown.len(), kept(&plan).0), (5 * n, 0));
+        plan.recycle(plan.take_vec(n));
+        let big = plan.take_vec(4 * n);
+        assert_eq!(kept(&plan).0, 1, "a buffer below half the request stays kept");
+        plan.recycle(big);
+        plan.recycle(grown);
+        // Never more than SCRATCH_KEEP buffers or SCRATCH_KEEP_POLYS extended polynomials.
+        let cap = SCRATCH_KEEP_POLYS * (plan.q_len() + plan.params.p().len()) * n;
+        let many: Vec<Vec<u64>> = (0..3 * SCRATCH_KEEP).map(|i| vec![0; (1 + i % 5) * n]).collect();
+        many.into_iter().for_each(|v| plan.recycle(v));
+        let (count, words) = kept(&plan);
+        assert!(count <= SCRATCH_KEEP && words <= cap, "{count} buffers, {words} words, cap {cap}");
     }
 }

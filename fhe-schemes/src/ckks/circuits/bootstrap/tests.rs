@@ -96,9 +96,12 @@ fn time_bootstraps(ctx: &Context, config: &BootstrapConfig, runs: usize) {
     let pt = ctx.encode_at(&values, 1, params.scale_at(1)).unwrap();
     let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([9; 32])).unwrap();
     for _ in 0..runs {
+        let cpu0 = cpu_seconds();
         let t = std::time::Instant::now();
         let (out, phases) = bs.bootstrap_timed(&ev, &ct).unwrap();
         let dt = t.elapsed().as_secs_f64();
+        let cpu1 = cpu_seconds();
+        eprintln!("cpu: user {:.2} s, system {:.2} s", cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
         let got = ctx.decrypt(&keys.sk, &out).unwrap();
         eprintln!(
             "bootstrap {dt:.2} s {phases:?}: {:.1} bits, output level {}, K = {}, EvalMod {:?}",
@@ -108,6 +111,17 @@ fn time_bootstraps(ctx: &Context, config: &BootstrapConfig, runs: usize) {
             bs.eval_mod_shape()
         );
     }
+}
+
+/// This process's user and system CPU seconds (`/proc/self/stat`; zeros elsewhere): a
+/// bootstrap's system time is the page faults of its fresh buffers.
+fn cpu_seconds() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start at the state, field 3.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    let tick = 100.0; // USER_HZ on Linux
+    (f.get(11).copied().unwrap_or(0.0) / tick, f.get(12).copied().unwrap_or(0.0) / tick)
 }
 
 /// Phase times at N = 2^15 (insecure chain, a profiling aid):
