@@ -395,7 +395,11 @@ impl Bootstrapper {
         let conj = ev.conjugate(&x)?;
         let re = ev.add(&x, &conj)?;
         let im = ev.mul_i(&ev.sub(&conj, &x)?)?;
-        let (re, im) = (self.eval_mod(ev, &re)?, self.eval_mod(ev, &im)?);
+        // The halves are independent: side by side, the cores left idle by one
+        // half's serial steps (a rescale's top limb, a ModUp's three digits) take the
+        // other's work. One thread runs them one after the other; the same words.
+        let (re, im) = rayon::join(|| self.eval_mod(ev, &re), || self.eval_mod(ev, &im));
+        let (re, im) = (re?, im?);
         let mut y = ev.add(&re, &ev.mul_i(&im)?)?;
         lap(&mut times.eval_mod);
         for t in &self.stc {

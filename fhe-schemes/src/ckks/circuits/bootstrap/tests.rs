@@ -73,6 +73,24 @@ fn bootstrap_at_the_peer_preset() {
     time_bootstraps(&ctx, &BootstrapConfig::default(), 2);
 }
 
+/// The memory estimate at the peer's configuration, by kind (no keys made):
+/// `cargo test -p fhe-schemes --release --lib -- --ignored --nocapture memory_estimate_at_the_peer_preset`
+#[test]
+#[ignore = "prints numbers, not a check"]
+fn memory_estimate_at_the_peer_preset() {
+    let params = fhe_api::ckks::Preset::Slots32768Scale59Depth22.params().clone();
+    let m = Bootstrapper::memory_estimate(&params, &BootstrapConfig::default()).unwrap();
+    let gb = |b: u64| b as f64 / 1e9;
+    eprintln!(
+        "keys {:.2} GB, diagonals {:.2} GB, working set {:.2} GB (pool {:.2} GB), total {:.2} GB",
+        gb(m.keys),
+        gb(m.plaintexts),
+        gb(m.working),
+        gb(memory::pool_bytes(&params)),
+        gb(m.total())
+    );
+}
+
 /// Keys, bootstrapper and `runs` timed bootstraps of one input at level 1, printed with
 /// their phases, precision and output level (the ignored measurements).
 fn time_bootstraps(ctx: &Context, config: &BootstrapConfig, runs: usize) {
