@@ -109,6 +109,18 @@ pub trait CkksOps: Send + Sync {
     }
     /// Divides by the last prime `q_l` with rounding: level `l - 1`.
     fn rescale(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
+    /// [`CkksOps::mul_relin`] at `mid` then [`CkksOps::rescale`] to `out`: the same words
+    /// (a backend may share the steps' transforms; the CPU does).
+    fn mul_relin_rescale(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        rlk: &PreparedSwitchKey,
+        mid: CkksMeta,
+        out: CkksMeta,
+    ) -> Result<Ciphertext> {
+        self.rescale(&self.mul_relin(a, b, rlk, mid)?, out)
+    }
     /// Drops the top limbs down to `out`'s level (no division).
     fn drop_to_level(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext>;
     /// Bootstrapping's ModRaise: a degree-1 ciphertext at level 0 read as integers

@@ -206,6 +206,16 @@ impl<B: Backend, T: Tamper> CkksOps for Delegate<B, T> {
     fn rescale(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
         self.one("rescale", self.ops().rescale(a, out))
     }
+    fn mul_relin_rescale(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        rlk: &PreparedSwitchKey,
+        mid: CkksMeta,
+        out: CkksMeta,
+    ) -> Result<Ciphertext> {
+        self.one("mul_relin_rescale", self.ops().mul_relin_rescale(a, b, rlk, mid, out))
+    }
     fn drop_to_level(&self, a: &Ciphertext, out: CkksMeta) -> Result<Ciphertext> {
         self.one("drop_to_level", self.ops().drop_to_level(a, out))
     }

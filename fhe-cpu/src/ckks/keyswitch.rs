@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use fhe_api::ring::automorphism::EvalPermutation;
 use fhe_api::ring::modulus::Modulus;
 
-use super::plan::{CkksPlan, LevelPlan};
+use super::plan::{CkksPlan, LevelPlan, Scratch};
 use crate::arith;
 
 /// The converted limbs of one polynomial's ModUp: for each digit `j`, the limbs of
@@ -228,17 +228,16 @@ pub fn limb_prime(plan: &CkksPlan, level: usize, t: usize) -> usize {
 /// Words per task of ModDown's conversion: a few blocks of its converter each.
 const CONVERT_RUN: usize = 2048;
 
-/// Step 4 on one polynomial `u` of `l + 1 + K` limbs (its `P` limbs are overwritten):
-/// `r_i = (u_i - w_i) * P^-1 mod q_i`, handed to `finish` with `out`'s limb `i`.
-pub fn mod_down(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], out: &mut [u64], finish: Finish) {
+/// ModDown's conversion: the `P` limbs (evaluation form, overwritten) to coefficients,
+/// and their centered remainder modulo `P` taken to `q_0 .. q_l` (coefficient form).
+fn convert_down<'a>(plan: &'a CkksPlan, lp: &LevelPlan, p_part: &mut [u64]) -> Scratch<'a> {
     let n = plan.params.n();
-    let l = lp.level;
-    let (u, p_part) = u.split_at_mut((l + 1) * n);
     p_part.par_chunks_mut(n).enumerate().for_each(|(k, limb)| plan.primes[plan.p_index(k)].ntt.inverse(limb));
-    let mut w = plan.take((l + 1) * n);
+    let mut w = plan.take((lp.level + 1) * n);
     // The conversion by word ranges on all cores: each range's output words, in every
     // limb, depend on that range of the input alone (`convert::round_down_words`).
-    let mut runs: Vec<Vec<&mut [u64]>> = (0..n.div_ceil(CONVERT_RUN)).map(|_| Vec::with_capacity(l + 1)).collect();
+    let mut runs: Vec<Vec<&mut [u64]>> =
+        (0..n.div_ceil(CONVERT_RUN)).map(|_| Vec::with_capacity(lp.level + 1)).collect();
     for limb in w.chunks_mut(n) {
         limb.chunks_mut(CONVERT_RUN).zip(runs.iter_mut()).for_each(|(piece, run)| run.push(piece));
     }
@@ -246,6 +245,56 @@ pub fn mod_down(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], out: &mut [u64],
     runs.into_par_iter().enumerate().for_each(|(r, mut pieces)| {
         super::convert::round_down_words(&lp.down, n, p_part, r * CONVERT_RUN, &mut pieces)
     });
+    w
+}
+
+/// ModDown with `Finish::Add` onto `c` (over `q_0..q_l`), then the rescale by `q_l`, on
+/// one polynomial `u` of `l + 1 + K` limbs (its limbs are overwritten): the words of
+/// [`mod_down`] then `rescale::rescale`, over `q_0..q_(l-1)`. Below the top limb the
+/// rescale's correction `d_i` rides in ModDown's forward transform: the NTT is linear,
+/// so `NTT(w_i) + P NTT(d_i) = NTT(w_i + P d_i)`, one transform a limb instead of two.
+pub fn mod_down_rescale(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], c: &[u64]) -> Vec<u64> {
+    let n = plan.params.n();
+    let l = lp.level;
+    let (u, p_part) = u.split_at_mut((l + 1) * n);
+    let mut w = convert_down(plan, lp, p_part);
+    let (w_low, w_top) = w.split_at_mut(l * n);
+    let (u_low, u_top) = u.split_at_mut(l * n);
+    // The top limb as ModDown leaves it, `c_l + (u_l - NTT(w_l)) P^-1`, to coefficients.
+    let top_prime = &plan.primes[l];
+    let mt = &top_prime.m;
+    top_prime.ntt.forward(w_top);
+    arith::sub_scale(mt, u_top, lp.p_inv[l], w_top);
+    w_top.iter_mut().zip(&c[l * n..(l + 1) * n]).for_each(|(r, &x)| *r = mt.add(x, *r));
+    top_prime.ntt.inverse(w_top);
+    let top = &*w_top;
+    let mut out = plan.take_vec(l * n);
+    out.par_chunks_mut(n).zip(u_low.par_chunks_mut(n)).zip(w_low.par_chunks(n)).enumerate().for_each(
+        |(i, ((o, ui), wi))| {
+            let pr = &plan.primes[i];
+            let mut d = plan.take(n);
+            arith::centered(mt, &pr.m, top, &mut d);
+            // o = NTT(w_i + P d_i); u_i = (o - u_i) P^-1, the negated ModDown term plus
+            // NTT(d_i); then (c_i - u_i) q_l^-1 is rescale's `(x_i - d_i) q_l^-1`.
+            let consts = [1, lp.p_mod[i].0];
+            let path = arith::dot_const_path(&pr.m, &[pr.m.q, pr.m.q], &consts);
+            arith::dot_const(&pr.m, &[wi, &d[..]], &consts, path, o);
+            pr.ntt.forward(o);
+            arith::sub_scale(&pr.m, o, lp.p_inv[i], ui);
+            arith::sub_scale(&pr.m, &c[i * n..(i + 1) * n], lp.ql_inv[i], ui);
+            o.copy_from_slice(ui);
+        },
+    );
+    out
+}
+
+/// Step 4 on one polynomial `u` of `l + 1 + K` limbs (its `P` limbs are overwritten):
+/// `r_i = (u_i - w_i) * P^-1 mod q_i`, handed to `finish` with `out`'s limb `i`.
+pub fn mod_down(plan: &CkksPlan, lp: &LevelPlan, u: &mut [u64], out: &mut [u64], finish: Finish) {
+    let n = plan.params.n();
+    let l = lp.level;
+    let (u, p_part) = u.split_at_mut((l + 1) * n);
+    let mut w = convert_down(plan, lp, p_part);
     out.par_chunks_mut(n).zip(u.par_chunks(n)).zip(w.par_chunks_mut(n)).enumerate().for_each(|(i, ((oi, ui), wi))| {
         let pr = &plan.primes[i];
         pr.ntt.forward(wi);

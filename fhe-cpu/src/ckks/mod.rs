@@ -401,6 +401,39 @@ impl CkksOps for CpuBackend {
 
     /// The tensor product and the key switch of `c1 c1'` in one pass (the same words as
     /// `tensor` then `relinearize`, without the degree-2 copy).
+    /// The product's two ModDowns carry the rescale (`keyswitch::mod_down_rescale`): `2l`
+    /// forward transforms fewer than `mul_relin` then `rescale`, the same words.
+    fn mul_relin_rescale(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        rlk: &PreparedSwitchKey,
+        mid: CkksMeta,
+        out: CkksMeta,
+    ) -> Result<Ciphertext> {
+        degree_one(a, "a product")?;
+        degree_one(b, "a product")?;
+        let l = a.level();
+        if l == 0 {
+            return Err(Error::Level { op: "rescale", found: 0, needed: fhe_api::LevelNeed::AtLeast(1) });
+        }
+        let plan = self.plan_for(a, &mid, l)?;
+        self.plan_for(a, &out, l - 1)?;
+        let key = relin_key(self, rlk, l)?;
+        let lp = plan.level(l)?;
+        let [c0, c1, d2] = eltwise::tensor(&plan, &self.ct(a)?.parts, &self.ct(b)?.parts);
+        let up = mod_up(&plan, &lp, &d2);
+        let (mut u0, mut u1) = keyswitch::inner_products(&plan, &lp, &up.of(&d2), key, None);
+        up.recycle(&plan);
+        plan.recycle(d2);
+        let (y0, y1) = rayon::join(
+            || keyswitch::mod_down_rescale(&plan, &lp, &mut u0, &c0),
+            || keyswitch::mod_down_rescale(&plan, &lp, &mut u1, &c1),
+        );
+        [u0, u1, c0, c1].into_iter().for_each(|v| plan.recycle(v));
+        self.wrap(&plan, out, vec![y0, y1])
+    }
+
     fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
         degree_one(a, "a product")?;
         degree_one(b, "a product")?;

@@ -230,7 +230,11 @@ impl Evaluator {
 
     /// `a * b` rescaled, both brought to the lower level first: canonical in, canonical out.
     pub(crate) fn canonical_product(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.canonical_label(self.rescale(&self.raw_product(a, b)?)?)
+        let l = a.level().min(b.level());
+        if l == 0 {
+            return Err(Error::Level { op: "eval_chebyshev", found: 0, needed: LevelNeed::AtLeast(1) });
+        }
+        self.canonical_label(self.mul_relin_rescale_only(&self.canonical_at(a, l)?, &self.canonical_at(b, l)?)?)
     }
 
     /// `a * b` at the lower level (level 1 or above), relinearized, not rescaled.

@@ -22,6 +22,9 @@ impl Evaluator {
     pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         let tag = self.check_pair(a, b)?;
         let (a, b) = self.operands("mul", a, b)?;
+        if self.mode == Mode::Auto && a.level() > 0 {
+            return self.mul_relin_rescale_only(&a, &b);
+        }
         let out = self.out("mul", &a, a.level(), a.scale().times(b.scale())?, tag)?;
         let prod = self.ops().mul_relin(&a, &b, &*self.relin_key()?, out)?;
         self.auto_rescale("mul", prod)

@@ -59,6 +59,24 @@ impl Evaluator {
         self.ops().mul_relin(a, b, &*self.relin_key()?, out)
     }
 
+    /// `a * b` relinearized at their common level `l >= 1` and rescaled to `l - 1` (either
+    /// mode): the words of [`Evaluator::mul_relin_only`] then [`Evaluator::rescale`], in
+    /// one backend call.
+    pub(crate) fn mul_relin_rescale_only(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let tag = self.check_pair(a, b)?;
+        let l = a.level();
+        if b.level() != l {
+            return Err(Error::Level { op: "mul_relin_only", found: b.level(), needed: LevelNeed::Equal(l) });
+        }
+        if l == 0 {
+            return Err(Error::Level { op: "rescale", found: 0, needed: LevelNeed::AtLeast(1) });
+        }
+        let mid = self.out("mul", a, l, a.scale().times(b.scale())?, tag)?;
+        let scale = mid.scale().div_f64(self.params.q()[l].0 as f64)?;
+        let out = self.out("rescale", a, l - 1, scale, tag)?;
+        self.ops().mul_relin_rescale(a, b, &*self.relin_key()?, mid, out)
+    }
+
     /// The same words read at another scale: the message is multiplied by
     /// `a.scale / scale`, for free. Circuits fold constant factors this way.
     pub(crate) fn relabel(&self, a: &Ciphertext, scale: Scale) -> Result<Ciphertext> {

@@ -25,7 +25,7 @@ pub use ops::{both_modes_evaluate_polynomials, ops_match_plaintext, OpPrecision}
 pub use refusals::{other_key_sets_are_refused, rejects_misuse};
 pub use words::{
     byte_equal_to_oracle, coefficient_noise, depth_chain, evaluator_is_shared_across_threads,
-    fresh_noise_is_the_rounding, hoisted_equals_separate,
+    fresh_noise_is_the_rounding, fused_product_equals_its_steps, hoisted_equals_separate,
 };
 
 use std::sync::Arc;
@@ -155,6 +155,11 @@ macro_rules! ckks_conformance_tests {
             $(#[$attr])*
             fn ckks_hoisted_equals_separate() {
                 suite::hoisted_equals_separate($backend, $preset);
+            }
+            #[test]
+            $(#[$attr])*
+            fn ckks_fused_product_equals_its_steps() {
+                suite::fused_product_equals_its_steps($backend, $preset);
             }
             #[test]
             $(#[$attr])*

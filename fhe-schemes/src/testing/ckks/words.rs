@@ -70,6 +70,28 @@ pub fn hoisted_equals_separate(backend: Arc<dyn Backend>, preset: Preset) {
     assert_eq!(ev.download(&second[2]).unwrap(), ev.download(&cx).unwrap(), "{preset}: rotation by 0");
 }
 
+/// A product relinearized and rescaled in one backend call (`CkksOps::mul_relin_rescale`,
+/// which the automatic mode's `mul` and the circuits' products use) gives the words of the
+/// two steps, at the top level and lower; so does the automatic mode's `mul`.
+pub fn fused_product_equals_its_steps(backend: Arc<dyn Backend>, preset: Preset) {
+    let (ctx, keys, ev) = setup(backend, preset, 6);
+    let auto = ctx.evaluator_with(&keys.eval, crate::ckks::Mode::Auto).unwrap();
+    let a = encrypt(&ctx, &keys, &random_values(ctx.params().slots(), 41), 7);
+    let b = encrypt(&ctx, &keys, &random_values(ctx.params().slots(), 42), 8);
+    let top = a.level();
+    for level in [top, top.div_ceil(2).max(1)] {
+        let (x, y) = (ev.drop_to_level(&a, level).unwrap(), ev.drop_to_level(&b, level).unwrap());
+        let steps = ev.rescale(&ev.mul_relin_only(&x, &y).unwrap()).unwrap();
+        let fused = ev.mul_relin_rescale_only(&x, &y).unwrap();
+        assert_eq!((fused.level(), fused.scale()), (steps.level(), steps.scale()), "{preset}: level {level}");
+        let want = ev.download(&steps).unwrap();
+        assert_eq!(ev.download(&fused).unwrap(), want, "{preset}: fused product at level {level}");
+        assert_eq!(auto.download(&auto.mul(&x, &y).unwrap()).unwrap(), want, "{preset}: automatic mul at {level}");
+    }
+    let at0 = ev.drop_to_level(&a, 0).unwrap();
+    assert!(ev.mul_relin_rescale_only(&at0, &at0).is_err(), "{preset}: a product at level 0 has no rescale");
+}
+
 /// Multiplies until the chain is spent: each level multiplies by an encryption of other
 /// unit-circle values (cut to the running ciphertext's level) and rescales, so the
 /// product stays on the unit circle and errors add up level by level (repeated squaring
