@@ -7,7 +7,12 @@
 //!
 //! `cargo run --release -p fhe-bench --features peers --example radix_vs_tfhe --
 //!  [--threads 2] [--rounds 4] [--calls 3] [--widths 64,256] [--ops add,lt,mul] [--set M2C2G2]
-//!  [--out bench/results/radix]` (a set other than `M2C2` adds `-<set>` to the file name)
+//!  [--peer-pfail 128|64] [--out bench/results/radix]` (a set other than `M2C2` adds
+//!  `-<set>` to the file name, `--peer-pfail 64` adds `-peer2m64`)
+//!
+//! `--peer-pfail 64` runs TFHE-rs with its newest classic p-fail 2^-64 set
+//! (`V1_6_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M64`, p-fail 2^-72.2) instead of its
+//! default (2^-129.6): the comparison at a peer failure probability no lower than ours.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,6 +39,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("--ops: unknown operation `{bad}` (add, lt, mul)").into());
     }
     let out = PathBuf::from(arg("--out").unwrap_or_else(|| "bench/results/radix".into()));
+    let peer_pfail: u32 = arg("--peer-pfail").map_or(Ok(128), |v| v.parse())?;
+    let (peer_params, peer_name, peer_log2_pfail) = match peer_pfail {
+        128 => {
+            let p = tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS;
+            (p, "PARAM_MESSAGE_2_CARRY_2_KS_PBS (default)", p.log2_p_fail)
+        }
+        64 => {
+            let p = tfhe::shortint::parameters::v1_6::V1_6_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M64;
+            (p, "V1_6_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M64", p.log2_p_fail)
+        }
+        other => return Err(format!("--peer-pfail {other}: 128 (TFHE-rs's default) or 64").into()),
+    };
     let set: ParamSet = arg("--set").unwrap_or_else(|| "M2C2".into()).parse()?;
     if !ParamSet::PBS.contains(&set) {
         return Err(format!("--set: {set} is no programmable-bootstrapping set (M2C2, M2C2G2, M2C2G3)").into());
@@ -48,7 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let backend: Arc<dyn Backend> = Arc::new(fhe_cpu::CpuBackend::new(None)?);
         let keys = keygen_from_seed(&*backend, set, &Seed::derive("lux-fhe-radix-vs-tfhe", 0))?;
         let key = PbsKey::new(backend, &keys.ek)?;
-        let (ck, sk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
+        let (ck, sk) = tfhe::generate_keys(tfhe::ConfigBuilder::with_custom_parameters(peer_params).build());
         tfhe::set_server_key(sk.clone());
         let mut rows = Vec::new();
         for &w in &widths {
@@ -125,11 +142,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let slots = 2 * fhe_schemes::tfhe::pbs::Encoding::for_set(set)?.modulus();
     let pfail = fhe_schemes::tfhe::noise::predict_pbs(set.params(), slots, 25.0).log2_failure;
     let json = format!(
-        r#"{{"kind":"radix_vs_tfhe","what":"radix integers ({set}, CPU backend) vs TFHE-rs 1.8.2 FheUint default parameters","set":"{set}","threads":{threads},"rounds":{rounds},"calls_per_round":{calls},"cpu":"{cpu}","ours":"Propagation::Auto; TFHE-rs default p-fail 2^-128, ours 2^{pfail:.1} (model, 2-norm 5)","rows":[{}]}}"#,
+        r#"{{"kind":"radix_vs_tfhe","what":"radix integers ({set}, CPU backend) vs TFHE-rs 1.8.2 FheUint","tfhe_rs_params":"{peer_name}","set":"{set}","threads":{threads},"rounds":{rounds},"calls_per_round":{calls},"cpu":"{cpu}","ours":"Propagation::Auto","ours_log2_p_fail":{pfail:.1},"ours_p_fail_note":"model, 2-norm 5","tfhe_rs_log2_p_fail":{peer_log2_pfail:.1},"rows":[{}]}}"#,
         rows.join(",")
     );
     std::fs::create_dir_all(&out)?;
-    let tail = if set == ParamSet::M2C2 { String::new() } else { format!("-{set}") };
+    let mut tail = if set == ParamSet::M2C2 { String::new() } else { format!("-{set}") };
+    if peer_pfail == 64 {
+        tail.push_str("-peer2m64");
+    }
     let file = match ops_arg.as_str() {
         "add,lt" => out.join(format!("radix-vs-tfhe-{threads}t{tail}.json")),
         _ => out.join(format!("radix-vs-tfhe-{}-{threads}t{tail}.json", ops.join("+"))),
