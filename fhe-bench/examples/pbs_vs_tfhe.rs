@@ -6,9 +6,10 @@
 //! (classic, p-fail 2^-129.6) and its newest classic p-fail 2^-64 set
 //! (`V1_6_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M64`, p-fail 2^-72.2, above ours: the
 //! issue's "equal or lower failure probability" comparison), and the multi-bit ones also
-//! against TFHE-rs's multi-bit set of the same grouping. Each row names both p-fails. TFHE-rs's multi-bit CPU bootstrap starts its own threads (not
-//! rayon's), so its multi-bit rows are only one-thread when the machine has one core
-//! free for it: the JSON says so. Writes `pbs-vs-tfhe-<threads>t.json` and prints it.
+//! against TFHE-rs's multi-bit set of the same grouping. Each row names both p-fails.
+//! TFHE-rs's multi-bit CPU bootstrap starts its own threads (not rayon's), so its
+//! multi-bit rows are only one-thread when the machine has one core free for it: the
+//! JSON says so. Writes `pbs-vs-tfhe-<threads>t.json` and prints it.
 //!
 //! `cargo run --release -p fhe-bench --features peers --example pbs_vs_tfhe --
 //!  [--threads 1] [--rounds 6] [--calls 10] [--out bench/results/radix]`
@@ -20,8 +21,8 @@ use fhe_api::rng::Seed;
 use fhe_api::{Backend, ParamSet};
 use fhe_bench::stats::{alternate, median, Call};
 use fhe_schemes::tfhe::keygen_from_seed;
-use fhe_schemes::tfhe::noise::predict_pbs;
-use fhe_schemes::tfhe::pbs::{decrypt_block, encrypt_block_seeded, Encoding, PbsKey};
+use fhe_schemes::tfhe::noise::predict_pbs_set;
+use fhe_schemes::tfhe::pbs::{decrypt_block, encrypt_block_seeded, PbsKey};
 use tfhe::shortint::parameters::v1_6::V1_6_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M64 as TFHE_CLASSIC_2M64;
 use tfhe::shortint::parameters::v1_8::{
     V1_8_PARAM_MULTI_BIT_GROUP_2_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M128 as TFHE_G2,
@@ -55,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             });
             // Every set against TFHE-rs's default (issue 38's yardstick), and a multi-bit
             // set also against TFHE-rs's of the same grouping.
-            let ours_pfail = predict_pbs(set.params(), 2 * Encoding::for_set(set)?.modulus(), 25.0).log2_failure;
+            let ours_pfail = predict_pbs_set(set)?.log2_failure;
             let mut peers: Vec<(&str, tfhe::shortint::parameters::ShortintParameterSet, f64)> = vec![
                 ("PARAM_MESSAGE_2_CARRY_2_KS_PBS", TFHE_CLASSIC.into(), TFHE_CLASSIC.log2_p_fail),
                 ("V1_6_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M64", TFHE_CLASSIC_2M64.into(), TFHE_CLASSIC_2M64.log2_p_fail),

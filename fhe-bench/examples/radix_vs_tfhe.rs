@@ -139,8 +139,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_default();
-    let slots = 2 * fhe_schemes::tfhe::pbs::Encoding::for_set(set)?.modulus();
-    let pfail = fhe_schemes::tfhe::noise::predict_pbs(set.params(), slots, 25.0).log2_failure;
+    let pfail = fhe_schemes::tfhe::noise::predict_pbs_set(set)?.log2_failure;
     let json = format!(
         r#"{{"kind":"radix_vs_tfhe","what":"radix integers ({set}, CPU backend) vs TFHE-rs 1.8.2 FheUint","tfhe_rs_params":"{peer_name}","set":"{set}","threads":{threads},"rounds":{rounds},"calls_per_round":{calls},"cpu":"{cpu}","ours":"Propagation::Auto","ours_log2_p_fail":{pfail:.1},"ours_p_fail_note":"model, 2-norm 5","tfhe_rs_log2_p_fail":{peer_log2_pfail:.1},"rows":[{}]}}"#,
         rows.join(",")

@@ -197,6 +197,40 @@ impl CpuBackend {
     }
 }
 
+/// What a relinearized product starts from: the tensor `(c0, c1, d2)` at `a`'s level and
+/// the ModUp of `d2`, with the relinearization key ([`CpuBackend::product_front`]); the
+/// caller returns the buffers to the pool.
+struct ProductFront<'k> {
+    plan: Arc<CkksPlan>,
+    lp: Arc<plan::LevelPlan>,
+    key: &'k CpuSwitchKey,
+    c0: Vec<u64>,
+    c1: Vec<u64>,
+    d2: Vec<u64>,
+    up: ModUp,
+}
+
+impl CpuBackend {
+    /// The checks and first steps `mul_relin` and `mul_relin_rescale` share; `meta` is the
+    /// product's before any rescale.
+    fn product_front<'k>(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        rlk: &'k PreparedSwitchKey,
+        meta: &CkksMeta,
+    ) -> Result<ProductFront<'k>> {
+        degree_one(a, "a product")?;
+        degree_one(b, "a product")?;
+        let plan = self.plan_for(a, meta, a.level())?;
+        let key = relin_key(self, rlk, a.level())?;
+        let lp = plan.level(a.level())?;
+        let [c0, c1, d2] = eltwise::tensor(&plan, &self.ct(a)?.parts, &self.ct(b)?.parts);
+        let up = mod_up(&plan, &lp, &d2);
+        Ok(ProductFront { plan, lp, key, c0, c1, d2, up })
+    }
+}
+
 /// `words` in a buffer from the pool.
 fn copy(plan: &CkksPlan, words: &[u64]) -> Vec<u64> {
     let mut v = plan.take_vec(words.len());
@@ -399,8 +433,6 @@ impl CkksOps for CpuBackend {
         self.wrap(&plan, out, vec![c0, c1])
     }
 
-    /// The tensor product and the key switch of `c1 c1'` in one pass (the same words as
-    /// `tensor` then `relinearize`, without the degree-2 copy).
     /// The product's two ModDowns carry the rescale (`keyswitch::mod_down_rescale`): `2l`
     /// forward transforms fewer than `mul_relin` then `rescale`, the same words.
     fn mul_relin_rescale(
@@ -411,18 +443,12 @@ impl CkksOps for CpuBackend {
         mid: CkksMeta,
         out: CkksMeta,
     ) -> Result<Ciphertext> {
-        degree_one(a, "a product")?;
-        degree_one(b, "a product")?;
         let l = a.level();
         if l == 0 {
             return Err(Error::Level { op: "rescale", found: 0, needed: fhe_api::LevelNeed::AtLeast(1) });
         }
-        let plan = self.plan_for(a, &mid, l)?;
         self.plan_for(a, &out, l - 1)?;
-        let key = relin_key(self, rlk, l)?;
-        let lp = plan.level(l)?;
-        let [c0, c1, d2] = eltwise::tensor(&plan, &self.ct(a)?.parts, &self.ct(b)?.parts);
-        let up = mod_up(&plan, &lp, &d2);
+        let ProductFront { plan, lp, key, c0, c1, d2, up } = self.product_front(a, b, rlk, &mid)?;
         let (mut u0, mut u1) = keyswitch::inner_products(&plan, &lp, &up.of(&d2), key, None);
         up.recycle(&plan);
         plan.recycle(d2);
@@ -434,14 +460,10 @@ impl CkksOps for CpuBackend {
         self.wrap(&plan, out, vec![y0, y1])
     }
 
+    /// The tensor product and the key switch of `c1 c1'` in one pass (the same words as
+    /// `tensor` then `relinearize`, without the degree-2 copy).
     fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext, rlk: &PreparedSwitchKey, out: CkksMeta) -> Result<Ciphertext> {
-        degree_one(a, "a product")?;
-        degree_one(b, "a product")?;
-        let plan = self.plan_for(a, &out, a.level())?;
-        let key = relin_key(self, rlk, a.level())?;
-        let lp = plan.level(a.level())?;
-        let [mut c0, mut c1, d2] = eltwise::tensor(&plan, &self.ct(a)?.parts, &self.ct(b)?.parts);
-        let up = mod_up(&plan, &lp, &d2);
+        let ProductFront { plan, lp, key, mut c0, mut c1, d2, up } = self.product_front(a, b, rlk, &out)?;
         switch(&plan, &lp, &up.of(&d2), key, None, &mut c0, Finish::Add, &mut c1, Finish::Add);
         up.recycle(&plan);
         plan.recycle(d2);

@@ -18,7 +18,8 @@
 //!   a two-input gate sums two inputs (XOR doubles them, against twice the margin);
 //!   the margin to the decision boundary is `2N/8`.
 
-use fhe_api::tfhe::params::Params;
+use fhe_api::tfhe::params::{ParamSet, Params};
+use fhe_api::Result;
 
 /// Predicted variances of one parameter set.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -96,6 +97,17 @@ pub struct PbsNoiseReport {
     pub log2_failure: f64,
 }
 
+/// Squared 2-norm of the largest linear combination the radix integers feed a bootstrap
+/// (a bivariate table's `4x + y` has 17): the one the PBS sets' failure is quoted at.
+pub const RADIX_TWO_NORM_SQ: f64 = 25.0;
+
+/// [`predict_pbs`] for a programmable-bootstrapping set at its own encoding's slots and
+/// [`RADIX_TWO_NORM_SQ`]: the failure `docs/PARAMETERS.md` quotes for the set.
+pub fn predict_pbs_set(set: ParamSet) -> Result<PbsNoiseReport> {
+    let slots = 2 * crate::tfhe::pbs::Encoding::for_set(set)?.modulus();
+    Ok(predict_pbs(set.params(), slots, RADIX_TWO_NORM_SQ))
+}
+
 /// The model of a programmable bootstrap for a set with `slots = 2p` slots (padding
 /// included), inputs of squared 2-norm `two_norm_sq`.
 pub fn predict_pbs(p: &Params, slots: u64, two_norm_sq: f64) -> PbsNoiseReport {
@@ -168,7 +180,6 @@ pub fn log2_gaussian_tail(z: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fhe_api::tfhe::params::ParamSet;
 
     #[test]
     fn every_set_meets_the_failure_target() {
@@ -180,11 +191,9 @@ mod tests {
 
     #[test]
     fn pbs_sets_meet_the_failure_target_at_two_norm_5() {
-        // 2-norm 5 (squared 25) covers every linear combination the radix integers
-        // feed a bootstrap (the largest, a bivariate table's 4x + y, has 17).
         for set in ParamSet::PBS {
             let slots = 2 * crate::tfhe::pbs::Encoding::for_set(set).unwrap().modulus();
-            let r = predict_pbs(set.params(), slots, 25.0);
+            let r = predict_pbs_set(set).unwrap();
             let one = predict_pbs(set.params(), slots, 1.0);
             let q = set.params().q_lwe() as f64 / set.params().q_ring() as f64;
             // The numbers of `docs/PARAMETERS.md`'s tables (`-- --nocapture`).

@@ -230,20 +230,23 @@ impl Evaluator {
 
     /// `a * b` rescaled, both brought to the lower level first: canonical in, canonical out.
     pub(crate) fn canonical_product(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        let l = a.level().min(b.level());
-        if l == 0 {
-            return Err(Error::Level { op: "eval_chebyshev", found: 0, needed: LevelNeed::AtLeast(1) });
-        }
-        self.canonical_label(self.mul_relin_rescale_only(&self.canonical_at(a, l)?, &self.canonical_at(b, l)?)?)
+        let (a, b) = self.at_lower_level(a, b)?;
+        self.canonical_label(self.mul_relin_rescale_only(&a, &b)?)
     }
 
     /// `a * b` at the lower level (level 1 or above), relinearized, not rescaled.
     fn raw_product(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let (a, b) = self.at_lower_level(a, b)?;
+        self.mul_relin_only(&a, &b)
+    }
+
+    /// Both operands canonical at the lower of their levels, which must be 1 or above.
+    fn at_lower_level(&self, a: &Ciphertext, b: &Ciphertext) -> Result<(Ciphertext, Ciphertext)> {
         let l = a.level().min(b.level());
         if l == 0 {
             return Err(Error::Level { op: "eval_chebyshev", found: 0, needed: LevelNeed::AtLeast(1) });
         }
-        self.mul_relin_only(&self.canonical_at(a, l)?, &self.canonical_at(b, l)?)
+        Ok((self.canonical_at(a, l)?, self.canonical_at(b, l)?))
     }
 
     /// `raw += k * x` before `raw`'s rescale: `x` (canonical, at `raw`'s level or above)

@@ -2,7 +2,7 @@
 //! built from. They behave the same in both modes: nothing here rescales on its own, so
 //! a circuit chooses every scale and spends every level itself.
 
-use fhe_api::ckks::{Ciphertext, CtMeta, Scale};
+use fhe_api::ckks::{Ciphertext, CkksMeta, CtMeta, Scale};
 use fhe_api::error::{Error, LevelNeed, Result};
 
 use super::arith::const_residues;
@@ -51,29 +51,30 @@ impl Evaluator {
 
     /// `a * b` relinearized at their common level, never rescaled (either mode).
     pub(crate) fn mul_relin_only(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let out = self.product_meta("mul_relin_only", a, b)?;
+        self.ops().mul_relin(a, b, &*self.relin_key()?, out)
+    }
+
+    /// The metadata of `a * b` before any rescale, for operands of one key set at one level.
+    fn product_meta(&self, op: &'static str, a: &Ciphertext, b: &Ciphertext) -> Result<CkksMeta> {
         let tag = self.check_pair(a, b)?;
         if a.level() != b.level() {
-            return Err(Error::Level { op: "mul_relin_only", found: b.level(), needed: LevelNeed::Equal(a.level()) });
+            return Err(Error::Level { op, found: b.level(), needed: LevelNeed::Equal(a.level()) });
         }
-        let out = self.out("mul", a, a.level(), a.scale().times(b.scale())?, tag)?;
-        self.ops().mul_relin(a, b, &*self.relin_key()?, out)
+        self.out("mul", a, a.level(), a.scale().times(b.scale())?, tag)
     }
 
     /// `a * b` relinearized at their common level `l >= 1` and rescaled to `l - 1` (either
     /// mode): the words of [`Evaluator::mul_relin_only`] then [`Evaluator::rescale`], in
     /// one backend call.
     pub(crate) fn mul_relin_rescale_only(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        let tag = self.check_pair(a, b)?;
+        let mid = self.product_meta("mul_relin_rescale_only", a, b)?;
         let l = a.level();
-        if b.level() != l {
-            return Err(Error::Level { op: "mul_relin_only", found: b.level(), needed: LevelNeed::Equal(l) });
-        }
         if l == 0 {
             return Err(Error::Level { op: "rescale", found: 0, needed: LevelNeed::AtLeast(1) });
         }
-        let mid = self.out("mul", a, l, a.scale().times(b.scale())?, tag)?;
         let scale = mid.scale().div_f64(self.params.q()[l].0 as f64)?;
-        let out = self.out("rescale", a, l - 1, scale, tag)?;
+        let out = self.out("rescale", a, l - 1, scale, mid.tag())?;
         self.ops().mul_relin_rescale(a, b, &*self.relin_key()?, mid, out)
     }
 
