@@ -65,18 +65,23 @@ impl ModPoly {
     /// double angles multiply an error by `2^r sin(2^r t) / sin t`, about `2^r` near the
     /// integers), and never asked below `2^-47` (the `f64` floor of the check itself).
     pub fn new(k: u32, target_bits: u32) -> Result<ModPoly> {
-        Self::search(k, target_bits, -0.25, false)
+        Self::search(k, target_bits, -0.25, false, None)
     }
 
     /// The same search for `exp(2 pi i (K + 1) u / 2^r)` (cosine and sine within the
     /// bound), squared `r` times into `exp(2 pi i x)`: the FE functional bootstrap's
-    /// exponential (`functional`).
-    pub fn exponential(k: u32, target_bits: u32) -> Result<ModPoly> {
-        Self::search(k, target_bits, 0.0, true)
+    /// exponential (`functional`). `double_angles`: `None` searches every `r` as
+    /// [`ModPoly::new`] does; `Some(r)` takes exactly `r` squarings and the lowest
+    /// degree for them.
+    pub fn exponential(k: u32, target_bits: u32, double_angles: Option<u32>) -> Result<ModPoly> {
+        Self::search(k, target_bits, 0.0, true, double_angles)
     }
 
-    /// `cos(2 pi ((K + 1) u + phase) / 2^r)`, and the sine when `complex`.
-    fn search(k: u32, target_bits: u32, phase: f64, complex: bool) -> Result<ModPoly> {
+    /// `cos(2 pi ((K + 1) u + phase) / 2^r)`, and the sine when `complex`; `r` as given.
+    fn search(k: u32, target_bits: u32, phase: f64, complex: bool, only: Option<u32>) -> Result<ModPoly> {
+        if only.is_some_and(|r| r > 10) {
+            return Err(Error::InvalidInput(format!("{} double angles: at most 10", only.unwrap_or(0))));
+        }
         // The highest degree each depth allows (`chebyshev_depth` grows with the degree).
         let mut top = [0usize; 11];
         for d in 1..=1023usize {
@@ -86,7 +91,7 @@ impl ModPoly {
             }
         }
         let mut best: Option<((usize, usize), ModPoly)> = None;
-        for r in 0..=10u32 {
+        for r in only.map_or(0..=10u32, |r| r..=r) {
             let turns = move |u: f64| cos_sin_turns(((k as f64 + 1.0) * u + phase) / (1u64 << r) as f64);
             let (f, g) = (move |u: f64| turns(u).0, move |u: f64| turns(u).1);
             let bound = (-((target_bits + r).min(47) as f64)).exp2();

@@ -45,6 +45,9 @@ pub struct FunctionalConfig {
     pub failure_log2: f64,
     /// Bits of the exponential's interpolant (its error times `2^r` after the squarings).
     pub exp_bits: u32,
+    /// The exponential's squarings `r`: `None` takes the fewest levels
+    /// ([`ModPoly::exponential`]), `Some(r)` exactly `r` (see [`FunctionalConfig::for_scale`]).
+    pub double_angles: Option<u32>,
     /// With a uniform ternary secret, raise through a sparse secret of this weight (as
     /// [`super::BootstrapConfig::encapsulation`]).
     pub encapsulation: Option<usize>,
@@ -52,14 +55,28 @@ pub struct FunctionalConfig {
 
 impl FunctionalConfig {
     /// The defaults for a scale of `2^scale_bits`: budget `{5, 4}`, encapsulation with
-    /// weight 192, and an exponential within 26 to 44 bits (at least 26: below it the
-    /// cheapest interpolant squares four times or more, which multiplies the noise the
-    /// transforms leave by 16 and costs a bit at a 29-bit scale; measured).
+    /// weight 192, and the exponential by the scale:
+    /// - up to 40 bits, where the rescales' rounding limits the precision: six squarings
+    ///   of an interpolant within `2^-(scale_bits - 9)` (at least 20 bits, degree 14 at
+    ///   `K = 36`). A rounding error `e` in the basis term `T_2` of an interpolant of
+    ///   `exp(i a u)` moves the result by about `a^2 e / 4`, and the squarings double
+    ///   that `r` times: with `a = 2 pi (K + 1) / 2^r` the gain is `(pi (K + 1))^2 / 2^r`,
+    ///   against `2^r` for the squarings' own rounding, so the best `r` is near
+    ///   `log2(pi (K + 1))`, 6.9 at `K = 36`. Six costs a level more than the fewest
+    ///   (three, degree 50) and gives 1.6 bits more at `N = 2^15` (`docs/CKKS.md`);
+    /// - above 40 bits, where the series' own precision floor is reached either way: the
+    ///   fewest levels, within `2^-(scale_bits - 6)` (26 to 44 bits).
     pub fn for_scale(scale_bits: u32) -> FunctionalConfig {
+        let small = scale_bits <= 40;
         FunctionalConfig {
             level_budget: (5, 4),
             failure_log2: FAILURE_LOG2,
-            exp_bits: scale_bits.saturating_sub(6).clamp(26, 44),
+            exp_bits: if small {
+                scale_bits.saturating_sub(9).max(20)
+            } else {
+                scale_bits.saturating_sub(6).clamp(26, 44)
+            },
+            double_angles: small.then_some(6),
             encapsulation: Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT),
         }
     }
@@ -99,7 +116,7 @@ impl FunctionalChain {
             Error::InvalidInput(format!("no sparse-secret bound at N = 2^{}: use 2^15 .. 2^17", self.log_n))
         })?;
         let k = k_bound_for(1 << self.log_n, sparse, config.failure_log2);
-        let exp = ModPoly::exponential(k, config.exp_bits)?;
+        let exp = ModPoly::exponential(k, config.exp_bits, config.double_angles)?;
         let (a, b) = self.level_budget;
         let depth = self.levels_after + b + a + exp.depth() + chebyshev_depth(max_degree.max(1));
         let literal = |dnum| fhe_api::ckks::ParamsLiteral {
@@ -180,7 +197,7 @@ impl Plan {
             Some(h) => k_bound_for(params.n(), SecretDist::SparseTernary { hamming_weight: h }, config.failure_log2),
             None => k_bound(params, config.failure_log2),
         };
-        let exp = ModPoly::exponential(k, config.exp_bits)?;
+        let exp = ModPoly::exponential(k, config.exp_bits, config.double_angles)?;
         // SlotsToCoeffs writes the coefficients (q_0 / 2) x, as 2x at the scale q_0 / 4
         // (a scale of q_0 / 2 is refused as a possible wrap: 2x is within [-1, 1]).
         // After ModRaise the slots read 2x + 4I; CoeffsToSlots times 1 / 8(K + 1),

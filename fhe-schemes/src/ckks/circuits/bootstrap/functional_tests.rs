@@ -99,24 +99,30 @@ fn seed_two_chains_fit_their_bounds() {
     assert!(log_qp > bound && bound == 1553);
 }
 
-/// Precision of the identity at a 29-bit scale (insecure chain), for tuning: the
-/// exponential's bits, the encapsulation weight (no security check here) and `log2 N`
-/// from `LUX_FE_EXP_BITS`, `LUX_FE_WEIGHT`, `LUX_FE_LOGN` (default 13):
+/// Precision of the identity at a 29-bit scale (insecure chain), for tuning, with the
+/// error of `u` after CoeffsToSlots and of `z` after the exponential: the exponential's
+/// bits and squarings, the encapsulation weight (no security check here), `log2 N` and
+/// the scale from `LUX_FE_EXP_BITS`, `LUX_FE_R`, `LUX_FE_WEIGHT`, `LUX_FE_LOGN` (default
+/// 13), `LUX_FE_SCALE` (default 29; the series' bits: `LUX_FE_SERIES_BITS`, 12):
 /// `LUX_FE_WEIGHT=32 cargo test -p fhe-schemes --release --lib -- --ignored --nocapture insecure_fe_probe_29`
 #[test]
 #[ignore]
 fn insecure_fe_probe_29() {
     let env = |k: &str, d: f64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
-    let mut config = FunctionalConfig { level_budget: (3, 2), ..FunctionalConfig::for_scale(29) };
+    let scale_bits = env("LUX_FE_SCALE", 29.0) as u32;
+    let mut config = FunctionalConfig { level_budget: (3, 2), ..FunctionalConfig::for_scale(scale_bits) };
     config.exp_bits = env("LUX_FE_EXP_BITS", config.exp_bits as f64) as u32;
     config.encapsulation = Some(env("LUX_FE_WEIGHT", 192.0) as usize);
+    // LUX_FE_R: the squarings (negative: the fewest levels).
+    let r = env("LUX_FE_R", config.double_angles.map_or(-1.0, f64::from));
+    config.double_angles = (r >= 0.0).then_some(r as u32);
     let series = FeFunction::Identity.series(env("LUX_FE_SERIES_BITS", 12.0)).unwrap();
     let lit = fhe_api::ckks::ParamsLiteral {
         name: "fe-probe".into(),
         log_n: env("LUX_FE_LOGN", 13.0) as u32,
-        scale_bits: 29,
+        scale_bits,
         depth: 30,
-        first_bits: env("LUX_FE_FIRST", 30.0) as u32,
+        first_bits: env("LUX_FE_FIRST", scale_bits as f64 + 1.0) as u32,
         special_bits: 60,
         dnum: 3,
         secret: SecretDist::Ternary,
@@ -134,6 +140,41 @@ fn insecure_fe_probe_29() {
     let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
     let pt = ctx.encode_at(&values, fb.input_level(), params.scale_at(fb.input_level())).unwrap();
     let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([5; 32])).unwrap();
+    // Stage errors: u after CoeffsToSlots (in units of u: (K + 1) u - x / 2 is an integer).
+    {
+        let mut y = ev.canonical_at(&ct, fb.stc.len()).unwrap();
+        for t in &fb.stc {
+            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
+        }
+        let at0 = ev.relabel(&y, fb.s0).unwrap();
+        let mut y =
+            encapsulation::raise(&ev, &at0, fb.encapsulation, fb.prepared_encapsulation.as_ref(), "probe").unwrap();
+        let raised = ctx.decrypt(&keys.sk, &y).unwrap();
+        let _ = raised;
+        for t in &fb.cts {
+            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
+        }
+        let y = ev.canonical_label(y).unwrap();
+        let u = ev.add(&y, &ev.conjugate(&y).unwrap()).unwrap();
+        let us = ctx.decrypt(&keys.sk, &u).unwrap();
+        let k1 = fb.k() as f64 + 1.0;
+        let uerr: Vec<f64> = xs
+            .iter()
+            .zip(&us)
+            .map(|(x, u)| {
+                let d = u.re * k1 - x / 2.0;
+                (d - d.round()).abs() / k1
+            })
+            .collect();
+        let umean = uerr.iter().sum::<f64>() / n as f64;
+        let imax = xs.iter().zip(&us).map(|(x, u)| (u.re * k1 - x / 2.0).round().abs()).fold(0.0, f64::max);
+        eprintln!(
+            "u (level {}, scale 2^{:.2}) mean error 2^{:.1}, max |I| {imax}",
+            u.level(),
+            u.scale().value().log2(),
+            umean.log2()
+        );
+    }
     let z = fb.exponential(&ev, &ct).unwrap();
     let zs = ctx.decrypt(&keys.sk, &z).unwrap();
     let zerr = xs.iter().zip(&zs).map(|(x, z)| {
@@ -231,4 +272,19 @@ fn seed_two_n17_scale59_after6() {
 #[ignore]
 fn seed_two_n17_scale59_after10() {
     run_seed_two_chain("fe-n17-scale59-after10");
+}
+
+/// Up to 40 bits the exponential squares six times (a level more than the fewest, for
+/// precision: `FunctionalConfig::for_scale`); above, the fewest levels as before.
+#[test]
+fn small_scales_square_the_exponential_six_times() {
+    let small = FunctionalConfig::for_scale(29);
+    assert_eq!((small.double_angles, small.exp_bits), (Some(6), 20));
+    let exp = ModPoly::exponential(36, small.exp_bits, small.double_angles).unwrap();
+    assert_eq!((exp.double_angles, exp.poly.degree(), exp.depth()), (6, 14, 10));
+    let fewest = ModPoly::exponential(36, 26, None).unwrap();
+    assert_eq!((fewest.double_angles, fewest.depth()), (3, 9));
+    let large = FunctionalConfig::for_scale(50);
+    assert_eq!((large.double_angles, large.exp_bits), (None, 44));
+    assert!(ModPoly::exponential(36, 20, Some(11)).is_err());
 }
