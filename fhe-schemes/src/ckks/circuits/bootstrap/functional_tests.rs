@@ -209,7 +209,11 @@ fn run_seed_two_chain(name: &str) {
     let series: Vec<_> = FeFunction::ALL.iter().map(|&f| (f, f.series(bits).unwrap())).collect();
     let max_degree = series.iter().map(|(_, s)| s.degree()).max().unwrap();
     let params = Arc::new(chain.params(max_degree).unwrap());
-    let config = chain.config();
+    let mut config = chain.config();
+    if let Some(r) = std::env::var("LUX_FE_R").ok().and_then(|v| v.parse::<i32>().ok()) {
+        config.double_angles = (r >= 0).then_some(r as u32);
+        config.exp_bits = 26;
+    }
     let options = match FunctionalBootstrapper::key_options(&params, &config) {
         Ok(o) => o,
         Err(e @ Error::OutOfMemory { .. }) => return eprintln!("{name}: refused: {e}"),
@@ -226,6 +230,48 @@ fn run_seed_two_chain(name: &str) {
     let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
     let pt = ctx.encode_at(&values, fb.input_level(), params.scale_at(fb.input_level())).unwrap();
     let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([5; 32])).unwrap();
+    if std::env::var("LUX_FE_WORST").is_ok() {
+        let mut y = ev.canonical_at(&ct, fb.stc.len()).unwrap();
+        for t in &fb.stc {
+            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
+        }
+        let at0 = ev.relabel(&y, fb.s0).unwrap();
+        let m = ctx.decrypt(&keys.sk, &at0).unwrap();
+        let merr: Vec<f64> = xs.iter().zip(&m).map(|(x, m)| (m.re - 2.0 * x).abs()).collect();
+        let mut idx: Vec<usize> = (0..n).collect();
+        idx.sort_by(|&a, &b| merr[b].total_cmp(&merr[a]));
+        for &i in idx.iter().take(4) {
+            eprintln!("  StC slot {i}: x {:.6} err {:.3e}", xs[i], merr[i]);
+        }
+        let mut y = encapsulation::raise(&ev, &at0, fb.encapsulation, fb.prepared_encapsulation.as_ref(), "probe").unwrap();
+        for t in &fb.cts {
+            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
+        }
+        let y = ev.canonical_label(y).unwrap();
+        let u = ev.add(&y, &ev.conjugate(&y).unwrap()).unwrap();
+        let us = ctx.decrypt(&keys.sk, &u).unwrap();
+        let k1 = fb.k() as f64 + 1.0;
+        let uerr: Vec<f64> = xs.iter().zip(&us).map(|(x, u)| { let d = u.re * k1 - x / 2.0; (d - d.round()).abs() / k1 }).collect();
+        let mut idx: Vec<usize> = (0..n).collect();
+        idx.sort_by(|&a, &b| uerr[b].total_cmp(&uerr[a]));
+        eprintln!("u mean error {:.2e}", uerr.iter().sum::<f64>() / n as f64);
+        for &i in idx.iter().take(6) {
+            eprintln!("  u slot {i}: x {:.6} err {:.3e} u {:.4} im {:.2e}", xs[i], uerr[i], us[i].re, us[i].im);
+        }
+        let z = fb.exponential(&ev, &ct).unwrap();
+        let zs = ctx.decrypt(&keys.sk, &z).unwrap();
+        let zerr: Vec<f64> = xs.iter().zip(&zs).map(|(x, z)| {
+            let (c, s) = crate::ckks::fft::cos_sin_turns(x / 2.0);
+            (z.re - c).hypot(z.im - s)
+        }).collect();
+        let mut idx: Vec<usize> = (0..n).collect();
+        idx.sort_by(|&a, &b| zerr[b].total_cmp(&zerr[a]));
+        let mean = zerr.iter().sum::<f64>() / n as f64;
+        eprintln!("z mean error {mean:.2e}");
+        for &i in idx.iter().take(6) {
+            eprintln!("  z slot {i}: x {:.6} err {:.3e} |z| {:.4}", xs[i], zerr[i], zs[i].re.hypot(zs[i].im));
+        }
+    }
     for (f, s) in &series {
         let t = std::time::Instant::now();
         let y = fb.bootstrap(&ev, &ct, s).unwrap();
@@ -233,6 +279,15 @@ fn run_seed_two_chain(name: &str) {
         let got: Vec<f64> = ctx.decrypt(&keys.sk, &y).unwrap().iter().map(|c| c.re).collect();
         let want: Vec<f64> = xs.iter().map(|&x| f.eval(2.0 * f.radius() * x)).collect();
         let (prec, max) = relative_precision(&want, &got);
+        if std::env::var("LUX_FE_WORST").is_ok() {
+            let mut idx: Vec<usize> = (0..n).collect();
+            idx.sort_by(|&a, &b| (got[b] - want[b]).abs().total_cmp(&(got[a] - want[a]).abs()));
+            for &i in idx.iter().take(6) {
+                eprintln!("  slot {i}: x {:.6} want {:.4} got {:.4}", xs[i], want[i], got[i]);
+            }
+            let big = idx.iter().filter(|&&i| (got[i] - want[i]).abs() > 0.05 * f.radius()).count();
+            eprintln!("  {big} slots off by more than 5% of R");
+        }
         eprintln!(
             "{name} {}: degree {}, {dt:.2} s, level {}: {prec:.1} bits (max {max:.2e})",
             f.name(),
