@@ -99,6 +99,23 @@ fn seed_two_chains_fit_their_bounds() {
     assert!(log_qp > bound && bound == 1553);
 }
 
+/// `u` as the exponential receives it: SlotsToCoeffs, ModRaise, CoeffsToSlots and the
+/// real parts (the probes' first stage).
+fn u_after_coeffs_to_slots(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
+    let mut y = ev.canonical_at(ct, fb.stc.len()).unwrap();
+    for t in &fb.stc {
+        y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
+    }
+    let at0 = ev.relabel(&y, fb.s0).unwrap();
+    let enc = fb.prepared_encapsulation.as_ref();
+    let mut y = encapsulation::raise(ev, &at0, fb.encapsulation, enc, "probe").unwrap();
+    for t in &fb.cts {
+        y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
+    }
+    let y = ev.canonical_label(y).unwrap();
+    ev.add(&y, &ev.conjugate(&y).unwrap()).unwrap()
+}
+
 /// Precision of the identity at a 29-bit scale (insecure chain), for tuning, with the
 /// error of `u` after CoeffsToSlots and of `z` after the exponential: the exponential's
 /// bits and squarings, the encapsulation weight (no security check here), `log2 N` and
@@ -142,20 +159,7 @@ fn insecure_fe_probe_29() {
     let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([5; 32])).unwrap();
     // Stage errors: u after CoeffsToSlots (in units of u: (K + 1) u - x / 2 is an integer).
     {
-        let mut y = ev.canonical_at(&ct, fb.stc.len()).unwrap();
-        for t in &fb.stc {
-            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
-        }
-        let at0 = ev.relabel(&y, fb.s0).unwrap();
-        let mut y =
-            encapsulation::raise(&ev, &at0, fb.encapsulation, fb.prepared_encapsulation.as_ref(), "probe").unwrap();
-        let raised = ctx.decrypt(&keys.sk, &y).unwrap();
-        let _ = raised;
-        for t in &fb.cts {
-            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
-        }
-        let y = ev.canonical_label(y).unwrap();
-        let u = ev.add(&y, &ev.conjugate(&y).unwrap()).unwrap();
+        let u = u_after_coeffs_to_slots(&ev, &fb, &ct);
         let us = ctx.decrypt(&keys.sk, &u).unwrap();
         let k1 = fb.k() as f64 + 1.0;
         let uerr: Vec<f64> = xs
@@ -231,27 +235,17 @@ fn run_seed_two_chain(name: &str) {
     let pt = ctx.encode_at(&values, fb.input_level(), params.scale_at(fb.input_level())).unwrap();
     let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([5; 32])).unwrap();
     if std::env::var("LUX_FE_WORST").is_ok() {
-        let mut y = ev.canonical_at(&ct, fb.stc.len()).unwrap();
-        for t in &fb.stc {
-            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
-        }
-        let at0 = ev.relabel(&y, fb.s0).unwrap();
-        let m = ctx.decrypt(&keys.sk, &at0).unwrap();
-        let merr: Vec<f64> = xs.iter().zip(&m).map(|(x, m)| (m.re - 2.0 * x).abs()).collect();
-        let mut idx: Vec<usize> = (0..n).collect();
-        idx.sort_by(|&a, &b| merr[b].total_cmp(&merr[a]));
-        for &i in idx.iter().take(4) {
-            eprintln!("  StC slot {i}: x {:.6} err {:.3e}", xs[i], merr[i]);
-        }
-        let mut y = encapsulation::raise(&ev, &at0, fb.encapsulation, fb.prepared_encapsulation.as_ref(), "probe").unwrap();
-        for t in &fb.cts {
-            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
-        }
-        let y = ev.canonical_label(y).unwrap();
-        let u = ev.add(&y, &ev.conjugate(&y).unwrap()).unwrap();
+        let u = u_after_coeffs_to_slots(&ev, &fb, &ct);
         let us = ctx.decrypt(&keys.sk, &u).unwrap();
         let k1 = fb.k() as f64 + 1.0;
-        let uerr: Vec<f64> = xs.iter().zip(&us).map(|(x, u)| { let d = u.re * k1 - x / 2.0; (d - d.round()).abs() / k1 }).collect();
+        let uerr: Vec<f64> = xs
+            .iter()
+            .zip(&us)
+            .map(|(x, u)| {
+                let d = u.re * k1 - x / 2.0;
+                (d - d.round()).abs() / k1
+            })
+            .collect();
         let mut idx: Vec<usize> = (0..n).collect();
         idx.sort_by(|&a, &b| uerr[b].total_cmp(&uerr[a]));
         eprintln!("u mean error {:.2e}", uerr.iter().sum::<f64>() / n as f64);
@@ -260,10 +254,14 @@ fn run_seed_two_chain(name: &str) {
         }
         let z = fb.exponential(&ev, &ct).unwrap();
         let zs = ctx.decrypt(&keys.sk, &z).unwrap();
-        let zerr: Vec<f64> = xs.iter().zip(&zs).map(|(x, z)| {
-            let (c, s) = crate::ckks::fft::cos_sin_turns(x / 2.0);
-            (z.re - c).hypot(z.im - s)
-        }).collect();
+        let zerr: Vec<f64> = xs
+            .iter()
+            .zip(&zs)
+            .map(|(x, z)| {
+                let (c, s) = crate::ckks::fft::cos_sin_turns(x / 2.0);
+                (z.re - c).hypot(z.im - s)
+            })
+            .collect();
         let mut idx: Vec<usize> = (0..n).collect();
         idx.sort_by(|&a, &b| zerr[b].total_cmp(&zerr[a]));
         let mean = zerr.iter().sum::<f64>() / n as f64;
