@@ -99,6 +99,15 @@ fn seed_two_chains_fit_their_bounds() {
     assert!(log_qp > bound && bound == 1553);
 }
 
+/// Each slot's error in `u` (in units of `u`): `(K + 1) u - x / 2` is an integer.
+fn u_errors(us: &[Complex], xs: &[f64], k1: f64) -> Vec<f64> {
+    let err = |(x, u): (&f64, &Complex)| {
+        let d = u.re * k1 - x / 2.0;
+        (d - d.round()).abs() / k1
+    };
+    xs.iter().zip(us).map(err).collect()
+}
+
 /// `u` as the exponential receives it: SlotsToCoeffs, ModRaise, CoeffsToSlots and the
 /// real parts (the probes' first stage).
 fn u_after_coeffs_to_slots(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
@@ -162,14 +171,7 @@ fn insecure_fe_probe_29() {
         let u = u_after_coeffs_to_slots(&ev, &fb, &ct);
         let us = ctx.decrypt(&keys.sk, &u).unwrap();
         let k1 = fb.k() as f64 + 1.0;
-        let uerr: Vec<f64> = xs
-            .iter()
-            .zip(&us)
-            .map(|(x, u)| {
-                let d = u.re * k1 - x / 2.0;
-                (d - d.round()).abs() / k1
-            })
-            .collect();
+        let uerr = u_errors(&us, &xs, k1);
         let umean = uerr.iter().sum::<f64>() / n as f64;
         let imax = xs.iter().zip(&us).map(|(x, u)| (u.re * k1 - x / 2.0).round().abs()).fold(0.0, f64::max);
         eprintln!(
@@ -206,6 +208,11 @@ fn insecure_fe_probe_29() {
 /// Seed 2's configuration `name`: every function through one functional bootstrap,
 /// printed (precision as seed 2 measures it, time, levels). A configuration beyond the
 /// machine's memory is refused by `key_options` with both numbers, and says so.
+/// Diagnostics, from the environment: `LUX_FE_WORST` prints the worst slots after
+/// SlotsToCoeffs, ModRaise (limb 0), CoeffsToSlots (`u`) and the exponential (`z`);
+/// `LUX_FE_R` the exponential's squarings (negative: fewest levels); `LUX_FE_SEED` and
+/// `LUX_FE_KEY_SEED` the encryption's and the keys' seed bytes; `LUX_FE_SHUFFLE` the
+/// same inputs in another slot order.
 fn run_seed_two_chain(name: &str) {
     use crate::ckks::circuits::fourier::{precision_floor_bits, relative_precision};
     let chain = seed_two_chains().into_iter().find(|c| c.name == name).unwrap();
@@ -224,33 +231,88 @@ fn run_seed_two_chain(name: &str) {
         Err(e) => panic!("{name}: {e}"),
     };
     let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
-    let keys = ctx.keygen_from_seed(&Seed([3; 32]), &options).unwrap();
+    let key_seed = std::env::var("LUX_FE_KEY_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(3u8);
+    let keys = ctx.keygen_from_seed(&Seed([key_seed; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
     let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, max_degree).unwrap();
     let sse = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([4; 32])).unwrap();
     fb.set_encapsulation_keys(&ev, &sse.unwrap()).unwrap();
     let n = params.slots();
-    let xs: Vec<f64> = (0..n).map(|i| -0.5 + i as f64 / n as f64).collect();
+    let mut xs: Vec<f64> = (0..n).map(|i| -0.5 + i as f64 / n as f64).collect();
+    if std::env::var("LUX_FE_SHUFFLE").is_ok() {
+        // The same values in a scrambled order (an odd stride is a permutation).
+        xs = (0..n).map(|i| xs[(i * 7919) % n]).collect();
+    }
     let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
     let pt = ctx.encode_at(&values, fb.input_level(), params.scale_at(fb.input_level())).unwrap();
-    let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([5; 32])).unwrap();
+    let enc_seed = std::env::var("LUX_FE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(5u8);
+    let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([enc_seed; 32])).unwrap();
     if std::env::var("LUX_FE_WORST").is_ok() {
+        // SlotsToCoeffs' output at level 0: coefficient j holds (q_0 / 2) x_j (j < N/2).
+        let mut y = ev.canonical_at(&ct, fb.stc.len()).unwrap();
+        for t in &fb.stc {
+            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
+        }
+        let pt = ctx.decrypt_plaintext(&keys.sk, &y).unwrap();
+        let q0 = params.q()[0].0;
+        let c: Vec<f64> = pt.coeffs()[..params.n()]
+            .iter()
+            .map(|&w| if w > q0 / 2 { w as f64 - q0 as f64 } else { w as f64 })
+            .collect();
+        let cmax = c.iter().map(|v| v.abs()).fold(0.0, f64::max) / (q0 as f64 / 2.0);
+        eprintln!("StC max |coefficient| / (q0/2): {cmax:.4}; c[0..4] {:?}", &c[..4]);
+        // Coefficient j of a real slot vector's encoding: its position is found by value.
+        let mut sorted: Vec<(f64, usize)> = c.iter().enumerate().map(|(j, &v)| (v / (q0 as f64 / 2.0), j)).collect();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        eprintln!("StC sorted quantiles: {:?}", [0, n / 2, n, 3 * n / 2, 2 * n - 1].map(|k| sorted[k].0));
+        let cerr: Vec<f64> = (0..params.n())
+            .map(|j| {
+                let bits = n.trailing_zeros();
+                let want = if j < n { xs[j.reverse_bits() >> (usize::BITS - bits)] * q0 as f64 / 2.0 } else { 0.0 };
+                (c[j] - want).abs() / (q0 as f64 / 2.0)
+            })
+            .collect();
+        let mut idx: Vec<usize> = (0..params.n()).collect();
+        idx.sort_by(|&a, &b| cerr[b].total_cmp(&cerr[a]));
+        eprintln!("StC coefficient mean error {:.2e} (in x)", cerr.iter().sum::<f64>() / params.n() as f64);
+        for &i in idx.iter().take(6) {
+            let slot = if i < n { i.reverse_bits() >> (usize::BITS - n.trailing_zeros()) } else { usize::MAX };
+            eprintln!("  coefficient {i} (slot {slot}): err {:.3e}", cerr[i]);
+        }
+        // After ModRaise (and the switches back to s): limb 0 holds (q_0 / 2) x mod q_0.
+        let at0 = ev.relabel(&y, fb.s0).unwrap();
+        let raised =
+            encapsulation::raise(&ev, &at0, fb.encapsulation, fb.prepared_encapsulation.as_ref(), "probe").unwrap();
+        let pt = ctx.decrypt_plaintext(&keys.sk, &raised).unwrap();
+        let c: Vec<f64> = pt.coeffs()[..params.n()]
+            .iter()
+            .map(|&w| if w > q0 / 2 { w as f64 - q0 as f64 } else { w as f64 })
+            .collect();
+        let bits = n.trailing_zeros();
+        let rerr: Vec<f64> = (0..params.n())
+            .map(|j| {
+                let want = if j < n { xs[j.reverse_bits() >> (usize::BITS - bits)] * q0 as f64 / 2.0 } else { 0.0 };
+                let d = (c[j] - want) / q0 as f64;
+                (d - d.round()).abs() * 2.0
+            })
+            .collect();
+        let mut idx: Vec<usize> = (0..params.n()).collect();
+        idx.sort_by(|&a, &b| rerr[b].total_cmp(&rerr[a]));
+        eprintln!("raised mean error {:.2e} (in x)", rerr.iter().sum::<f64>() / params.n() as f64);
+        for &i in idx.iter().take(6) {
+            let slot = if i < n { i.reverse_bits() >> (usize::BITS - bits) } else { usize::MAX };
+            eprintln!("  raised coefficient {i} (slot {slot}): err {:.3e}", rerr[i]);
+        }
         let u = u_after_coeffs_to_slots(&ev, &fb, &ct);
         let us = ctx.decrypt(&keys.sk, &u).unwrap();
         let k1 = fb.k() as f64 + 1.0;
-        let uerr: Vec<f64> = xs
-            .iter()
-            .zip(&us)
-            .map(|(x, u)| {
-                let d = u.re * k1 - x / 2.0;
-                (d - d.round()).abs() / k1
-            })
-            .collect();
+        let uerr = u_errors(&us, &xs, k1);
         let mut idx: Vec<usize> = (0..n).collect();
         idx.sort_by(|&a, &b| uerr[b].total_cmp(&uerr[a]));
         eprintln!("u mean error {:.2e}", uerr.iter().sum::<f64>() / n as f64);
         for &i in idx.iter().take(6) {
-            eprintln!("  u slot {i}: x {:.6} err {:.3e} u {:.4} im {:.2e}", xs[i], uerr[i], us[i].re, us[i].im);
+            let int = (us[i].re * k1 - xs[i] / 2.0).round();
+            eprintln!("  u slot {i}: x {:.6} err {:.3e} u {:.4} im {:.2e} I {int}", xs[i], uerr[i], us[i].re, us[i].im);
         }
         let z = fb.exponential(&ev, &ct).unwrap();
         let zs = ctx.decrypt(&keys.sk, &z).unwrap();
