@@ -111,6 +111,12 @@ fn u_errors(us: &[Complex], xs: &[f64], k1: f64) -> Vec<f64> {
 /// `u` as the exponential receives it: SlotsToCoeffs, ModRaise, CoeffsToSlots and the
 /// real parts (the probes' first stage).
 fn u_after_coeffs_to_slots(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
+    let y = coeffs_to_slots_output(ev, fb, ct);
+    ev.add(&y, &ev.conjugate(&y).unwrap()).unwrap()
+}
+
+/// CoeffsToSlots' output before the real parts are taken.
+fn coeffs_to_slots_output(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
     let mut y = ev.canonical_at(ct, fb.stc.len()).unwrap();
     for t in &fb.stc {
         y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
@@ -121,8 +127,7 @@ fn u_after_coeffs_to_slots(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Cip
     for t in &fb.cts {
         y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
     }
-    let y = ev.canonical_label(y).unwrap();
-    ev.add(&y, &ev.conjugate(&y).unwrap()).unwrap()
+    ev.canonical_label(y).unwrap()
 }
 
 /// Precision of the identity at a 29-bit scale (insecure chain), for tuning, with the
@@ -209,7 +214,9 @@ fn insecure_fe_probe_29() {
 /// printed (precision as seed 2 measures it, time, levels). A configuration beyond the
 /// machine's memory is refused by `key_options` with both numbers, and says so.
 /// Diagnostics, from the environment: `LUX_FE_WORST` prints the worst slots after
-/// SlotsToCoeffs, ModRaise (limb 0), CoeffsToSlots (`u`) and the exponential (`z`);
+/// SlotsToCoeffs, ModRaise (limb 0), CoeffsToSlots (its imaginary parts, then `u`), the
+/// conjugation alone (also of an encryption of zero, beside a rotation) and the
+/// exponential (`z`);
 /// `LUX_FE_R` the exponential's squarings (negative: fewest levels); `LUX_FE_SEED` and
 /// `LUX_FE_KEY_SEED` the encryption's and the keys' seed bytes; `LUX_FE_SHUFFLE` the
 /// same inputs in another slot order.
@@ -302,6 +309,42 @@ fn run_seed_two_chain(name: &str) {
         for &i in idx.iter().take(6) {
             let slot = if i < n { i.reverse_bits() >> (usize::BITS - bits) } else { usize::MAX };
             eprintln!("  raised coefficient {i} (slot {slot}): err {:.3e}", rerr[i]);
+        }
+        // CoeffsToSlots' own output: imaginary parts t_(j + n) / 2(K + 1), integers there.
+        let y = coeffs_to_slots_output(&ev, &fb, &ct);
+        let ys = ctx.decrypt(&keys.sk, &y).unwrap();
+        let k2 = 2.0 * (fb.k() as f64 + 1.0);
+        let mut im: Vec<(f64, usize)> =
+            ys.iter().enumerate().map(|(j, y)| ((y.im * k2 - (y.im * k2).round()).abs() / k2, j)).collect();
+        let mean = im.iter().map(|v| v.0).sum::<f64>() / n as f64;
+        im.sort_by(|a, b| b.0.total_cmp(&a.0));
+        eprintln!("CoeffsToSlots imaginary parts: mean error {mean:.2e}, worst (error, slot) {:?}", &im[..6]);
+        // The conjugation alone: decrypt(conj(y)) against conj(decrypt(y)).
+        let cy = ctx.decrypt(&keys.sk, &ev.conjugate(&y).unwrap()).unwrap();
+        let mut cerr: Vec<(f64, usize)> =
+            ys.iter().zip(&cy).enumerate().map(|(j, (a, b))| ((b.re - a.re).hypot(b.im + a.im), j)).collect();
+        let mean = cerr.iter().map(|v| v.0).sum::<f64>() / n as f64;
+        cerr.sort_by(|a, b| b.0.total_cmp(&a.0));
+        eprintln!(
+            "conjugation at level {} (key up to level {:?}): mean error {mean:.2e}, worst (error, slot) {:?}",
+            y.level(),
+            ev.galois_key_level(2 * params.n() as u64 - 1),
+            &cerr[..6]
+        );
+        // A Galois map of an encryption of zero at the same level and scale.
+        let zero = ctx.encode_at(&vec![Complex::default(); n], y.level(), y.scale()).unwrap();
+        let cz = ctx.encrypt_seeded(&keys.pk, &zero, &Seed([8; 32])).unwrap();
+        let r = options.rotations[0];
+        let rotated = ev.rotate(&cz, r).unwrap();
+        let conjugated = ev.conjugate(&cz).unwrap();
+        for (name, out) in [("conjugated", conjugated), ("as encrypted", cz.clone()), ("rotated", rotated)] {
+            let d = ctx.decrypt(&keys.sk, &out).unwrap();
+            let mean = d.iter().map(|v| v.re.hypot(v.im)).sum::<f64>() / n as f64;
+            eprintln!(
+                "zero {name} (rotation {r}): mean {mean:.2e}, slot 0 {:.2e}, slot 9891 {:.2e}",
+                d[0].re.hypot(d[0].im),
+                d[9891].re.hypot(d[9891].im)
+            );
         }
         let u = u_after_coeffs_to_slots(&ev, &fb, &ct);
         let us = ctx.decrypt(&keys.sk, &u).unwrap();
