@@ -215,10 +215,10 @@ impl Plan {
     }
 
     /// Each Galois key's highest level: SlotsToCoeffs from `b`, CoeffsToSlots from the
-    /// top, conjugation after it (and lower, in the series' real part).
+    /// top, conjugation before its last rescale (and lower, in the series' real part).
     fn key_levels(&self, params: &Params) -> KeyLevels {
         let top = params.max_level();
-        key_levels(params, (&self.cts, top), (&self.stc, self.stc.len()), &[], top - self.cts.len())
+        key_levels(params, (&self.cts, top), (&self.stc, self.stc.len()), &[], top + 1 - self.cts.len())
     }
 
     /// As the plain bootstrap's (`memory`'s module docs), SlotsToCoeffs at levels `b .. 1`.
@@ -412,12 +412,17 @@ impl FunctionalBootstrapper {
             self.prepared_encapsulation.as_ref(),
             "FunctionalBootstrapper",
         )?;
-        for t in &self.cts {
-            x = ev.rescale(&ev.linear_transform_unscaled(&x, t)?)?;
+        let last = self.cts.len() - 1;
+        for (i, t) in self.cts.iter().enumerate() {
+            let y = ev.linear_transform_unscaled(&x, t)?;
+            x = if i == last { y } else { ev.rescale(&y)? };
         }
-        let x = ev.canonical_label(x)?;
-        // The real parts only: coefficient j's t / (K + 1).
-        let u = ev.add(&x, &ev.conjugate(&x)?)?;
+        // The real parts only, coefficient j's t / (K + 1), taken before the last rescale:
+        // a conjugation's key switch leaves an error that is the same in every
+        // coefficient on average (ModUp's overflow), which piles up in the slots whose
+        // roots lie near 1 (3.9e-3 at slot 0 at a 29-bit scale, multiplied by 2 pi (K + 1)
+        // in the exponential); at the product's scale it is 2^29 times smaller.
+        let u = ev.canonical_label(ev.rescale(&ev.add(&x, &ev.conjugate(&x)?)?)?)?;
         let sine = self.exp.sine.as_ref().expect("the exponential's plan has a sine");
         let mut z = ev.eval_chebyshev_complex(&u, &self.exp.poly, sine)?;
         for _ in 0..self.exp.double_angles {
