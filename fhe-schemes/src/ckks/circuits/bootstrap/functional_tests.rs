@@ -108,6 +108,16 @@ fn u_errors(us: &[Complex], xs: &[f64], k1: f64) -> Vec<f64> {
     xs.iter().zip(us).map(err).collect()
 }
 
+/// SlotsToCoeffs and ModRaise (with the encapsulation's switches), as the bootstrap does.
+fn raised(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
+    let mut y = ev.canonical_at(ct, fb.stc.len()).unwrap();
+    for t in &fb.stc {
+        y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
+    }
+    let at0 = ev.relabel(&y, fb.s0).unwrap();
+    encapsulation::raise(ev, &at0, fb.encapsulation, fb.prepared_encapsulation.as_ref(), "probe").unwrap()
+}
+
 /// `u` as the exponential receives it: SlotsToCoeffs, ModRaise, CoeffsToSlots and the
 /// real parts (the probes' first stage).
 fn u_after_coeffs_to_slots(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
@@ -117,13 +127,7 @@ fn u_after_coeffs_to_slots(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Cip
 
 /// `u` as the bootstrap computes it: the real parts taken before the last rescale.
 fn u_as_bootstrapped(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
-    let mut y = ev.canonical_at(ct, fb.stc.len()).unwrap();
-    for t in &fb.stc {
-        y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
-    }
-    let at0 = ev.relabel(&y, fb.s0).unwrap();
-    let enc = fb.prepared_encapsulation.as_ref();
-    let mut y = encapsulation::raise(ev, &at0, fb.encapsulation, enc, "probe").unwrap();
+    let mut y = raised(ev, fb, ct);
     for (i, t) in fb.cts.iter().enumerate() {
         y = ev.linear_transform_unscaled(&y, t).unwrap();
         if i + 1 < fb.cts.len() {
@@ -136,13 +140,7 @@ fn u_as_bootstrapped(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertex
 
 /// CoeffsToSlots' output before the real parts are taken.
 fn coeffs_to_slots_output(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
-    let mut y = ev.canonical_at(ct, fb.stc.len()).unwrap();
-    for t in &fb.stc {
-        y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
-    }
-    let at0 = ev.relabel(&y, fb.s0).unwrap();
-    let enc = fb.prepared_encapsulation.as_ref();
-    let mut y = encapsulation::raise(ev, &at0, fb.encapsulation, enc, "probe").unwrap();
+    let mut y = raised(ev, fb, ct);
     for t in &fb.cts {
         y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
     }
