@@ -79,8 +79,8 @@ impl ModPoly {
 
     /// `cos(2 pi ((K + 1) u + phase) / 2^r)`, and the sine when `complex`; `r` as given.
     fn search(k: u32, target_bits: u32, phase: f64, complex: bool, only: Option<u32>) -> Result<ModPoly> {
-        if only.is_some_and(|r| r > 10) {
-            return Err(Error::InvalidInput(format!("{} double angles: at most 10", only.unwrap_or(0))));
+        if let Some(r) = only.filter(|&r| r > 10) {
+            return Err(Error::InvalidInput(format!("{r} double angles: at most 10")));
         }
         // The highest degree each depth allows (`chebyshev_depth` grows with the degree).
         let mut top = [0usize; 11];

@@ -118,13 +118,6 @@ fn raised(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphe
     encapsulation::raise(ev, &at0, fb.encapsulation, fb.prepared_encapsulation.as_ref(), "probe").unwrap()
 }
 
-/// `u` as the exponential receives it: SlotsToCoeffs, ModRaise, CoeffsToSlots and the
-/// real parts (the probes' first stage).
-fn u_after_coeffs_to_slots(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
-    let y = coeffs_to_slots_output(ev, fb, ct);
-    ev.add(&y, &ev.conjugate(&y).unwrap()).unwrap()
-}
-
 /// `u` as the bootstrap computes it: the real parts taken before the last rescale.
 fn u_as_bootstrapped(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
     let mut y = raised(ev, fb, ct);
@@ -190,7 +183,7 @@ fn insecure_fe_probe_29() {
     let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([5; 32])).unwrap();
     // Stage errors: u after CoeffsToSlots (in units of u: (K + 1) u - x / 2 is an integer).
     {
-        let u = u_after_coeffs_to_slots(&ev, &fb, &ct);
+        let u = u_as_bootstrapped(&ev, &fb, &ct);
         let us = ctx.decrypt(&keys.sk, &u).unwrap();
         let k1 = fb.k() as f64 + 1.0;
         let uerr = u_errors(&us, &xs, k1);
@@ -370,12 +363,12 @@ fn run_seed_two_chain(name: &str) {
             "u as bootstrapped (real parts before the last rescale): mean error {:.2e}, worst {worst:.2e}",
             fixed.iter().sum::<f64>() / n as f64
         );
-        let u = u_after_coeffs_to_slots(&ev, &fb, &ct);
+        let u = u_as_bootstrapped(&ev, &fb, &ct);
         let us = ctx.decrypt(&keys.sk, &u).unwrap();
         let uerr = u_errors(&us, &xs, k1);
         let mut idx: Vec<usize> = (0..n).collect();
         idx.sort_by(|&a, &b| uerr[b].total_cmp(&uerr[a]));
-        eprintln!("u mean error {:.2e}", uerr.iter().sum::<f64>() / n as f64);
+        eprintln!("u (real parts before the last rescale) mean error {:.2e}", uerr.iter().sum::<f64>() / n as f64);
         for &i in idx.iter().take(6) {
             let int = (us[i].re * k1 - xs[i] / 2.0).round();
             eprintln!("  u slot {i}: x {:.6} err {:.3e} u {:.4} im {:.2e} I {int}", xs[i], uerr[i], us[i].re, us[i].im);
