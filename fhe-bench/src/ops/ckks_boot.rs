@@ -228,6 +228,9 @@ pub fn our_round(
     warmup: usize,
     round: u64,
 ) -> Result<BootRound> {
+    // The peak counts from a trimmed heap: what earlier work freed (the equivalence
+    // gate's, the peer's parsing) is not this round's.
+    release_freed_memory();
     reset_peak_rss();
     let ctx = Context::new(backend, params.clone())?;
     let start = Instant::now();
@@ -476,7 +479,7 @@ pub fn run_boot_alternated(
          budget {:?}; keys from a seed made into the evaluator (Mode::Auto) one at a time, each prepared up to \
          the level it serves (Context::evaluator_from_secret, Bootstrapper::key_levels); key_bytes: the host form \
          (b halves + 32-byte seed per key, a re-expanded); peak memory: VmHWM of the bench process, reset before each of our rounds \
-         (includes the process's own baseline)",
+         on a trimmed heap, the equivalence gate's backend dropped (includes the process's own baseline)",
         if plan.one_thread { "one thread (a one-thread rayon pool)" } else { "the process's rayon pool" },
         case.config.level_budget,
     );

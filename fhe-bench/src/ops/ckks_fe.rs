@@ -120,6 +120,9 @@ pub fn inputs(slots: usize) -> Vec<f64> {
 /// (the set-up), the input encrypted at the bootstrapper's input level, one functional
 /// bootstrap per function, each decrypted against `f(2 R x)`.
 pub fn our_round(backend: Arc<dyn Backend>, case: &FeCase, params: &Arc<Params>, round: u64) -> Result<FeRound> {
+    // The peak counts from a trimmed heap: what earlier work freed (the equivalence
+    // gate's, the peer's parsing) is not this round's.
+    release_freed_memory();
     reset_peak_rss();
     let config = case.chain.config();
     let ctx = Context::new(backend, params.clone())?;
@@ -241,7 +244,9 @@ fn side_rows(
                  one at a time, each prepared up to the level it serves (Context::evaluator_from_secret, \
                  FunctionalBootstrapper::key_levels); precision_bits: seed 2's \
                  -log2(mean |err| / range of f) (worst round), bootstrap.precision_mean_bits: -log2(mean |err|); \
-                 max |err| {:.3e}; levels_left = output level - {b} (the next bootstrap's SlotsToCoeffs)",
+                 max |err| {:.3e}; levels_left = output level - {b} (the next bootstrap's SlotsToCoeffs); peak memory: \
+                 VmHWM of the bench process, reset before each round on a trimmed heap, the equivalence gate's \
+                 backend dropped",
             s.degree(),
             precision_floor_bits(case.chain.scale_bits),
             first.depth,
