@@ -74,8 +74,9 @@ keeps serving (tracebacks go to stderr, never to stdout). Requests:
       levels_after, the given dnum or the smallest whose log QP <= bound;
       EvalFEFuncBootstrapSetup(level_budget), KeyGen, EvalMultKeyGen,
       EvalBootstrapKeyGen. Replies "setup_ms", "depth", "dnum", "log_qp", "dnum_tried".
-  {"cmd":"fe_time"}
-      Seed 2's input x_i = -1/2 + i/slots at level depth - (b + 1); one timed
+  {"cmd":"fe_time","warmup":0}
+      Seed 2's input x_i = -1/2 + i/slots at level depth - (b + 1); "warmup" (default
+      0) discarded EvalFEFuncBootstrap calls of the first function, then one timed
       EvalFEFuncBootstrap per function. Replies "functions": per function "ns",
       "mean_abs_err", "max_abs_err" (against f(2 R x)), "bits_mean_rel" (-log2 of the
       mean error over the range of f), "output_level" (depth - GetLevel()), "degree";

@@ -119,7 +119,13 @@ pub fn inputs(slots: usize) -> Vec<f64> {
 /// Our round: keys from a seed, evaluator, functional bootstrapper and encapsulation keys
 /// (the set-up), the input encrypted at the bootstrapper's input level, one functional
 /// bootstrap per function, each decrypted against `f(2 R x)`.
-pub fn our_round(backend: Arc<dyn Backend>, case: &FeCase, params: &Arc<Params>, round: u64) -> Result<FeRound> {
+pub fn our_round(
+    backend: Arc<dyn Backend>,
+    case: &FeCase,
+    params: &Arc<Params>,
+    round: u64,
+    warmup: usize,
+) -> Result<FeRound> {
     // The peak counts from a trimmed heap: what earlier work freed (the equivalence
     // gate's, the peer's parsing) is not this round's.
     release_freed_memory();
@@ -153,6 +159,11 @@ pub fn our_round(backend: Arc<dyn Backend>, case: &FeCase, params: &Arc<Params>,
         &ctx.encode_at(&values, level, params.scale_at(level))?,
         &Seed::derive(SEED_ROOT, 1000 + round),
     )?;
+    if let Some((_, s)) = case.series.first() {
+        for _ in 0..warmup {
+            std::hint::black_box(fb.bootstrap(&ev, &ct, s)?);
+        }
+    }
     let mut results = Vec::new();
     for (f, s) in &case.series {
         let t = Instant::now();
@@ -184,7 +195,8 @@ pub fn our_round(backend: Arc<dyn Backend>, case: &FeCase, params: &Arc<Params>,
 
 /// The FE peer (OpenFHE's worker; tests use a fake).
 pub trait FePeer {
-    fn round(&mut self, case: &FeCase) -> Result<FeRound>;
+    /// One round with `warmup` discarded calls before the timed ones.
+    fn round(&mut self, case: &FeCase, warmup: usize) -> Result<FeRound>;
     /// Version, build and parameters, for its rows' notes.
     fn describe(&self, case: &FeCase) -> String;
 }
@@ -193,10 +205,27 @@ pub trait FePeer {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FePlan {
     pub rounds: usize,
+    /// Functional bootstraps of the first function before the timed ones, per side and
+    /// round, discarded (each side's first call meets memory it has not touched yet).
+    pub warmup: usize,
     pub one_thread: bool,
     /// Free memory each side's round waits for (bytes; 0: no check).
     pub min_free_bytes: u64,
     pub max_wait: Duration,
+}
+
+/// How our rows' peak memory is measured (the peer's note says how its is).
+fn with_our_memory_note(rows: Vec<Row>) -> Vec<Row> {
+    rows.into_iter()
+        .map(|r| {
+            let n = format!(
+                "{}; peak memory: VmHWM of the bench process, reset before each round on a trimmed heap, the \
+                 equivalence gate's backend dropped",
+                r.note.clone().unwrap_or_default()
+            );
+            r.with_note(n)
+        })
+        .collect()
 }
 
 /// One side's rows: a row per function (one sample per round).
@@ -234,7 +263,7 @@ fn side_rows(
             backend,
             variant,
             1,
-            Plan { iterations: 1, warmup: 0, runs: plan.rounds },
+            Plan { iterations: 1, warmup: plan.warmup, runs: plan.rounds },
             Stats::from_runs(&runs)?,
         )
         .with_precision(bits_rel.is_finite().then_some(bits_rel))
@@ -244,15 +273,15 @@ fn side_rows(
                  one at a time, each prepared up to the level it serves (Context::evaluator_from_secret, \
                  FunctionalBootstrapper::key_levels); precision_bits: seed 2's \
                  -log2(mean |err| / range of f) (worst round), bootstrap.precision_mean_bits: -log2(mean |err|); \
-                 max |err| {:.3e}; levels_left = output level - {b} (the next bootstrap's SlotsToCoeffs); peak memory: \
-                 VmHWM of the bench process, reset before each round on a trimmed heap, the equivalence gate's \
-                 backend dropped",
+                 max |err| {:.3e}; levels_left = output level - {b} (the next bootstrap's SlotsToCoeffs); {} discarded \
+                 call(s) of the first function before the timed ones, per side and round",
             s.degree(),
             precision_floor_bits(case.chain.scale_bits),
             first.depth,
             first.dnum,
             case.chain.level_budget,
             worst(&|r| r.max_err),
+            plan.warmup,
         ));
         rows.push(row);
     }
@@ -277,7 +306,7 @@ pub fn run_fe(
     let mut our_side = || -> Result<Vec<f64>> {
         wait_for_memory(plan.min_free_bytes, plan.max_wait)?;
         round += 1;
-        let r = maybe_one_thread(plan.one_thread, || our_round(backend.clone(), case, &params, round))?;
+        let r = maybe_one_thread(plan.one_thread, || our_round(backend.clone(), case, &params, round, plan.warmup))?;
         release_freed_memory();
         tracing::info!(chain = %case.chain.name, setup_s = r.setup_ns / 1e9, "ours");
         let total = r.results.iter().map(|x| x.ns).sum();
@@ -288,7 +317,7 @@ pub fn run_fe(
         for _ in 0..plan.rounds {
             our_side()?;
         }
-        return side_rows(&backend.name(), backend.ntt_variant(), case, plan, &ours, b);
+        return Ok(with_our_memory_note(side_rows(&backend.name(), backend.ntt_variant(), case, plan, &ours, b)?));
     };
     let mut theirs = Vec::new();
     // A peer that fails at a configuration (OpenFHE's worker killed for memory at the
@@ -303,7 +332,7 @@ pub fn run_fe(
                 return Ok(Vec::new());
             }
             wait_for_memory(plan.min_free_bytes, plan.max_wait)?;
-            match peer.round(case) {
+            match peer.round(case, plan.warmup) {
                 Ok(r) => {
                     let total = r.results.iter().map(|x| x.ns).sum();
                     theirs.push(r);
@@ -320,7 +349,7 @@ pub fn run_fe(
         &mut |_| {},
     )?;
     if let Some(why) = peer_failure {
-        let rows = side_rows(&backend.name(), backend.ntt_variant(), case, plan, &ours, b)?;
+        let rows = with_our_memory_note(side_rows(&backend.name(), backend.ntt_variant(), case, plan, &ours, b)?);
         return Ok(rows
             .into_iter()
             .map(|r| {
@@ -334,7 +363,7 @@ pub fn run_fe(
     }
     let ours_name = format!("{}{INTERLEAVED}", backend.name());
     let theirs_name = format!("{}{INTERLEAVED}", crate::peers::openfhe::PEER_BACKEND);
-    let mut rows = side_rows(&ours_name, backend.ntt_variant(), case, plan, &ours, b)?;
+    let mut rows = with_our_memory_note(side_rows(&ours_name, backend.ntt_variant(), case, plan, &ours, b)?);
     let note = peer.describe(case);
     let theirs_rows = side_rows(&theirs_name, crate::peers::openfhe::PEER_VARIANT, case, plan, &theirs, b + 1)?;
     rows.extend(theirs_rows.into_iter().map(|r| {

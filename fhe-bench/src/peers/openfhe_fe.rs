@@ -75,10 +75,10 @@ pub fn parse_fe_round(case: &FeCase, setup: &Value, time: &Value) -> Result<FeRo
 }
 
 impl FePeer for OpenFheFe {
-    fn round(&mut self, case: &FeCase) -> Result<FeRound> {
+    fn round(&mut self, case: &FeCase, warmup: usize) -> Result<FeRound> {
         let mut w = OpenFhe::spawn(&self.python)?;
         let setup = w.ask(case.peer_request())?;
-        let time = w.ask(json!({"cmd": "fe_time"}))?;
+        let time = w.ask(json!({"cmd": "fe_time", "warmup": warmup}))?;
         drop(w);
         let round = parse_fe_round(case, &setup, &time)?;
         self.last_setup = Some(setup);

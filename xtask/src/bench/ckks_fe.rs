@@ -48,6 +48,7 @@ pub(super) fn measure(a: RunArgs) -> Result<(), Fail> {
     };
     let plan = FePlan {
         rounds: a.ckks_boot_rounds,
+        warmup: a.ckks_boot_warmup,
         one_thread: !a.ckks_all_threads,
         min_free_bytes: (a.ckks_boot_min_free_gib.max(0.0) * (1u64 << 30) as f64) as u64,
         max_wait: Duration::from_secs(a.ckks_boot_max_wait_s),

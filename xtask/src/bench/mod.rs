@@ -190,7 +190,8 @@ struct RunArgs {
     /// Bootstrapping: timed bootstraps per side and round.
     #[arg(long, default_value_t = 1)]
     ckks_boot_calls: usize,
-    /// Bootstrapping: discarded bootstraps before them, per side and round.
+    /// Bootstrapping and FE (`--ckks-fe`, the first function's): discarded bootstraps
+    /// before the timed ones, per side and round.
     #[arg(long, default_value_t = 0)]
     ckks_boot_warmup: usize,
     /// Bootstrapping: memory (GiB) that must be available before each side's round
