@@ -25,7 +25,9 @@ use crate::error::{Error, Result};
 use crate::report::{alternate, round_spread, BootstrapFacts, Row, INTERLEAVED};
 use crate::stats::{Plan, Stats};
 
-pub use crate::ops::ckks_mem::{mem_available, peak_rss, release_freed_memory, reset_peak_rss, wait_for_memory};
+pub use crate::ops::ckks_mem::{
+    mem_available, peak_rss, release_freed_memory, reset_peak_rss, start_round_peak, wait_for_memory,
+};
 
 /// The bootstrap row's `operation`.
 pub const OP: &str = "ckks_bootstrap";
@@ -228,10 +230,7 @@ pub fn our_round(
     warmup: usize,
     round: u64,
 ) -> Result<BootRound> {
-    // The peak counts from a trimmed heap: what earlier work freed (the equivalence
-    // gate's, the peer's parsing) is not this round's.
-    release_freed_memory();
-    reset_peak_rss();
+    start_round_peak();
     let ctx = Context::new(backend, params.clone())?;
     let start = Instant::now();
     let options = Bootstrapper::key_options(params, &case.config)?;

@@ -20,7 +20,7 @@ use fhe_schemes::ckks::{
 use super::ckks_boot::host_key_bytes;
 use super::maybe_one_thread;
 use crate::error::{Error, Result};
-use crate::ops::ckks_mem::{peak_rss, release_freed_memory, reset_peak_rss, wait_for_memory};
+use crate::ops::ckks_mem::{peak_rss, release_freed_memory, start_round_peak, wait_for_memory};
 use crate::report::{alternate, BootstrapFacts, Row, INTERLEAVED};
 use crate::stats::{Plan, Stats};
 
@@ -126,10 +126,7 @@ pub fn our_round(
     round: u64,
     warmup: usize,
 ) -> Result<FeRound> {
-    // The peak counts from a trimmed heap: what earlier work freed (the equivalence
-    // gate's, the peer's parsing) is not this round's.
-    release_freed_memory();
-    reset_peak_rss();
+    start_round_peak();
     let config = case.chain.config();
     let ctx = Context::new(backend, params.clone())?;
     let start = Instant::now();

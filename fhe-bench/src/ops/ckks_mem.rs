@@ -33,6 +33,13 @@ pub fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
+/// Starts a round's peak: the heap earlier work freed (the equivalence gate's, the
+/// previous round's) goes back to the system, then `VmHWM` is reset ([`reset_peak_rss`]).
+pub fn start_round_peak() -> bool {
+    release_freed_memory();
+    reset_peak_rss()
+}
+
 /// Hands the heap freed by a round back to the system (glibc keeps it otherwise, and the
 /// peer's round that follows needs it).
 pub fn release_freed_memory() {
