@@ -298,6 +298,9 @@ pub fn run_fe(
     }
     let params = Arc::new(case.params()?);
     let b = case.chain.level_budget.1;
+    let our_rows = |name: &str, ours: &[FeRound]| -> Result<Vec<Row>> {
+        Ok(with_our_memory_note(side_rows(name, backend.ntt_variant(), case, plan, ours, b)?))
+    };
     let mut ours = Vec::new();
     let mut round = 0u64;
     let mut our_side = || -> Result<Vec<f64>> {
@@ -314,7 +317,7 @@ pub fn run_fe(
         for _ in 0..plan.rounds {
             our_side()?;
         }
-        return Ok(with_our_memory_note(side_rows(&backend.name(), backend.ntt_variant(), case, plan, &ours, b)?));
+        return our_rows(&backend.name(), &ours);
     };
     let mut theirs = Vec::new();
     // A peer that fails at a configuration (OpenFHE's worker killed for memory at the
@@ -346,7 +349,7 @@ pub fn run_fe(
         &mut |_| {},
     )?;
     if let Some(why) = peer_failure {
-        let rows = with_our_memory_note(side_rows(&backend.name(), backend.ntt_variant(), case, plan, &ours, b)?);
+        let rows = our_rows(&backend.name(), &ours)?;
         return Ok(rows
             .into_iter()
             .map(|r| {
@@ -360,7 +363,7 @@ pub fn run_fe(
     }
     let ours_name = format!("{}{INTERLEAVED}", backend.name());
     let theirs_name = format!("{}{INTERLEAVED}", crate::peers::openfhe::PEER_BACKEND);
-    let mut rows = with_our_memory_note(side_rows(&ours_name, backend.ntt_variant(), case, plan, &ours, b)?);
+    let mut rows = our_rows(&ours_name, &ours)?;
     let note = peer.describe(case);
     let theirs_rows = side_rows(&theirs_name, crate::peers::openfhe::PEER_VARIANT, case, plan, &theirs, b + 1)?;
     rows.extend(theirs_rows.into_iter().map(|r| {

@@ -108,13 +108,18 @@ fn u_errors(us: &[Complex], xs: &[f64], k1: f64) -> Vec<f64> {
     xs.iter().zip(us).map(err).collect()
 }
 
-/// SlotsToCoeffs and ModRaise (with the encapsulation's switches), as the bootstrap does.
-fn raised(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
+/// SlotsToCoeffs as the bootstrap does it: at level 0, coefficient `j` holds `(q_0 / 2) x_j`.
+fn slots_to_coeffs(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
     let mut y = ev.canonical_at(ct, fb.stc.len()).unwrap();
     for t in &fb.stc {
         y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
     }
-    let at0 = ev.relabel(&y, fb.s0).unwrap();
+    y
+}
+
+/// SlotsToCoeffs and ModRaise (with the encapsulation's switches), as the bootstrap does.
+fn raised(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciphertext) -> Ciphertext {
+    let at0 = ev.relabel(&slots_to_coeffs(ev, fb, ct), fb.s0).unwrap();
     encapsulation::raise(ev, &at0, fb.encapsulation, fb.prepared_encapsulation.as_ref(), "probe").unwrap()
 }
 
@@ -264,7 +269,8 @@ fn run_seed_two_chain(name: &str) {
     }
     let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
     let b = fb.input_level();
-    let pt = if std::env::var("LUX_FE_INPUT_UP").is_ok() {
+    let input_up = std::env::var("LUX_FE_INPUT_UP").is_ok();
+    let pt = if input_up {
         // One level up at scale_b q_(b+1): the way down divides the encryption's noise.
         let s = params.scale_at(b).value() * params.q()[b + 1].0 as f64;
         ctx.encode_at(&values, b + 1, Scale::new(s).unwrap()).unwrap()
@@ -273,13 +279,10 @@ fn run_seed_two_chain(name: &str) {
     };
     let enc_seed = std::env::var("LUX_FE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(5u8);
     let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([enc_seed; 32])).unwrap();
-    let ct = if std::env::var("LUX_FE_INPUT_UP").is_ok() { ev.canonical_at(&ct, b).unwrap() } else { ct };
+    let ct = if input_up { ev.canonical_at(&ct, b).unwrap() } else { ct };
     if std::env::var("LUX_FE_WORST").is_ok() {
         // SlotsToCoeffs' output at level 0: coefficient j holds (q_0 / 2) x_j (j < N/2).
-        let mut y = ev.canonical_at(&ct, fb.stc.len()).unwrap();
-        for t in &fb.stc {
-            y = ev.rescale(&ev.linear_transform_unscaled(&y, t).unwrap()).unwrap();
-        }
+        let y = slots_to_coeffs(&ev, &fb, &ct);
         let pt = ctx.decrypt_plaintext(&keys.sk, &y).unwrap();
         let q0 = params.q()[0].0;
         let c: Vec<f64> = pt.coeffs()[..params.n()]
