@@ -232,8 +232,9 @@ impl PyFourierSeries {
 }
 
 /// A functional bootstrapping set-up for series up to `max_degree`, its keys made from
-/// the secret key (as `Bootstrapper`'s). `level_budget` and `exp_bits` default to
-/// `FunctionalConfig::for_scale` of the parameters' scale.
+/// the secret key (as `Bootstrapper`'s). `level_budget`, `exp_bits` and
+/// `double_angles` (the exponential's squarings) default to `FunctionalConfig::for_scale`
+/// of the parameters' scale; `seed_two_chains()` gives each of seed 2's rows its own.
 #[pyclass(module = "lux_fhe.ckks", name = "FunctionalBootstrapper", frozen)]
 pub struct PyFunctionalBootstrapper {
     inner: FunctionalBootstrapper,
@@ -246,11 +247,13 @@ fn fe_config(
     level_budget: Option<(usize, usize)>,
     exp_bits: Option<u32>,
     enc: Option<usize>,
+    double_angles: Option<u32>,
 ) -> FunctionalConfig {
     let d = FunctionalConfig::for_scale(scale_bits);
     FunctionalConfig {
         level_budget: level_budget.unwrap_or(d.level_budget),
         exp_bits: exp_bits.unwrap_or(d.exp_bits),
+        double_angles: double_angles.or(d.double_angles),
         encapsulation: enc,
         ..d
     }
@@ -260,7 +263,7 @@ fn fe_config(
 impl PyFunctionalBootstrapper {
     #[new]
     #[pyo3(signature = (ctx, sk, max_degree, level_budget = None, exp_bits = None, encapsulation = Some(192),
-                        mode = "auto", seed = None))]
+                        mode = "auto", seed = None, double_angles = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -272,9 +275,10 @@ impl PyFunctionalBootstrapper {
         encapsulation: Option<usize>,
         mode: &str,
         seed: Option<&[u8]>,
+        double_angles: Option<u32>,
     ) -> PyResult<Self> {
         let (mode, seed, c) = (mode_arg(mode)?, seed_or_os(seed)?, ctx.inner.clone());
-        let config = fe_config(c.params().scale_bits(), level_budget, exp_bits, encapsulation);
+        let config = fe_config(c.params().scale_bits(), level_budget, exp_bits, encapsulation, double_angles);
         let (ev, fb) = heavy(py, || {
             let params = c.params();
             let options = FunctionalBootstrapper::key_options(params, &config)?;
@@ -293,15 +297,16 @@ impl PyFunctionalBootstrapper {
 
     /// Bytes the configuration holds (as `Bootstrapper.memory_estimate`).
     #[staticmethod]
-    #[pyo3(signature = (params, level_budget = None, exp_bits = None, encapsulation = Some(192)))]
+    #[pyo3(signature = (params, level_budget = None, exp_bits = None, encapsulation = Some(192), double_angles = None))]
     fn memory_estimate<'py>(
         py: Python<'py>,
         params: &PyParams,
         level_budget: Option<(usize, usize)>,
         exp_bits: Option<u32>,
         encapsulation: Option<usize>,
+        double_angles: Option<u32>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let config = fe_config(params.inner.scale_bits(), level_budget, exp_bits, encapsulation);
+        let config = fe_config(params.inner.scale_bits(), level_budget, exp_bits, encapsulation, double_angles);
         let m = heavy(py, || FunctionalBootstrapper::memory_estimate(&params.inner, &config))?;
         memory_dict(py, &m)
     }
@@ -369,10 +374,17 @@ pub fn floor_bits(scale_bits: u32) -> f64 {
     precision_floor_bits(scale_bits)
 }
 
-/// Seed 2's configurations: `(name, level_budget)` of each row.
+/// Seed 2's configurations: `(name, level_budget, double_angles)` of each row, the last
+/// two for `FunctionalBootstrapper` (`None`: the scale's squarings).
 #[pyfunction(name = "seed_two_chains")]
-pub fn chains() -> Vec<(String, (usize, usize))> {
-    seed_two_chains().into_iter().map(|c| (c.name.clone(), c.config().level_budget)).collect()
+pub fn chains() -> Vec<(String, (usize, usize), Option<u32>)> {
+    seed_two_chains()
+        .into_iter()
+        .map(|c| {
+            let config = c.config();
+            (c.name, config.level_budget, config.double_angles)
+        })
+        .collect()
 }
 
 /// The parameters of seed 2's configuration `name` for series up to `max_degree`

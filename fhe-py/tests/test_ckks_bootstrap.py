@@ -84,8 +84,12 @@ def test_functional_bootstrapping_refusals(insecure_ctx):
         ckks.FourierSeries.fit(broken, 1.0, 8)
     with pytest.raises(lux_fhe.InvalidInputError, match="unknown configuration"):
         ckks.seed_two_params("fe-n99", 13)
-    names = [name for name, _ in ckks.seed_two_chains()]
+    chains = ckks.seed_two_chains()
+    names = [name for name, _, _ in chains]
     assert names[0] == "fe-n15-scale29-after1" and len(names) == 5
+    assert chains[0][1:] == ((3, 2), 6) and chains[1][1:] == ((5, 4), 7)
     p = ckks.seed_two_params(names[0], 13)
     assert p.n == 2 ** 15 and p.log_qp <= 767 and not p.insecure
+    est = ckks.FunctionalBootstrapper.memory_estimate(p, level_budget=(3, 2), double_angles=6)
+    assert est["total"] == est["keys"] + est["plaintexts"] + est["working"] > 0
     assert ckks.precision_floor_bits(29) == pytest.approx(12.0)

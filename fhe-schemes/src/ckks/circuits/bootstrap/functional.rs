@@ -51,21 +51,25 @@ pub struct FunctionalConfig {
     /// With a uniform ternary secret, raise through a sparse secret of this weight (as
     /// [`super::BootstrapConfig::encapsulation`]).
     pub encapsulation: Option<usize>,
+    /// Bits CoeffsToSlots' scale rises at each of its factors but the last (see
+    /// [`FunctionalConfig::for_scale`]).
+    pub cts_growth_bits: u32,
 }
 
 impl FunctionalConfig {
     /// The defaults for a scale of `2^scale_bits`: budget `{5, 4}`, encapsulation with
     /// weight 192, and the exponential by the scale:
-    /// - up to 40 bits, where the rescales' rounding limits the precision: six squarings
-    ///   of an interpolant within `2^-(scale_bits - 9)` (at least 20 bits, degree 14 at
-    ///   `K = 36`). A rounding error `e` in the basis term `T_2` of an interpolant of
-    ///   `exp(i a u)` moves the result by about `a^2 e / 4`, and the squarings double
-    ///   that `r` times: with `a = 2 pi (K + 1) / 2^r` the gain is `(pi (K + 1))^2 / 2^r`,
-    ///   against `2^r` for the squarings' own rounding, so the best `r` is near
-    ///   `log2(pi (K + 1))`, 6.9 at `K = 36`. Six costs a level more than the fewest
-    ///   (three, degree 50) and gives 1.6 bits more at `N = 2^15` (`docs/CKKS.md`);
+    /// - up to 40 bits, where the rescales' rounding limits the precision: seven
+    ///   squarings of an interpolant within `2^-(scale_bits - 9)` (at least 20 bits,
+    ///   degree 11 at `K = 36`). A rounding error `e` in the basis term `T_2` of an
+    ///   interpolant of `exp(i a u)` moves the result by about `a^2 e / 4`, and the
+    ///   squarings double that `r` times: with `a = 2 pi (K + 1) / 2^r` the gain is
+    ///   `(pi (K + 1))^2 / 2^r`, against `2^r` for the squarings' own rounding, so the
+    ///   best `r` is near `log2(pi (K + 1))`, 6.9 at `K = 36`. Seven cost two levels more
+    ///   than the fewest (three, degree 50) and gave 0.3-0.5 bits more than six at `N =
+    ///   2^15` and `2^16` (`docs/CKKS.md`). CoeffsToSlots' scale grows a bit a factor;
     /// - above 40 bits, where the series' own precision floor is reached either way: the
-    ///   fewest levels, within `2^-(scale_bits - 6)` (26 to 44 bits).
+    ///   fewest levels, within `2^-(scale_bits - 6)` (26 to 44 bits), and no growth.
     pub fn for_scale(scale_bits: u32) -> FunctionalConfig {
         let small = scale_bits <= 40;
         FunctionalConfig {
@@ -76,8 +80,9 @@ impl FunctionalConfig {
             } else {
                 scale_bits.saturating_sub(6).clamp(26, 44)
             },
-            double_angles: small.then_some(6),
+            double_angles: small.then_some(7),
             encapsulation: Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT),
+            cts_growth_bits: u32::from(small),
         }
     }
 }
@@ -96,12 +101,15 @@ pub struct FunctionalChain {
     pub level_budget: (usize, usize),
     /// Key-switching digits; `None`: the fewest that keep log QP within the bound.
     pub dnum: Option<usize>,
+    /// The exponential's squarings; `None`: the scale's ([`FunctionalConfig::for_scale`]).
+    pub double_angles: Option<u32>,
 }
 
 impl FunctionalChain {
     /// The configuration for this chain (budget and the scale's exponential).
     pub fn config(&self) -> FunctionalConfig {
-        FunctionalConfig { level_budget: self.level_budget, ..FunctionalConfig::for_scale(self.scale_bits) }
+        let d = FunctionalConfig::for_scale(self.scale_bits);
+        FunctionalConfig { level_budget: self.level_budget, double_angles: self.double_angles.or(d.double_angles), ..d }
     }
 
     /// The parameters for series up to `max_degree`: uniform ternary user secret (raised
@@ -162,7 +170,10 @@ impl FunctionalChain {
 
 /// Seed 2's five configurations (OpenFHE PR #1372): sparse secret encapsulation, full
 /// packing, the first prime one bit wider than the scale. The one-level rows' budgets are
-/// not given there: `{3, 2}`, as OpenFHE's FE example.
+/// not given there: `{3, 2}`, as OpenFHE's FE example. At `N = 2^15` the exponential
+/// squares six times, not the scale's seven: the seventh's level (a prime more in every
+/// key and diagonal) took the peak from 4.43 to 4.83 GiB, past half of OpenFHE's 9.16,
+/// for 0.3 bits where six already reach its precision (`docs/CKKS.md`).
 pub fn seed_two_chains() -> Vec<FunctionalChain> {
     let chain = |name: &str, log_n, scale_bits, levels_after, level_budget| FunctionalChain {
         name: name.to_string(),
@@ -171,9 +182,10 @@ pub fn seed_two_chains() -> Vec<FunctionalChain> {
         levels_after,
         level_budget,
         dnum: None,
+        double_angles: None,
     };
     vec![
-        chain("fe-n15-scale29-after1", 15, 29, 1, (3, 2)),
+        FunctionalChain { double_angles: Some(6), ..chain("fe-n15-scale29-after1", 15, 29, 1, (3, 2)) },
         chain("fe-n16-scale29-after6", 16, 29, 6, (5, 4)),
         chain("fe-n16-scale59-after1", 16, 59, 1, (3, 2)),
         chain("fe-n17-scale59-after6", 17, 59, 6, (5, 4)),
@@ -305,8 +317,8 @@ impl FunctionalBootstrapper {
         }
         // SlotsToCoeffs from level b to 0, landing on q_0 / 4 (`Plan::new`): t = x / 2.
         let s0 = Scale::new(params.q()[0].0 as f64 / 4.0)?;
-        let (stc, _) = prepare_factors(ctx, ev, &plan.stc, b, params.scale_at(b).value(), Some(s0.value()))?;
-        let (cts, _) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None)?;
+        let (stc, _) = prepare_factors(ctx, ev, &plan.stc, b, params.scale_at(b).value(), Some(s0.value()), 0)?;
+        let (cts, _) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None, config.cts_growth_bits)?;
         Ok(FunctionalBootstrapper {
             config: config.clone(),
             cts,

@@ -41,6 +41,10 @@ fn insecure_functional_bootstrap_refuses_what_it_cannot_do() {
     let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
     let keys = ctx.keygen_from_seed(&Seed([3; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    // A CoeffsToSlots growth its last factor cannot pay for (2^50 down to 2^10).
+    let greedy = FunctionalConfig { cts_growth_bits: 20, ..config.clone() };
+    let e = FunctionalBootstrapper::new(&ctx, &ev, &greedy, exp.degree()).unwrap_err();
+    assert!(matches!(&e, Error::InvalidInput(m) if m.contains("growth of 20 bits")), "{e}");
     let fb = FunctionalBootstrapper::new(&ctx, &ev, &config, exp.degree()).unwrap();
     let values = vec![Complex::new(0.25, 0.0); params.slots()];
     let at = |level| {
@@ -74,6 +78,10 @@ fn seed_two_chains_fit_their_bounds() {
             assert!(fewer.params(degree).is_err(), "{}: dnum {} fits too", chain.name, p.dnum() - 1);
         }
         assert_eq!(p.q()[0].0.ilog2() + 1, chain.scale_bits + 1);
+        // The chain is built for its own configuration's exponential: the levels after
+        // are exactly what a bootstrap leaves.
+        let spent = FunctionalBootstrapper::depth(&p, &chain.config(), degree).unwrap();
+        assert_eq!(spent + chain.level_budget.1 + chain.levels_after, p.max_level(), "{}", chain.name);
         if std::env::var("LUX_FE_MEMORY").is_err() {
             continue;
         }
@@ -232,7 +240,9 @@ fn insecure_fe_probe_29() {
 /// SlotsToCoeffs, ModRaise (limb 0), CoeffsToSlots (its imaginary parts, then `u`), the
 /// conjugation alone (also of an encryption of zero, beside a rotation) and the
 /// exponential (`z`);
-/// `LUX_FE_R` the exponential's squarings (negative: fewest levels); `LUX_FE_SEED` and
+/// `LUX_FE_R` the exponential's squarings (negative: fewest levels), `LUX_FE_EXP_BITS`
+/// its interpolant's bits, `LUX_FE_CTS_GROWTH` CoeffsToSlots' scale growth (the chain
+/// stays the configuration's: a deeper exponential leaves fewer levels); `LUX_FE_SEED` and
 /// `LUX_FE_KEY_SEED` the encryption's and the keys' seed bytes; `LUX_FE_SHUFFLE` the
 /// same inputs in another slot order; `LUX_FE_INPUT_UP` the input encrypted one level up
 /// at the product scale and brought down, without the encryption's noise (at N = 2^16
@@ -247,7 +257,12 @@ fn run_seed_two_chain(name: &str) {
     let mut config = chain.config();
     if let Some(r) = std::env::var("LUX_FE_R").ok().and_then(|v| v.parse::<i32>().ok()) {
         config.double_angles = (r >= 0).then_some(r as u32);
-        config.exp_bits = 26;
+    }
+    if let Some(b) = std::env::var("LUX_FE_EXP_BITS").ok().and_then(|v| v.parse().ok()) {
+        config.exp_bits = b;
+    }
+    if let Some(g) = std::env::var("LUX_FE_CTS_GROWTH").ok().and_then(|v| v.parse().ok()) {
+        config.cts_growth_bits = g;
     }
     let options = match FunctionalBootstrapper::key_options(&params, &config) {
         Ok(o) => o,
@@ -461,17 +476,18 @@ fn seed_two_n17_scale59_after10() {
     run_seed_two_chain("fe-n17-scale59-after10");
 }
 
-/// Up to 40 bits the exponential squares six times (a level more than the fewest, for
-/// precision: `FunctionalConfig::for_scale`); above, the fewest levels as before.
+/// Up to 40 bits the exponential squares seven times (two levels more than the fewest,
+/// for precision: `FunctionalConfig::for_scale`) and CoeffsToSlots' scale grows a bit
+/// per factor; above, the fewest levels and no growth, as before.
 #[test]
-fn small_scales_square_the_exponential_six_times() {
+fn small_scales_square_the_exponential_seven_times() {
     let small = FunctionalConfig::for_scale(29);
-    assert_eq!((small.double_angles, small.exp_bits), (Some(6), 20));
+    assert_eq!((small.double_angles, small.exp_bits, small.cts_growth_bits), (Some(7), 20, 1));
     let exp = ModPoly::exponential(36, small.exp_bits, small.double_angles).unwrap();
-    assert_eq!((exp.double_angles, exp.poly.degree(), exp.depth()), (6, 14, 10));
+    assert_eq!((exp.double_angles, exp.poly.degree(), exp.depth()), (7, 11, 11));
     let fewest = ModPoly::exponential(36, 26, None).unwrap();
     assert_eq!((fewest.double_angles, fewest.depth()), (3, 9));
     let large = FunctionalConfig::for_scale(50);
-    assert_eq!((large.double_angles, large.exp_bits), (None, 44));
+    assert_eq!((large.double_angles, large.exp_bits, large.cts_growth_bits), (None, 44, 0));
     assert!(ModPoly::exponential(36, 20, Some(11)).is_err());
 }

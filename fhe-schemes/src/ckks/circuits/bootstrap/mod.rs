@@ -173,9 +173,14 @@ impl Plan {
     }
 }
 
+/// The coarsest scale a transform's factor is encoded at (a 20-bit chain's are near 2^19).
+const MIN_DIAGONAL_SCALE: f64 = (1u64 << 16) as f64;
+
 /// `factors` encoded from `level` down, one level each, for an input at `scale`: each at
-/// `q_l` (the rescale gives the scale back), the last aimed at `last` or else the
-/// canonical scale of the level below it. Returns them and the level after the last.
+/// `q_l 2^growth_bits` (the rescale gives the scale back, `growth_bits` higher: where
+/// the primes are small, a rescale's rounding weighs less on a larger scale), the last
+/// aimed at `last` or else the canonical scale of the level below it. Returns them and
+/// the level after the last.
 fn prepare_factors(
     ctx: &Context,
     ev: &Evaluator,
@@ -183,15 +188,30 @@ fn prepare_factors(
     mut level: usize,
     mut scale: f64,
     last: Option<f64>,
+    growth_bits: u32,
 ) -> Result<(Vec<PreparedLinearTransform>, usize)> {
     let params = ctx.params();
     let q = |l: usize| params.q()[l].0 as f64;
+    // Every factor's scale first: a growth the last factor cannot pay for with its
+    // diagonals' precision is refused before anything is encoded.
+    let mut scales = Vec::with_capacity(factors.len());
+    for i in 0..factors.len() {
+        let l = level - i;
+        let target = last.unwrap_or_else(|| params.scale_at(l - 1).value());
+        let f = if i + 1 == factors.len() { target * q(l) / scale } else { q(l) * f64::from(growth_bits).exp2() };
+        if f < MIN_DIAGONAL_SCALE {
+            return Err(Error::InvalidInput(format!(
+                "a scale growth of {growth_bits} bits a factor leaves a transform's last factor at 2^{:.1}, \
+                 under 2^16: lower it",
+                f.log2()
+            )));
+        }
+        scales.push(f);
+        scale = scale * f / q(l);
+    }
     let mut out = Vec::with_capacity(factors.len());
-    for (i, t) in factors.iter().enumerate() {
-        let target = last.unwrap_or_else(|| params.scale_at(level - 1).value());
-        let f = if i + 1 == factors.len() { target * q(level) / scale } else { q(level) };
+    for (t, f) in factors.iter().zip(scales) {
         out.push(ctx.prepare_linear_transform(ev, t, level, Scale::new(f)?)?);
-        scale = scale * f / q(level);
         level -= 1;
     }
     Ok((out, level))
@@ -271,9 +291,9 @@ impl Bootstrapper {
         let s0 = Scale::new(plan.s0)?;
         // CoeffsToSlots from the top: each factor at q_l (the rescale gives the scale
         // back), the last aimed at the canonical scale EvalMod starts from.
-        let (cts, level) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None)?;
+        let (cts, level) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None, 0)?;
         let level = level - plan.mod_depth();
-        let (stc, level) = prepare_factors(ctx, ev, &plan.stc, level, params.scale_at(level).value(), None)?;
+        let (stc, level) = prepare_factors(ctx, ev, &plan.stc, level, params.scale_at(level).value(), None, 0)?;
         Ok(Bootstrapper {
             config: config.clone(),
             cts,
