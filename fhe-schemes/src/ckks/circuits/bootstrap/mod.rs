@@ -201,8 +201,8 @@ fn prepare_factors(
         let f = if i + 1 == factors.len() { target * q(l) / scale } else { q(l) * f64::from(growth_bits).exp2() };
         if f < MIN_DIAGONAL_SCALE {
             return Err(Error::InvalidInput(format!(
-                "a scale growth of {growth_bits} bits a factor leaves a transform's last factor at 2^{:.1}, \
-                 under 2^16: lower it",
+                "a transform's factor would be encoded at 2^{:.1}, under 2^16, with a scale growth of \
+                 {growth_bits} bits a factor: lower the growth",
                 f.log2()
             )));
         }
