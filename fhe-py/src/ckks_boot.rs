@@ -235,6 +235,10 @@ impl PyFourierSeries {
 /// the secret key (as `Bootstrapper`'s). `level_budget`, `exp_bits` and
 /// `double_angles` (the exponential's squarings) default to `FunctionalConfig::for_scale`
 /// of the parameters' scale; `seed_two_chains()` gives each of seed 2's rows its own.
+/// `sparse_keys=True` keeps CoeffsToSlots and the exponential under the sparse secret,
+/// with keys of their own there (`FunctionalConfig::sparse_keys`: more precision at small
+/// scales; the chain's log QP must be within the sparse secret's bound), as seed 2's
+/// chains do in the Rust benchmark.
 #[pyclass(module = "lux_fhe.ckks", name = "FunctionalBootstrapper", frozen)]
 pub struct PyFunctionalBootstrapper {
     inner: FunctionalBootstrapper,
@@ -248,6 +252,7 @@ fn fe_config(
     exp_bits: Option<u32>,
     enc: Option<usize>,
     double_angles: Option<u32>,
+    sparse_keys: bool,
 ) -> FunctionalConfig {
     let d = FunctionalConfig::for_scale(scale_bits);
     FunctionalConfig {
@@ -255,6 +260,7 @@ fn fe_config(
         exp_bits: exp_bits.unwrap_or(d.exp_bits),
         double_angles: double_angles.or(d.double_angles),
         encapsulation: enc,
+        sparse_keys,
         ..d
     }
 }
@@ -263,7 +269,7 @@ fn fe_config(
 impl PyFunctionalBootstrapper {
     #[new]
     #[pyo3(signature = (ctx, sk, max_degree, level_budget = None, exp_bits = None, encapsulation = Some(192),
-                        mode = "auto", seed = None, double_angles = None))]
+                        mode = "auto", seed = None, double_angles = None, sparse_keys = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -276,19 +282,18 @@ impl PyFunctionalBootstrapper {
         mode: &str,
         seed: Option<&[u8]>,
         double_angles: Option<u32>,
+        sparse_keys: bool,
     ) -> PyResult<Self> {
         let (mode, seed, c) = (mode_arg(mode)?, seed_or_os(seed)?, ctx.inner.clone());
-        let config = fe_config(c.params().scale_bits(), level_budget, exp_bits, encapsulation, double_angles);
+        let config =
+            fe_config(c.params().scale_bits(), level_budget, exp_bits, encapsulation, double_angles, sparse_keys);
         let (ev, fb) = heavy(py, || {
             let params = c.params();
             let options = FunctionalBootstrapper::key_options(params, &config)?;
             let levels = FunctionalBootstrapper::key_levels(params, &config)?;
             let ev = c.evaluator_from_secret(&sk.inner, &options, mode, &levels, &seed)?;
             let mut fb = FunctionalBootstrapper::new(&c, &ev, &config, max_degree)?;
-            let sse_seed = encapsulation_seed(&seed);
-            if let Some(keys) = FunctionalBootstrapper::encapsulation_keys_seeded(&c, &sk.inner, &config, &sse_seed)? {
-                fb.set_encapsulation_keys(&ev, &keys)?;
-            }
+            fb.set_encapsulation_from_secret(&c, &ev, &sk.inner, &encapsulation_seed(&seed))?;
             Ok((ev, fb))
         })?;
         let ev = Py::new(py, PyEvaluator::new(ev, c.clone()))?;
@@ -297,7 +302,8 @@ impl PyFunctionalBootstrapper {
 
     /// Bytes the configuration holds (as `Bootstrapper.memory_estimate`).
     #[staticmethod]
-    #[pyo3(signature = (params, level_budget = None, exp_bits = None, encapsulation = Some(192), double_angles = None))]
+    #[pyo3(signature = (params, level_budget = None, exp_bits = None, encapsulation = Some(192), double_angles = None,
+                        sparse_keys = false))]
     fn memory_estimate<'py>(
         py: Python<'py>,
         params: &PyParams,
@@ -305,8 +311,10 @@ impl PyFunctionalBootstrapper {
         exp_bits: Option<u32>,
         encapsulation: Option<usize>,
         double_angles: Option<u32>,
+        sparse_keys: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let config = fe_config(params.inner.scale_bits(), level_budget, exp_bits, encapsulation, double_angles);
+        let config =
+            fe_config(params.inner.scale_bits(), level_budget, exp_bits, encapsulation, double_angles, sparse_keys);
         let m = heavy(py, || FunctionalBootstrapper::memory_estimate(&params.inner, &config))?;
         memory_dict(py, &m)
     }

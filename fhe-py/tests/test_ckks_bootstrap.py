@@ -72,6 +72,26 @@ def test_insecure_functional_bootstrap_of_gelu_and_of_a_python_function(insecure
     assert bits(sq, want_sq, scale=float(want_sq.max() - want_sq.min())) > 12
 
 
+def test_insecure_functional_bootstrap_with_sparse_keys(insecure_ctx):
+    # CoeffsToSlots and the exponential under the sparse secret, with their own keys;
+    # the output is back under the user's secret.
+    ctx, keys = insecure_ctx
+    tanh = ckks.FourierSeries.for_function("tanh", 24.0)
+    dense = ckks.FunctionalBootstrapper.memory_estimate(ctx.params, level_budget=(3, 2))
+    sparse = ckks.FunctionalBootstrapper.memory_estimate(ctx.params, level_budget=(3, 2), sparse_keys=True)
+    assert sparse["keys"] != dense["keys"] and sparse["plaintexts"] == dense["plaintexts"]
+    fb = ckks.FunctionalBootstrapper(
+        ctx, keys.sk, tanh.degree, level_budget=(3, 2), sparse_keys=True,
+        seed=lux_fhe.derive_seed("lux-fhe-py-boot", 5),
+    )
+    n = ctx.params.slots
+    xs = -0.5 + np.arange(n) / n
+    ct = ctx.encrypt(keys.pk, ctx.encode(xs, level=fb.input_level), seed=lux_fhe.derive_seed("lux-fhe-py-boot", 6))
+    want = np.tanh(2.0 * tanh.radius * xs)
+    got = ctx.decrypt(keys.sk, fb.bootstrap(ct, tanh), real=True)
+    assert bits(got, want, scale=2.0) > 18
+
+
 def test_functional_bootstrapping_refusals(insecure_ctx):
     ctx, keys = insecure_ctx
     with pytest.raises(lux_fhe.InvalidInputError, match="unknown function"):

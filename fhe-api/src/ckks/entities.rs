@@ -258,7 +258,7 @@ pub fn expand_uniform(params: &Params, seed: &[u8; 32], label: &str, index: u64,
 
 /// The evaluation keys a server needs: relinearization and the Galois keys the caller
 /// asked for, by Galois element. Each can be serialized and loaded on its own.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EvalKeys {
     pub relin: Option<SwitchingKey>,
     pub galois: BTreeMap<u64, SwitchingKey>,

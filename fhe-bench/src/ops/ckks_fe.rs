@@ -137,16 +137,12 @@ pub fn our_round(
     // Made and prepared one at a time, each up to the level it serves: OpenFHE's
     // EvalBootstrapKeyGen also keeps one copy of its keys.
     let ev = ctx.evaluator_from_secret(&sk, &options, Mode::Auto, &levels, &seed)?;
-    let host_bytes = |k: &fhe_api::ckks::SwitchingKey| k.b().len() as u64 * 8 + 32;
-    let mut key_count = 1 + ev.galois_elements().len();
-    let mut key_bytes = key_count as u64 * host_key_bytes(params);
     let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, case.max_degree())?;
-    let seed = Seed::derive(SEED_ROOT, 2000 + round);
-    if let Some(sse) = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &sk, &config, &seed)? {
-        key_count += 2;
-        key_bytes += host_bytes(&sse.to_sparse) + host_bytes(&sse.to_dense);
-        fb.set_encapsulation_keys(&ev, &sse)?;
-    }
+    // The encapsulation keys (and, with FunctionalConfig::sparse_keys, those under the
+    // sparse secret) likewise one at a time; every key's host form is the same size.
+    fb.set_encapsulation_from_secret(&ctx, &ev, &sk, &Seed::derive(SEED_ROOT, 2000 + round))?;
+    let key_count = 1 + ev.galois_elements().len() + 2 * usize::from(fb.encapsulates()) + fb.sparse_key_count();
+    let key_bytes = key_count as u64 * host_key_bytes(params);
     let setup_ns = start.elapsed().as_nanos() as f64;
     let x = inputs(params.slots());
     let values: Vec<Complex> = x.iter().map(|&v| Complex::new(v, 0.0)).collect();
@@ -268,7 +264,8 @@ fn side_rows(
         .with_note(format!(
             "series degree {} ({} bits asked), depth {}, dnum {}, level budget {:?}; keys made into the evaluator \
                  one at a time, each prepared up to the level it serves (Context::evaluator_from_secret, \
-                 FunctionalBootstrapper::key_levels); precision_bits: seed 2's \
+                 FunctionalBootstrapper::key_levels, set_encapsulation_from_secret); sparse_keys {}: CoeffsToSlots and \
+                 the exponential under the sparse secret; precision_bits: seed 2's \
                  -log2(mean |err| / range of f) (worst round), bootstrap.precision_mean_bits: -log2(mean |err|); \
                  max |err| {:.3e}; levels_left = output level - {b} (the next bootstrap's SlotsToCoeffs); {} discarded \
                  call(s) of the first function before the timed ones, per side and round",
@@ -277,6 +274,7 @@ fn side_rows(
             first.depth,
             first.dnum,
             case.chain.level_budget,
+            case.chain.config().sparse_keys,
             worst(&|r| r.max_err),
             plan.warmup,
         ));

@@ -289,6 +289,7 @@ class FunctionalBootstrapper:
         mode: str = "auto",
         seed: Optional[bytes] = None,
         double_angles: Optional[int] = None,
+        sparse_keys: bool = False,
     ) -> None: ...
     @staticmethod
     def memory_estimate(
@@ -297,6 +298,7 @@ class FunctionalBootstrapper:
         exp_bits: Optional[int] = None,
         encapsulation: Optional[int] = 192,
         double_angles: Optional[int] = None,
+        sparse_keys: bool = False,
     ) -> Dict[str, int]: ...
     @property
     def evaluator(self) -> Evaluator: ...

@@ -13,6 +13,10 @@
 //!
 //! `<label>` is `ckks-rlk` or `ckks-gk-<g>` ([`SwitchKind::label`]). Every polynomial is
 //! taken to evaluation form prime by prime; `b = -a s + e (+ P s' on the digit's primes)`.
+//! Sparse secret encapsulation's keys ([`encapsulation_keys`]) and the evaluation keys
+//! under its sparse secret ([`each_sparse_eval_key`]) are made the same way from seeds
+//! derived from the encapsulation seed (`"ckks-sse-to-sparse"`, `"ckks-sse-to-dense"`,
+//! `"ckks-sse-eval"`).
 
 use std::sync::Arc;
 
@@ -88,15 +92,8 @@ pub(crate) fn encapsulation_keys(
 ) -> Result<(SwitchingKey, SwitchingKey)> {
     let params = sk.params();
     let n = params.n();
-    let mut sparse = Zeroizing::new(vec![0i8; n]);
-    sparse_into(&mut stream(&seed.0, "ckks-sse-secret", 0), hamming_weight, &mut sparse);
-    let derived = |label: &str| {
-        let mut r = stream(&seed.0, label, 0);
-        let mut b = [0u8; 32];
-        b.chunks_mut(8).for_each(|c| c.copy_from_slice(&r.next_u64().to_le_bytes()));
-        Seed(b)
-    };
-    let (to_sparse_seed, to_dense_seed) = (derived("ckks-sse-to-sparse"), derived("ckks-sse-to-dense"));
+    let sparse = sparse_secret(n, seed, hamming_weight);
+    let (to_sparse_seed, to_dense_seed) = (derived(seed, "ckks-sse-to-sparse"), derived(seed, "ckks-sse-to-dense"));
     let under_sparse = KeyMaker::new(ring, params, &to_sparse_seed, &sparse, sk.tag())?;
     let under_dense = KeyMaker::new(ring, params, &to_dense_seed, sk.coefficients(), sk.tag())?;
     let mut to_sparse = under_sparse.switching_key(&under_dense.s_eval, SwitchKind::Galois(1))?;
@@ -112,6 +109,39 @@ pub(crate) fn encapsulation_keys(
     }
     to_sparse = SwitchingKey::from_raw(params.clone(), SwitchKind::Galois(1), sk.tag(), *to_sparse.seed(), b)?;
     Ok((to_sparse, to_dense))
+}
+
+/// The sparse secret `s'` of encapsulation for `seed`.
+fn sparse_secret(n: usize, seed: &Seed, hamming_weight: usize) -> Zeroizing<Vec<i8>> {
+    let mut sparse = Zeroizing::new(vec![0i8; n]);
+    sparse_into(&mut stream(&seed.0, "ckks-sse-secret", 0), hamming_weight, &mut sparse);
+    sparse
+}
+
+/// A seed of its own for one kind of encapsulation key, from `seed`.
+fn derived(seed: &Seed, label: &str) -> Seed {
+    let mut r = stream(&seed.0, label, 0);
+    let mut b = [0u8; 32];
+    b.chunks_mut(8).for_each(|c| c.copy_from_slice(&r.next_u64().to_le_bytes()));
+    Seed(b)
+}
+
+/// The evaluation keys `options` names under the sparse secret `s'` of
+/// [`encapsulation_keys`] for the same `seed` (errors and `a` halves from a seed derived
+/// with `"ckks-sse-eval"`), handed to `f` one at a time, tagged with `sk`'s set: a bootstrap
+/// that stays under `s'` after ModRaise switches with them.
+pub(crate) fn each_sparse_eval_key(
+    ring: &dyn RingOps,
+    sk: &SecretKey,
+    seed: &Seed,
+    hamming_weight: usize,
+    options: &KeygenOptions,
+    f: impl FnMut(SwitchingKey) -> Result<()>,
+) -> Result<()> {
+    let params = sk.params();
+    let sparse = sparse_secret(params.n(), seed, hamming_weight);
+    let eval_seed = derived(seed, "ckks-sse-eval");
+    KeyMaker::new(ring, params, &eval_seed, &sparse, sk.tag())?.each_eval_key(options, f)
 }
 
 /// Every prime of QP in order: `q_0 .. q_L, p_0 .. p_{K-1}`.

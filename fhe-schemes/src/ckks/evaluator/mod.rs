@@ -167,6 +167,10 @@ impl Evaluator {
         Ok(())
     }
 
+    pub(crate) fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
     pub(crate) fn ops(&self) -> &dyn CkksOps {
         self.backend.ckks().expect("checked at construction")
     }
@@ -182,6 +186,11 @@ impl Evaluator {
     /// The tag of the key set whose keys this evaluator holds ([`KeyTag::NONE`] before any).
     pub fn tag(&self) -> KeyTag {
         self.tag.read().map(|t| *t).unwrap_or(KeyTag::NONE)
+    }
+
+    /// Whether a relinearization key is prepared.
+    pub fn has_relin(&self) -> bool {
+        self.relin.read().map(|r| r.is_some()).unwrap_or(false)
     }
 
     /// Galois elements with a prepared key.

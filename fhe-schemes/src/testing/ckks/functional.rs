@@ -24,12 +24,24 @@ pub fn insecure_series() -> Vec<(FeFunction, FourierSeries)> {
     FeFunction::ALL.iter().map(|&f| (f, f.series(24.0).expect("a series at 24 bits"))).collect()
 }
 
-/// A functional bootstrapper for `max_degree` with its encapsulation keys (seeded).
-pub fn ready_functional(ctx: &Context, keys: &KeySet, ev: &Evaluator, max_degree: usize) -> FunctionalBootstrapper {
-    let config = insecure_config();
-    let mut fb = FunctionalBootstrapper::new(ctx, ev, &config, max_degree).expect("functional bootstrapper");
+/// A functional bootstrapper for `max_degree` with its encapsulation keys (seeded):
+/// made on the host and given (`from_secret` false), or made from the secret one at a
+/// time (the same words).
+pub fn ready_functional(
+    ctx: &Context,
+    keys: &KeySet,
+    ev: &Evaluator,
+    config: &FunctionalConfig,
+    max_degree: usize,
+    from_secret: bool,
+) -> FunctionalBootstrapper {
+    let mut fb = FunctionalBootstrapper::new(ctx, ev, config, max_degree).expect("functional bootstrapper");
     let seed = Seed::derive("lux-fhe-ckks-functional-sse", 1);
-    if let Some(sse) = FunctionalBootstrapper::encapsulation_keys_seeded(ctx, &keys.sk, &config, &seed).expect("keys") {
+    if from_secret {
+        fb.set_encapsulation_from_secret(ctx, ev, &keys.sk, &seed).expect("encapsulation keys made and prepared");
+    } else if let Some(sse) =
+        FunctionalBootstrapper::encapsulation_keys_seeded(ctx, &keys.sk, config, &seed).expect("keys")
+    {
         fb.set_encapsulation_keys(ev, &sse).expect("encapsulation keys prepared");
     }
     fb
@@ -55,7 +67,7 @@ pub fn insecure_functional_bootstrap_each_function(backend: Arc<dyn Backend>, mi
     let (ctx, keys, ev) = insecure_setup(backend, params, &options, Mode::Auto);
     let series = insecure_series();
     let max_degree = series.iter().map(|(_, s)| s.degree()).max().unwrap_or(1);
-    let fb = ready_functional(&ctx, &keys, &ev, max_degree);
+    let fb = ready_functional(&ctx, &keys, &ev, &insecure_config(), max_degree, false);
     let (xs, ct) = encrypt_input(&ctx, &keys, fb.input_level());
     let z = fb.exponential(&ev, &ct).expect("exponential");
     let mut out = Vec::new();
@@ -81,16 +93,19 @@ pub fn insecure_functional_bootstrap_each_function(backend: Arc<dyn Backend>, mi
 }
 
 /// A functional bootstrap's output words equal the oracle's, the backend's keys prepared
-/// up to their levels (`FunctionalBootstrapper::key_levels`), the oracle's whole.
+/// up to their levels (`FunctionalBootstrapper::key_levels`) and its keys under the sparse
+/// secret made one at a time (`FunctionalConfig::sparse_keys`: CoeffsToSlots and the
+/// exponential under it), the oracle's whole and from the host.
 pub fn insecure_functional_bootstrap_byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle: Arc<dyn Backend>) {
     let params = insecure_params(SecretDist::Ternary);
-    let options = FunctionalBootstrapper::key_options(&params, &insecure_config()).expect("keys");
-    let levels = FunctionalBootstrapper::key_levels(&params, &insecure_config()).expect("key levels");
+    let config = FunctionalConfig { sparse_keys: true, ..insecure_config() };
+    let options = FunctionalBootstrapper::key_options(&params, &config).expect("keys");
+    let levels = FunctionalBootstrapper::key_levels(&params, &config).expect("key levels");
     let (_, gelu) = insecure_series().pop().expect("gelu");
     let mut outs = Vec::new();
     for (b, up_to) in [(backend, true), (oracle, false)] {
         let (ctx, keys, ev) = insecure_setup_up_to(b, params.clone(), &options, Mode::Auto, up_to.then_some(&levels));
-        let fb = ready_functional(&ctx, &keys, &ev, gelu.degree());
+        let fb = ready_functional(&ctx, &keys, &ev, &config, gelu.degree(), up_to);
         let (_, ct) = encrypt_input(&ctx, &keys, fb.input_level());
         outs.push(ev.download(&fb.bootstrap(&ev, &ct, &gelu).expect("bootstrap")).expect("download"));
     }

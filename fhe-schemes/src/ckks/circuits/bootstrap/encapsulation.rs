@@ -5,17 +5,24 @@
 //! integer parts are small: `K` of the sparse weight), and switched back to `s` at the
 //! top with a key from `s'` to `s` (whose security is `s`'s). The rest of the bootstrap
 //! runs under `s` with the user's keys.
+//!
+//! A functional bootstrap may instead stay under `s'` through CoeffsToSlots and the
+//! exponential, with evaluation keys of its own under `s'`, and switch back to `s` at the
+//! exponential's output (`FunctionalConfig::sparse_keys`): its rescales and key switches
+//! then round under a secret of weight `h` instead of about `2N/3`. Those keys sample
+//! `s'` over the whole chain, so that is allowed only where the chain's log QP is within
+//! the sparse secret's bound (`docs/CKKS.md`).
 
 use std::sync::Arc;
 
 use fhe_api::ckks::params::{security_bound_bits, SecretDist};
-use fhe_api::ckks::{Ciphertext, Params, PreparedSwitchKey, SecretKey, SwitchKind, SwitchingKey};
+use fhe_api::ckks::{Ciphertext, EvalKeys, Params, PreparedSwitchKey, SecretKey, SwitchKind, SwitchingKey};
 use fhe_api::error::{Error, Result};
 use fhe_api::rng::Seed;
 
 use crate::ckks::context::Context;
-use crate::ckks::evaluator::{check_params, Evaluator};
-use crate::ckks::keygen::encapsulation_keys;
+use crate::ckks::evaluator::{check_params, Evaluator, KeyLevels};
+use crate::ckks::keygen::{each_sparse_eval_key, encapsulation_keys, KeygenOptions};
 
 /// The two switching keys of sparse secret encapsulation, made from the secret key
 /// ([`crate::ckks::Bootstrapper::encapsulation_keys`]). Each is an ordinary switching key
@@ -28,13 +35,26 @@ pub struct EncapsulationKeys {
     pub to_dense: SwitchingKey,
     /// The weight of `s'`.
     pub hamming_weight: usize,
+    /// Evaluation keys under `s'` for a bootstrap that stays under it after ModRaise
+    /// (`FunctionalConfig::sparse_keys`); empty otherwise.
+    pub sparse_eval: EvalKeys,
 }
 
-/// The keys prepared on the evaluator's backend.
+/// The keys prepared on the evaluator's backend; `sparse`: an evaluator with the keys
+/// under `s'`, where the bootstrap stays under it.
 #[derive(Debug)]
 pub(super) struct PreparedEncapsulation {
     to_sparse: Arc<PreparedSwitchKey>,
     to_dense: Arc<PreparedSwitchKey>,
+    sparse: Option<Evaluator>,
+}
+
+/// What a bootstrap that stays under `s'` needs: its keys there, up to their levels, and
+/// the level it switches back to `s` at.
+pub(super) struct SparseSpan<'a> {
+    pub options: &'a KeygenOptions,
+    pub levels: &'a KeyLevels,
+    pub dense_level: usize,
 }
 
 /// The weight of the sparse secret bootstrapping uses for `params` with `requested`
@@ -61,20 +81,52 @@ pub(super) fn effective_weight(params: &Params, requested: Option<usize>) -> Res
     }
 }
 
-/// Makes the keys from `sk` with the randomness of `seed`.
+/// Makes the keys from `sk` with the randomness of `seed` (and those under `s'` that
+/// `sparse` names).
 pub(super) fn make_keys(
     ctx: &Context,
     sk: &SecretKey,
     seed: &Seed,
     hamming_weight: usize,
+    sparse: Option<&KeygenOptions>,
 ) -> Result<EncapsulationKeys> {
     check_params(ctx.params(), sk.params())?;
     let (to_sparse, to_dense) = encapsulation_keys(&**ctx.backend(), sk, seed, hamming_weight)?;
-    Ok(EncapsulationKeys { to_sparse, to_dense, hamming_weight })
+    let mut sparse_eval = EvalKeys::default();
+    if let Some(options) = sparse {
+        each_sparse_eval_key(&**ctx.backend(), sk, seed, hamming_weight, options, |k| {
+            sparse_eval.insert(k);
+            Ok(())
+        })?;
+    }
+    Ok(EncapsulationKeys { to_sparse, to_dense, hamming_weight, sparse_eval })
+}
+
+/// `Error::InvalidInput` naming the first key under `s'` a span needs that `keys` lack.
+fn check_has(keys: &EvalKeys, levels: &KeyLevels, relin: bool) -> Result<()> {
+    let missing = if relin && keys.relin.is_none() {
+        Some("the relinearization key".to_string())
+    } else {
+        levels.galois.keys().find(|g| !keys.galois.contains_key(g)).map(|g| format!("the Galois key of element {g}"))
+    };
+    match missing {
+        Some(what) => Err(Error::InvalidInput(format!(
+            "this bootstrap stays under the sparse secret, and the encapsulation keys lack {what} under it: \
+             make them with the bootstrapper's encapsulation_keys for the same configuration"
+        ))),
+        None => Ok(()),
+    }
 }
 
 impl PreparedEncapsulation {
-    pub(super) fn new(ev: &Evaluator, keys: &EncapsulationKeys, hamming_weight: usize) -> Result<Self> {
+    /// `to_dense` is prepared up to the level the bootstrap switches back at (the top
+    /// without `span`).
+    pub(super) fn new(
+        ev: &Evaluator,
+        keys: &EncapsulationKeys,
+        hamming_weight: usize,
+        span: Option<&SparseSpan>,
+    ) -> Result<Self> {
         if keys.hamming_weight != hamming_weight {
             return Err(Error::InvalidInput(format!(
                 "encapsulation keys of weight {} for a bootstrap planned for weight {hamming_weight}",
@@ -84,7 +136,8 @@ impl PreparedEncapsulation {
         let ops = ev.ops();
         let mut prepared = Vec::new();
         // The switch to the sparse secret runs at level 0 only.
-        for (key, level) in [(&keys.to_sparse, 0), (&keys.to_dense, ev.params().max_level())] {
+        let dense_level = span.map_or(ev.params().max_level(), |s| s.dense_level);
+        for (key, level) in [(&keys.to_sparse, 0), (&keys.to_dense, dense_level)] {
             check_params(ev.params(), key.params())?;
             if key.kind() != SwitchKind::Galois(1) {
                 return Err(Error::InvalidInput(format!("an encapsulation key is a {:?} key", key.kind())));
@@ -96,7 +149,51 @@ impl PreparedEncapsulation {
         }
         let to_dense = prepared.pop().expect("two keys");
         let to_sparse = prepared.pop().expect("two keys");
-        Ok(PreparedEncapsulation { to_sparse, to_dense })
+        let sparse = match span {
+            Some(span) => {
+                check_has(&keys.sparse_eval, span.levels, span.options.relin)?;
+                let params = ev.params().clone();
+                Some(Evaluator::new_up_to(ev.backend().clone(), params, &keys.sparse_eval, ev.mode(), span.levels)?)
+            }
+            None => None,
+        };
+        if let Some(s) = &sparse {
+            if !ev.tag().is_none() {
+                s.tag().check_against(ev.tag())?;
+            }
+        }
+        Ok(PreparedEncapsulation { to_sparse, to_dense, sparse })
+    }
+
+    /// [`PreparedEncapsulation::new`] with the keys made from `sk` and `seed` (the same
+    /// words as [`make_keys`]), those under `s'` prepared one at a time as made, so the
+    /// host never holds them all beside the prepared ones.
+    pub(super) fn from_secret(
+        ctx: &Context,
+        ev: &Evaluator,
+        sk: &SecretKey,
+        seed: &Seed,
+        hamming_weight: usize,
+        span: &SparseSpan,
+    ) -> Result<Self> {
+        let keys = make_keys(ctx, sk, seed, hamming_weight, None)?;
+        let empty = KeyLevels::default();
+        let none = KeygenOptions { relin: false, rotations: Vec::new(), conjugation: false };
+        let shell = SparseSpan { options: &none, levels: &empty, dense_level: span.dense_level };
+        let mut prepared = Self::new(ev, &keys, hamming_weight, Some(&shell))?;
+        drop(keys);
+        let sparse = prepared.sparse.as_mut().expect("a span makes the evaluator");
+        each_sparse_eval_key(&**ctx.backend(), sk, seed, hamming_weight, span.options, |key| {
+            let mut one = EvalKeys::default();
+            one.insert(key);
+            sparse.add_keys_up_to(&one, span.levels)
+        })?;
+        Ok(prepared)
+    }
+
+    /// The evaluator under `s'`, where the bootstrap stays under it.
+    pub(super) fn sparse(&self) -> Option<&Evaluator> {
+        self.sparse.as_ref()
     }
 
     /// `ct` (level 0, under `s`) under `s'`.

@@ -17,15 +17,17 @@
 //! Inputs: real values `x` in `[-1/2, 1/2)` (a function on `[-R, R]` takes `v / 2R`), at
 //! level `b` or above; the output holds `f(2 R x)` at [`FunctionalBootstrapper::output_level`].
 
-use fhe_api::ckks::params::{Params, SecretDist};
+use fhe_api::ckks::params::{security_bound_bits, Params, SecretDist};
 use fhe_api::ckks::{Ciphertext, Scale, SecretKey};
 use fhe_api::error::{Error, LevelNeed, Result};
 use fhe_api::rng::Seed;
 
 use super::dft;
-use super::encapsulation::{self, effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation};
+use super::encapsulation::{self, effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation, SparseSpan};
 use super::evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
-use super::memory::{check_fits, check_fits_on, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate};
+use super::memory::{
+    check_fits, check_fits_on, half_key_bytes, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate,
+};
 use super::prepare_factors;
 use crate::ckks::circuits::fourier::FourierSeries;
 use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
@@ -54,6 +56,16 @@ pub struct FunctionalConfig {
     /// Bits CoeffsToSlots' scale rises at each of its factors but the last (see
     /// [`FunctionalConfig::for_scale`]).
     pub cts_growth_bits: u32,
+    /// With encapsulation, stay under the sparse secret from ModRaise to the exponential's
+    /// output, with evaluation keys of its own there, and switch back to the user's
+    /// secret then (instead of at the top): CoeffsToSlots' rescales and key switches
+    /// round under a secret of weight 192 instead of about `2N/3`, which is what limits
+    /// the precision at 29-bit scales (`docs/CKKS.md`). Those keys sample the sparse
+    /// secret over the whole chain, so the chain's log QP must be within the sparse
+    /// secret's bound (`Error::SecurityBound` otherwise). Off in
+    /// [`FunctionalConfig::for_scale`]; on for seed 2's chains ([`super::FunctionalChain::config`]),
+    /// which are all within it.
+    pub sparse_keys: bool,
 }
 
 impl FunctionalConfig {
@@ -83,122 +95,46 @@ impl FunctionalConfig {
             double_angles: small.then_some(7),
             encapsulation: Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT),
             cts_growth_bits: u32::from(small),
+            sparse_keys: false,
         }
     }
 }
 
-/// A chain for functional bootstrapping, as seed 2 states its configurations: the ring,
-/// the scale (the first prime one bit wider), the levels left to compute with after a
-/// bootstrap, the level budget; the digit count smallest under the bound unless given.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FunctionalChain {
-    pub name: String,
-    pub log_n: u32,
-    pub scale_bits: u32,
-    /// Levels a user computes with between two functional bootstraps (the output is `b`
-    /// above them: the next bootstrap's SlotsToCoeffs).
-    pub levels_after: usize,
-    pub level_budget: (usize, usize),
-    /// Key-switching digits; `None`: the fewest that keep log QP within the bound.
-    pub dnum: Option<usize>,
-    /// The exponential's squarings; `None`: the scale's ([`FunctionalConfig::for_scale`]).
-    pub double_angles: Option<u32>,
+/// Every transform's rotations, once each.
+fn rotations_of<'a>(ts: impl Iterator<Item = &'a LinearTransform>) -> Vec<i64> {
+    let mut r: Vec<i64> = ts.flat_map(|t| t.rotations()).collect();
+    r.sort_unstable();
+    r.dedup();
+    r
 }
 
-impl FunctionalChain {
-    /// The configuration for this chain (budget and the scale's exponential).
-    pub fn config(&self) -> FunctionalConfig {
-        let d = FunctionalConfig::for_scale(self.scale_bits);
-        FunctionalConfig { level_budget: self.level_budget, double_angles: self.double_angles.or(d.double_angles), ..d }
+/// `Error::SecurityBound` when the chain's log QP is over the bound of a sparse secret of
+/// weight `h` (keys under it span the whole chain); insecure test parameters pass.
+fn check_sparse_bound(params: &Params, h: usize) -> Result<()> {
+    if params.is_insecure() {
+        return Ok(());
     }
-
-    /// The parameters for series up to `max_degree`: uniform ternary user secret (raised
-    /// through a sparse one), `depth = levels_after + b + a + exponential + series`, and
-    /// log QP within the sparse-secret bound of `N` (767 / 1553 / 3104 bits at `N = 2^15
-    /// / 2^16 / 2^17`, seed 2's limits), refused with `Error::SecurityBound` naming both
-    /// numbers otherwise.
-    pub fn params(&self, max_degree: usize) -> Result<Params> {
-        let config = self.config();
-        let sparse = SecretDist::SparseTernary { hamming_weight: fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT };
-        let bound = fhe_api::ckks::params::security_bound_bits(self.log_n, sparse).ok_or_else(|| {
-            Error::InvalidInput(format!("no sparse-secret bound at N = 2^{}: use 2^15 .. 2^17", self.log_n))
-        })?;
-        let k = k_bound_for(1 << self.log_n, sparse, config.failure_log2);
-        let exp = ModPoly::exponential(k, config.exp_bits, config.double_angles)?;
-        let (a, b) = self.level_budget;
-        let depth = self.levels_after + b + a + exp.depth() + chebyshev_depth(max_degree.max(1));
-        let literal = |dnum| fhe_api::ckks::ParamsLiteral {
-            name: self.name.clone(),
-            log_n: self.log_n,
-            scale_bits: self.scale_bits,
-            depth,
-            first_bits: self.scale_bits + 1,
-            special_bits: 60,
-            dnum,
-            secret: SecretDist::Ternary,
-        };
-        let fits = |p: &Params| p.log_qp() <= bound;
-        let params = match self.dnum {
-            Some(d) => Params::new(&literal(d))?,
-            None => {
-                let mut found = None;
-                for d in 1..=depth + 1 {
-                    if let Ok(p) = Params::new(&literal(d)) {
-                        if fits(&p) {
-                            found = Some(p);
-                            break;
-                        }
-                    }
-                }
-                match found {
-                    Some(p) => p,
-                    // The most digits give the smallest P: name its log QP (built
-                    // unchecked only to count it).
-                    None => {
-                        let log_qp = Params::insecure_for_tests(&literal(depth + 1))?.log_qp();
-                        return Err(Error::SecurityBound { log_qp, bound, n: 1 << self.log_n, secret: sparse.name() });
-                    }
-                }
-            }
-        };
-        if !fits(&params) {
-            return Err(Error::SecurityBound { log_qp: params.log_qp(), bound, n: params.n(), secret: sparse.name() });
-        }
-        Ok(params)
+    let secret = SecretDist::SparseTernary { hamming_weight: h };
+    let log_qp = params.log_qp();
+    match security_bound_bits(params.log_n(), secret) {
+        Some(bound) if log_qp <= bound => Ok(()),
+        Some(bound) => Err(Error::SecurityBound { log_qp, bound, n: params.n(), secret: secret.name() }),
+        None => Err(Error::InvalidInput(format!(
+            "keys under a sparse secret of weight {h} at N = {}: no 128-bit bound covers it; \
+             set FunctionalConfig::sparse_keys to false",
+            params.n()
+        ))),
     }
 }
 
-/// Seed 2's five configurations (OpenFHE PR #1372): sparse secret encapsulation, full
-/// packing, the first prime one bit wider than the scale. The one-level rows' budgets are
-/// not given there: `{3, 2}`, as OpenFHE's FE example. At `N = 2^15` the exponential
-/// squares six times, not the scale's seven: the seventh's level (a prime more in every
-/// key and diagonal) took the peak from 4.43 to 4.83 GiB, past half of OpenFHE's 9.16,
-/// for 0.3 bits where six already reach its precision (`docs/CKKS.md`).
-pub fn seed_two_chains() -> Vec<FunctionalChain> {
-    let chain = |name: &str, log_n, scale_bits, levels_after, level_budget| FunctionalChain {
-        name: name.to_string(),
-        log_n,
-        scale_bits,
-        levels_after,
-        level_budget,
-        dnum: None,
-        double_angles: None,
-    };
-    vec![
-        FunctionalChain { double_angles: Some(6), ..chain("fe-n15-scale29-after1", 15, 29, 1, (3, 2)) },
-        chain("fe-n16-scale29-after6", 16, 29, 6, (5, 4)),
-        chain("fe-n16-scale59-after1", 16, 59, 1, (3, 2)),
-        chain("fe-n17-scale59-after6", 17, 59, 6, (5, 4)),
-        chain("fe-n17-scale59-after10", 17, 59, 10, (5, 4)),
-    ]
-}
-
-/// The transforms and the exponential of one configuration, before encoding.
+/// The transforms and the exponential of one configuration, before encoding; `sparse`:
+/// it stays under the sparse secret to the exponential's output.
 struct Plan {
     cts: Vec<LinearTransform>,
     stc: Vec<LinearTransform>,
     exp: ModPoly,
     encapsulation: Option<usize>,
+    sparse: bool,
 }
 
 impl Plan {
@@ -216,29 +152,74 @@ impl Plan {
         // doubled by the real-part extraction: t / (K + 1) in [-1, 1].
         let cts = dft::coeffs_to_slots(n, config.level_budget.0, 1.0 / (8.0 * (k as f64 + 1.0)))?;
         let stc = dft::slots_to_coeffs(n, config.level_budget.1, 2.0)?;
-        Ok(Plan { cts, stc, exp, encapsulation })
+        let sparse = match encapsulation {
+            Some(h) if config.sparse_keys => {
+                check_sparse_bound(params, h)?;
+                true
+            }
+            _ => false,
+        };
+        Ok(Plan { cts, stc, exp, encapsulation, sparse })
+    }
+
+    /// The level the exponential's output is at, where a sparse plan switches back.
+    fn dense_level(&self, params: &Params) -> usize {
+        params.max_level() - self.cts.len() - self.exp.depth()
+    }
+
+    /// The transforms whose rotations switch under the user's secret: both, or only
+    /// SlotsToCoeffs when CoeffsToSlots runs under the sparse secret.
+    fn user_transforms(&self) -> (&[LinearTransform], &[LinearTransform]) {
+        (if self.sparse { &[] } else { &self.cts }, &self.stc)
     }
 
     fn rotations(&self) -> Vec<i64> {
-        let mut r: Vec<i64> = self.cts.iter().chain(&self.stc).flat_map(|t| t.rotations()).collect();
-        r.sort_unstable();
-        r.dedup();
-        r
+        let (cts, stc) = self.user_transforms();
+        rotations_of(cts.iter().chain(stc))
     }
 
     /// Each Galois key's highest level: SlotsToCoeffs from `b`, CoeffsToSlots from the
-    /// top, conjugation before its last rescale (and lower, in the series' real part).
+    /// top, conjugation before its last rescale (and lower, in the series' real part;
+    /// only there for a sparse plan, whose CoeffsToSlots conjugates under `s'`).
     fn key_levels(&self, params: &Params) -> KeyLevels {
         let top = params.max_level();
-        key_levels(params, (&self.cts, top), (&self.stc, self.stc.len()), &[], top + 1 - self.cts.len())
+        let (cts, stc) = self.user_transforms();
+        let conj = if self.sparse { self.dense_level(params) } else { top + 1 - self.cts.len() };
+        key_levels(params, (cts, top), (stc, self.stc.len()), &[], conj)
     }
 
-    /// As the plain bootstrap's (`memory`'s module docs), SlotsToCoeffs at levels `b .. 1`.
+    /// The keys under the sparse secret of a sparse plan: relinearization (the
+    /// exponential), conjugation and CoeffsToSlots' rotations, with their levels.
+    fn sparse_keys(&self, params: &Params) -> Option<(KeygenOptions, KeyLevels)> {
+        if !self.sparse {
+            return None;
+        }
+        let top = params.max_level();
+        let levels = key_levels(params, (&self.cts, top), (&[], 0), &[], top + 1 - self.cts.len());
+        let options = KeygenOptions { relin: true, rotations: rotations_of(self.cts.iter()), conjugation: true };
+        Some((options, levels))
+    }
+
+    /// As the plain bootstrap's (`memory`'s module docs), SlotsToCoeffs at levels `b .. 1`;
+    /// a sparse plan holds a second relinearization key and `to_dense` up to the
+    /// exponential's output.
     fn memory(&self, params: &Params) -> MemoryEstimate {
         let (top, special) = (params.max_level(), params.p().len());
         let limb = limb_bytes(params);
-        let (whole, low) = if self.encapsulation.is_some() { (1, 1) } else { (0, 0) };
-        let keys = keys_bytes(params, &self.key_levels(params), whole, low);
+        let keys = match self.sparse_keys(params) {
+            Some((_, sparse_levels)) => {
+                // The user's relinearization key and theirs; to_sparse at level 0, then
+                // to_dense at the exponential's output and one key being made (counted
+                // once in each keys_bytes).
+                keys_bytes(params, &self.key_levels(params), 0, 1) + keys_bytes(params, &sparse_levels, 0, 0)
+                    - 4 * half_key_bytes(params, top)
+                    + 2 * half_key_bytes(params, self.dense_level(params))
+            }
+            None => {
+                let (whole, low) = if self.encapsulation.is_some() { (1, 1) } else { (0, 0) };
+                keys_bytes(params, &self.key_levels(params), whole, low)
+            }
+        };
         let cts_levels = (0..self.cts.len()).map(|i| top - i);
         let stc_levels = (0..self.stc.len()).map(|i| self.stc.len() - i);
         let plaintexts = self
@@ -270,12 +251,16 @@ pub struct FunctionalBootstrapper {
     s0: Scale,
     max_degree: usize,
     encapsulation: Option<usize>,
+    /// A sparse plan's keys under `s'`, their levels, and the level it switches back at.
+    sparse: Option<(KeygenOptions, KeyLevels, usize)>,
     prepared_encapsulation: Option<PreparedEncapsulation>,
 }
 
 impl FunctionalBootstrapper {
-    /// The evaluation keys it needs: relinearization, conjugation and both transforms'
-    /// rotations. Make them with `Context::eval_keys`.
+    /// The evaluation keys it needs under the user's secret: relinearization,
+    /// conjugation and both transforms' rotations (SlotsToCoeffs' only with
+    /// [`FunctionalConfig::sparse_keys`], whose other keys come with the encapsulation
+    /// keys). Make them with `Context::eval_keys`.
     pub fn key_options(params: &Params, config: &FunctionalConfig) -> Result<KeygenOptions> {
         let plan = Plan::new(params, config)?;
         check_fits("functional bootstrapping (keys, diagonals, working set)", &plan.memory(params))?;
@@ -319,6 +304,7 @@ impl FunctionalBootstrapper {
         let s0 = Scale::new(params.q()[0].0 as f64 / 4.0)?;
         let (stc, _) = prepare_factors(ctx, ev, &plan.stc, b, params.scale_at(b).value(), Some(s0.value()), 0)?;
         let (cts, _) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None, config.cts_growth_bits)?;
+        let sparse = plan.sparse_keys(&params).map(|(o, l)| (o, l, plan.dense_level(&params)));
         Ok(FunctionalBootstrapper {
             config: config.clone(),
             cts,
@@ -327,7 +313,16 @@ impl FunctionalBootstrapper {
             s0,
             max_degree,
             encapsulation: plan.encapsulation,
+            sparse,
             prepared_encapsulation: None,
+        })
+    }
+
+    fn span(&self) -> Option<SparseSpan<'_>> {
+        self.sparse.as_ref().map(|(options, levels, dense_level)| SparseSpan {
+            options,
+            levels,
+            dense_level: *dense_level,
         })
     }
 
@@ -339,8 +334,10 @@ impl FunctionalBootstrapper {
         config: &FunctionalConfig,
         seed: &Seed,
     ) -> Result<Option<EncapsulationKeys>> {
-        match effective_weight(ctx.params(), config.encapsulation)? {
-            Some(h) => make_keys(ctx, sk, seed, h).map(Some),
+        let plan = Plan::new(ctx.params(), config)?;
+        let sparse = plan.sparse_keys(ctx.params());
+        match plan.encapsulation {
+            Some(h) => make_keys(ctx, sk, seed, h, sparse.as_ref().map(|(o, _)| o)).map(Some),
             None => Ok(None),
         }
     }
@@ -359,8 +356,40 @@ impl FunctionalBootstrapper {
         let h = self.encapsulation.ok_or_else(|| {
             Error::InvalidInput("this bootstrap raises under the user's secret: it takes no encapsulation keys".into())
         })?;
-        self.prepared_encapsulation = Some(PreparedEncapsulation::new(ev, keys, h)?);
+        self.prepared_encapsulation = Some(PreparedEncapsulation::new(ev, keys, h, self.span().as_ref())?);
         Ok(())
+    }
+
+    /// The encapsulation keys of [`FunctionalBootstrapper::encapsulation_keys_seeded`]
+    /// (the same words) made from `sk` and prepared here, those under the sparse secret
+    /// one at a time as made: the host never holds them all beside the prepared ones
+    /// (what the memory estimate assumes). Nothing to do without encapsulation.
+    pub fn set_encapsulation_from_secret(
+        &mut self,
+        ctx: &Context,
+        ev: &Evaluator,
+        sk: &SecretKey,
+        seed: &Seed,
+    ) -> Result<()> {
+        let Some(h) = self.encapsulation else { return Ok(()) };
+        let prepared = match self.span() {
+            Some(span) => PreparedEncapsulation::from_secret(ctx, ev, sk, seed, h, &span)?,
+            None => PreparedEncapsulation::new(ev, &make_keys(ctx, sk, seed, h, None)?, h, None)?,
+        };
+        self.prepared_encapsulation = Some(prepared);
+        Ok(())
+    }
+
+    /// Whether it raises through a sparse secret (and needs encapsulation keys).
+    pub fn encapsulates(&self) -> bool {
+        self.encapsulation.is_some()
+    }
+
+    /// Keys prepared under the sparse secret (relinearization and Galois keys; 0 unless
+    /// [`FunctionalConfig::sparse_keys`] and the encapsulation keys are set).
+    pub fn sparse_key_count(&self) -> usize {
+        let ev = self.prepared_encapsulation.as_ref().and_then(|p| p.sparse());
+        ev.map_or(0, |ev| ev.galois_elements().len() + usize::from(ev.has_relin()))
     }
 
     pub fn config(&self) -> &FunctionalConfig {
@@ -417,13 +446,7 @@ impl FunctionalBootstrapper {
             });
         }
         let at0 = ev.relabel(&x, self.s0)?;
-        let mut x = encapsulation::raise(
-            ev,
-            &at0,
-            self.encapsulation,
-            self.prepared_encapsulation.as_ref(),
-            "FunctionalBootstrapper",
-        )?;
+        let (ev, mut x) = self.raise(ev, &at0)?;
         let last = self.cts.len() - 1;
         for (i, t) in self.cts.iter().enumerate() {
             let y = ev.linear_transform_unscaled(&x, t)?;
@@ -440,7 +463,27 @@ impl FunctionalBootstrapper {
         for _ in 0..self.exp.double_angles {
             z = ev.canonical_product(&z, &z)?;
         }
-        Ok(z)
+        match (&self.sparse, &self.prepared_encapsulation) {
+            (Some(_), Some(keys)) => keys.to_dense(ev, &z),
+            _ => Ok(z),
+        }
+    }
+
+    /// ModRaise of `at0` to the top, and the evaluator to go on with: `ev` under the
+    /// user's secret, or, for a sparse plan, the one under `s'` (the ciphertext stays
+    /// there).
+    pub(super) fn raise<'a>(&'a self, ev: &'a Evaluator, at0: &Ciphertext) -> Result<(&'a Evaluator, Ciphertext)> {
+        let prepared = self.prepared_encapsulation.as_ref();
+        match (self.sparse.is_some(), prepared.and_then(|p| p.sparse().map(|s| (p, s)))) {
+            (true, Some((keys, sparse))) => {
+                let raised = ev.mod_raise(&keys.to_sparse(ev, at0)?, ev.params().max_level())?;
+                Ok((sparse, raised))
+            }
+            _ => {
+                let raised = encapsulation::raise(ev, at0, self.encapsulation, prepared, "FunctionalBootstrapper")?;
+                Ok((ev, raised))
+            }
+        }
     }
 
     /// `2 Re(sum_j c_j z^j)` on an [`FunctionalBootstrapper::exponential`]'s output.

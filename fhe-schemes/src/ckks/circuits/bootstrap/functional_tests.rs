@@ -5,6 +5,7 @@ use fhe_api::rng::Seed;
 use fhe_cpu::CpuBackend;
 
 use super::*;
+use crate::ckks::circuits::bootstrap::{seed_two_chains, FunctionalChain};
 use crate::ckks::circuits::fourier::FeFunction;
 use crate::ckks::{Complex, Mode};
 use fhe_api::error::{Error, LevelNeed};
@@ -157,7 +158,8 @@ fn coeffs_to_slots_output(ev: &Evaluator, fb: &FunctionalBootstrapper, ct: &Ciph
 /// error of `u` after CoeffsToSlots and of `z` after the exponential: the exponential's
 /// bits and squarings, the encapsulation weight (no security check here), `log2 N` and
 /// the scale from `LUX_FE_EXP_BITS`, `LUX_FE_R`, `LUX_FE_WEIGHT`, `LUX_FE_LOGN` (default
-/// 13), `LUX_FE_SCALE` (default 29; the series' bits: `LUX_FE_SERIES_BITS`, 12):
+/// 13), `LUX_FE_SCALE` (default 29; the series' bits: `LUX_FE_SERIES_BITS`, 12), `LUX_FE_SPARSE_KEYS`
+/// and `LUX_FE_SPARSE_USER` (below):
 /// `LUX_FE_WEIGHT=32 cargo test -p fhe-schemes --release --lib -- --ignored --nocapture insecure_fe_probe_29`
 #[test]
 #[ignore]
@@ -167,6 +169,13 @@ fn insecure_fe_probe_29() {
     let mut config = FunctionalConfig { level_budget: (3, 2), ..FunctionalConfig::for_scale(scale_bits) };
     config.exp_bits = env("LUX_FE_EXP_BITS", config.exp_bits as f64) as u32;
     config.encapsulation = Some(env("LUX_FE_WEIGHT", 192.0) as usize);
+    // LUX_FE_SPARSE_USER: the user's secret itself sparse (everything under it);
+    // LUX_FE_SPARSE_KEYS: FunctionalConfig::sparse_keys.
+    let sparse_user = std::env::var("LUX_FE_SPARSE_USER").is_ok();
+    if sparse_user {
+        config.encapsulation = None;
+    }
+    config.sparse_keys = std::env::var("LUX_FE_SPARSE_KEYS").is_ok();
     // LUX_FE_R: the squarings (negative: the fewest levels).
     let r = env("LUX_FE_R", config.double_angles.map_or(-1.0, f64::from));
     config.double_angles = (r >= 0.0).then_some(r as u32);
@@ -179,7 +188,7 @@ fn insecure_fe_probe_29() {
         first_bits: env("LUX_FE_FIRST", scale_bits as f64 + 1.0) as u32,
         special_bits: 60,
         dnum: 3,
-        secret: SecretDist::Ternary,
+        secret: if sparse_user { SecretDist::SparseTernary { hamming_weight: 192 } } else { SecretDist::Ternary },
     };
     let params = Arc::new(fhe_api::ckks::Params::insecure_for_tests(&lit).unwrap());
     let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
@@ -187,15 +196,19 @@ fn insecure_fe_probe_29() {
     let keys = ctx.keygen_from_seed(&Seed([3; 32]), &options).unwrap();
     let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
     let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, series.degree()).unwrap();
-    let sse = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([4; 32])).unwrap();
-    fb.set_encapsulation_keys(&ev, &sse.unwrap()).unwrap();
+    if let Some(sse) =
+        FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &config, &Seed([4; 32])).unwrap()
+    {
+        fb.set_encapsulation_keys(&ev, &sse).unwrap();
+    }
     let n = params.slots();
     let xs: Vec<f64> = (0..n).map(|i| -0.5 + i as f64 / n as f64).collect();
     let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
     let pt = ctx.encode_at(&values, fb.input_level(), params.scale_at(fb.input_level())).unwrap();
     let ct = ctx.encrypt_sk_seeded(&keys.sk, &pt, &Seed([5; 32])).unwrap();
-    // Stage errors: u after CoeffsToSlots (in units of u: (K + 1) u - x / 2 is an integer).
-    {
+    // Stage errors: u after CoeffsToSlots (in units of u: (K + 1) u - x / 2 is an integer),
+    // decrypted under the user's secret (not where CoeffsToSlots stays under s').
+    if !config.sparse_keys {
         let u = u_as_bootstrapped(&ev, &fb, &ct);
         let us = ctx.decrypt(&keys.sk, &u).unwrap();
         let k1 = fb.k() as f64 + 1.0;
@@ -264,6 +277,9 @@ fn run_seed_two_chain(name: &str) {
     if let Some(g) = std::env::var("LUX_FE_CTS_GROWTH").ok().and_then(|v| v.parse().ok()) {
         config.cts_growth_bits = g;
     }
+    if std::env::var("LUX_FE_SPARSE_KEYS").as_deref() == Ok("0") {
+        config.sparse_keys = false;
+    }
     let options = match FunctionalBootstrapper::key_options(&params, &config) {
         Ok(o) => o,
         Err(e @ Error::OutOfMemory { .. }) => return eprintln!("{name}: refused: {e}"),
@@ -295,7 +311,9 @@ fn run_seed_two_chain(name: &str) {
     let enc_seed = std::env::var("LUX_FE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(5u8);
     let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([enc_seed; 32])).unwrap();
     let ct = if input_up { ev.canonical_at(&ct, b).unwrap() } else { ct };
-    if std::env::var("LUX_FE_WORST").is_ok() {
+    if std::env::var("LUX_FE_WORST").is_ok() && config.sparse_keys {
+        eprintln!("LUX_FE_WORST decrypts each stage under the user's secret: add LUX_FE_SPARSE_KEYS=0");
+    } else if std::env::var("LUX_FE_WORST").is_ok() {
         // SlotsToCoeffs' output at level 0: coefficient j holds (q_0 / 2) x_j (j < N/2).
         let y = slots_to_coeffs(&ev, &fb, &ct);
         let pt = ctx.decrypt_plaintext(&keys.sk, &y).unwrap();
@@ -490,4 +508,84 @@ fn small_scales_square_the_exponential_seven_times() {
     let large = FunctionalConfig::for_scale(50);
     assert_eq!((large.double_angles, large.exp_bits, large.cts_growth_bits), (None, 44, 0));
     assert!(ModPoly::exponential(36, 20, Some(11)).is_err());
+}
+
+/// A 29-bit chain at N = 2^13 (insecure), a uniform ternary secret raised through a
+/// sparse one.
+fn insecure_params_29() -> Arc<fhe_api::ckks::Params> {
+    let lit = fhe_api::ckks::ParamsLiteral {
+        name: "fe-29-ci".into(),
+        log_n: 13,
+        scale_bits: 29,
+        depth: 30,
+        first_bits: 30,
+        special_bits: 60,
+        dnum: 3,
+        secret: SecretDist::Ternary,
+    };
+    Arc::new(fhe_api::ckks::Params::insecure_for_tests(&lit).unwrap())
+}
+
+/// `FunctionalConfig::sparse_keys` at a 29-bit scale: CoeffsToSlots and the exponential
+/// under the sparse secret give the identity over a bit more precision (13.0 against 11.7
+/// bits with these seeds); the user's keys lose CoeffsToSlots' rotations; keys made for
+/// another configuration are refused by name; the keys made one at a time from the secret
+/// give the same words as the host keys.
+#[test]
+fn insecure_sparse_keys_gain_precision_at_29_bits() {
+    let params = insecure_params_29();
+    let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
+    let series = FeFunction::Identity.series(12.0).unwrap();
+    let n = params.slots();
+    let xs: Vec<f64> = (0..n).map(|i| -0.5 + i as f64 / n as f64).collect();
+    let values: Vec<Complex> = xs.iter().map(|&x| Complex::new(x, 0.0)).collect();
+    let want: Vec<f64> = xs.iter().map(|&x| 2.0 * x).collect();
+    let dense = FunctionalConfig { level_budget: (3, 2), ..FunctionalConfig::for_scale(29) };
+    let sparse = FunctionalConfig { sparse_keys: true, ..dense.clone() };
+    let (dense_options, sparse_options) = (
+        FunctionalBootstrapper::key_options(&params, &dense).unwrap(),
+        FunctionalBootstrapper::key_options(&params, &sparse).unwrap(),
+    );
+    assert!(sparse_options.rotations.len() < dense_options.rotations.len());
+    assert!(sparse_options.rotations.iter().all(|r| dense_options.rotations.contains(r)));
+    let keys = ctx.keygen_from_seed(&Seed([3; 32]), &dense_options).unwrap();
+    let ev = ctx.evaluator_with(&keys.eval, Mode::Auto).unwrap();
+    let b = FunctionalBootstrapper::new(&ctx, &ev, &dense, series.degree()).unwrap().input_level();
+    let pt = ctx.encode_at(&values, b, params.scale_at(b)).unwrap();
+    let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed([5; 32])).unwrap();
+    let mut bits = Vec::new();
+    let mut outputs = Vec::new();
+    for config in [&dense, &sparse] {
+        let mut fb = FunctionalBootstrapper::new(&ctx, &ev, config, series.degree()).unwrap();
+        let sse = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, config, &Seed([4; 32]));
+        fb.set_encapsulation_keys(&ev, &sse.unwrap().unwrap()).unwrap();
+        let out = fb.bootstrap(&ev, &ct, &series).unwrap();
+        assert_eq!(out.level(), fb.output_level(&ev, series.degree()));
+        let got: Vec<f64> = ctx.decrypt(&keys.sk, &out).unwrap().iter().map(|c| c.re).collect();
+        bits.push(crate::ckks::circuits::fourier::relative_precision(&want, &got).0);
+        outputs.push(ev.download(&out).unwrap());
+    }
+    eprintln!("identity at 29 bits: {:.2} bits under s, {:.2} with sparse keys", bits[0], bits[1]);
+    assert!(bits[1] >= bits[0] + 1.0, "{bits:?}");
+    // Keys without those under s' are refused; the one-at-a-time path gives the same words.
+    let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &sparse, series.degree()).unwrap();
+    let plain = FunctionalBootstrapper::encapsulation_keys_seeded(&ctx, &keys.sk, &dense, &Seed([4; 32]));
+    let e = fb.set_encapsulation_keys(&ev, &plain.unwrap().unwrap()).unwrap_err();
+    assert!(matches!(&e, Error::InvalidInput(m) if m.contains("lack the relinearization key")), "{e}");
+    fb.set_encapsulation_from_secret(&ctx, &ev, &keys.sk, &Seed([4; 32])).unwrap();
+    assert!(fb.sparse_key_count() > 1);
+    let out = fb.bootstrap(&ev, &ct, &series).unwrap();
+    assert_eq!(ev.download(&out).unwrap(), outputs[1]);
+}
+
+/// Keys under the sparse secret over a chain beyond its bound (the peer's bootstrapping
+/// chain, log QP 1719 > 1553 at N = 2^16) are refused with both numbers.
+#[test]
+fn sparse_keys_over_the_sparse_bound_are_refused() {
+    let params = fhe_api::ckks::Preset::Slots32768Scale59Depth22.params().clone();
+    let config = FunctionalConfig { level_budget: (3, 3), sparse_keys: true, ..FunctionalConfig::for_scale(59) };
+    let e = FunctionalBootstrapper::memory_estimate(&params, &config).unwrap_err();
+    assert!(matches!(e, Error::SecurityBound { log_qp: 1719, bound: 1553, .. }), "{e}");
+    let off = FunctionalConfig { sparse_keys: false, ..config };
+    FunctionalBootstrapper::memory_estimate(&params, &off).unwrap();
 }

@@ -44,7 +44,7 @@ pub(super) fn limb_bytes(params: &Params) -> u64 {
 
 /// Bytes of one switching key's `b` over `Q_l P` for the digits covering `Q_l`: a host
 /// key's at the top level, half a prepared one's at `l`.
-fn half_key_bytes(params: &Params, level: usize) -> u64 {
+pub(super) fn half_key_bytes(params: &Params, level: usize) -> u64 {
     let digits = params.digits(level).len() as u64;
     digits * (level + 1 + params.p().len()) as u64 * limb_bytes(params)
 }

@@ -21,10 +21,12 @@ pub mod dft;
 mod encapsulation;
 pub mod evalmod;
 mod functional;
+mod functional_chains;
 pub mod memory;
 
 pub use encapsulation::EncapsulationKeys;
-pub use functional::{seed_two_chains, FunctionalBootstrapper, FunctionalChain, FunctionalConfig};
+pub use functional::{FunctionalBootstrapper, FunctionalConfig};
+pub use functional_chains::{seed_two_chains, FunctionalChain};
 
 use std::time::Instant;
 
@@ -326,7 +328,7 @@ impl Bootstrapper {
         seed: &Seed,
     ) -> Result<Option<EncapsulationKeys>> {
         match effective_weight(ctx.params(), config.encapsulation)? {
-            Some(h) => make_keys(ctx, sk, seed, h).map(Some),
+            Some(h) => make_keys(ctx, sk, seed, h, None).map(Some),
             None => Ok(None),
         }
     }
@@ -337,7 +339,7 @@ impl Bootstrapper {
         let h = self.encapsulation.ok_or_else(|| {
             Error::InvalidInput("this bootstrap raises under the user's secret: it takes no encapsulation keys".into())
         })?;
-        self.prepared_encapsulation = Some(PreparedEncapsulation::new(ev, keys, h)?);
+        self.prepared_encapsulation = Some(PreparedEncapsulation::new(ev, keys, h, None)?);
         Ok(())
     }
 
