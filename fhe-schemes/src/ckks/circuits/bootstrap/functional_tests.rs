@@ -89,7 +89,7 @@ fn seed_two_chains_fit_their_bounds() {
         let mem = FunctionalBootstrapper::memory_estimate(&p, &chain.config()).unwrap();
         eprintln!(
             "{}: degree {degree} ({bits} bits), depth {}, dnum {}, {} special, log QP {}, memory {:.1} GiB \
-             (keys {:.1}, {} rotations; plaintexts {:.1}; working {:.1})",
+             (keys {:.1}, {} rotations under the user's secret; plaintexts {:.1}; working {:.1})",
             chain.name,
             p.depth(),
             p.dnum(),
@@ -180,17 +180,9 @@ fn insecure_fe_probe_29() {
     let r = env("LUX_FE_R", config.double_angles.map_or(-1.0, f64::from));
     config.double_angles = (r >= 0.0).then_some(r as u32);
     let series = FeFunction::Identity.series(env("LUX_FE_SERIES_BITS", 12.0)).unwrap();
-    let lit = fhe_api::ckks::ParamsLiteral {
-        name: "fe-probe".into(),
-        log_n: env("LUX_FE_LOGN", 13.0) as u32,
-        scale_bits,
-        depth: 30,
-        first_bits: env("LUX_FE_FIRST", scale_bits as f64 + 1.0) as u32,
-        special_bits: 60,
-        dnum: 3,
-        secret: if sparse_user { SecretDist::SparseTernary { hamming_weight: 192 } } else { SecretDist::Ternary },
-    };
-    let params = Arc::new(fhe_api::ckks::Params::insecure_for_tests(&lit).unwrap());
+    let secret = if sparse_user { SecretDist::SparseTernary { hamming_weight: 192 } } else { SecretDist::Ternary };
+    let first_bits = env("LUX_FE_FIRST", scale_bits as f64 + 1.0) as u32;
+    let params = insecure_depth_30(env("LUX_FE_LOGN", 13.0) as u32, scale_bits, first_bits, secret);
     let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
     let options = FunctionalBootstrapper::key_options(&params, &config).unwrap();
     let keys = ctx.keygen_from_seed(&Seed([3; 32]), &options).unwrap();
@@ -510,18 +502,18 @@ fn small_scales_square_the_exponential_seven_times() {
     assert!(ModPoly::exponential(36, 20, Some(11)).is_err());
 }
 
-/// A 29-bit chain at N = 2^13 (insecure), a uniform ternary secret raised through a
-/// sparse one.
-fn insecure_params_29() -> Arc<fhe_api::ckks::Params> {
+/// An insecure chain of depth 30 (the probes' and the sparse keys' test's), dnum 3.
+fn insecure_depth_30(log_n: u32, scale_bits: u32, first_bits: u32, secret: SecretDist) -> Arc<fhe_api::ckks::Params> {
+    let name = format!("fe-probe-n{log_n}-s{scale_bits}");
     let lit = fhe_api::ckks::ParamsLiteral {
-        name: "fe-29-ci".into(),
-        log_n: 13,
-        scale_bits: 29,
+        name,
+        log_n,
+        scale_bits,
         depth: 30,
-        first_bits: 30,
+        first_bits,
         special_bits: 60,
         dnum: 3,
-        secret: SecretDist::Ternary,
+        secret,
     };
     Arc::new(fhe_api::ckks::Params::insecure_for_tests(&lit).unwrap())
 }
@@ -533,7 +525,7 @@ fn insecure_params_29() -> Arc<fhe_api::ckks::Params> {
 /// give the same words as the host keys.
 #[test]
 fn insecure_sparse_keys_gain_precision_at_29_bits() {
-    let params = insecure_params_29();
+    let params = insecure_depth_30(13, 29, 30, SecretDist::Ternary);
     let ctx = Context::new(Arc::new(CpuBackend::new(None).unwrap()), params.clone()).unwrap();
     let series = FeFunction::Identity.series(12.0).unwrap();
     let n = params.slots();
