@@ -51,9 +51,10 @@ pub(super) struct PreparedEncapsulation {
 
 /// What a bootstrap that stays under `s'` needs: its keys there, up to their levels, and
 /// the level it switches back to `s` at.
-pub(super) struct SparseSpan<'a> {
-    pub options: &'a KeygenOptions,
-    pub levels: &'a KeyLevels,
+#[derive(Clone, Debug)]
+pub(super) struct SparseSpan {
+    pub options: KeygenOptions,
+    pub levels: KeyLevels,
     pub dense_level: usize,
 }
 
@@ -67,15 +68,28 @@ pub(super) fn effective_weight(params: &Params, requested: Option<usize>) -> Res
     if params.is_insecure() {
         return Ok(Some(h));
     }
-    let secret = SecretDist::SparseTernary { hamming_weight: h };
     let log_qp = params.log2_q_at(0) + params.p().iter().map(|p| (p.0 as f64).log2()).sum::<f64>();
-    let log_qp = log_qp.ceil() as u32;
+    check_sparse_bound(
+        params,
+        h,
+        log_qp.ceil() as u32,
+        "sparse secret encapsulation",
+        "BootstrapConfig::encapsulation to None",
+    )?;
+    Ok(Some(h))
+}
+
+/// `Error::SecurityBound` when `s'` of weight `h` sampled modulo a `log_qp`-bit modulus is
+/// over the sparse bound of `N`; `Error::InvalidInput` for `what` where no bound covers
+/// it, naming the setting (`fix`) that avoids it.
+pub(super) fn check_sparse_bound(params: &Params, h: usize, log_qp: u32, what: &str, fix: &str) -> Result<()> {
+    let secret = SecretDist::SparseTernary { hamming_weight: h };
     match security_bound_bits(params.log_n(), secret) {
-        Some(bound) if log_qp <= bound => Ok(Some(h)),
+        Some(bound) if log_qp <= bound => Ok(()),
         Some(bound) => Err(Error::SecurityBound { log_qp, bound, n: params.n(), secret: secret.name() }),
         None => Err(Error::InvalidInput(format!(
-            "sparse secret encapsulation with weight {h} at N = {}: no 128-bit bound covers that sparse secret \
-             (N = 2^15 .. 2^17, weight >= 192); set BootstrapConfig::encapsulation to None",
+            "{what} with weight {h} at N = {}: no 128-bit bound covers that sparse secret \
+             (N = 2^15 .. 2^17, weight >= 192); set {fix}",
             params.n()
         ))),
     }
@@ -127,6 +141,30 @@ impl PreparedEncapsulation {
         hamming_weight: usize,
         span: Option<&SparseSpan>,
     ) -> Result<Self> {
+        let dense_level = span.map_or(ev.params().max_level(), |s| s.dense_level);
+        let (to_sparse, to_dense) = Self::switches(ev, keys, hamming_weight, dense_level)?;
+        let sparse = match span {
+            Some(span) => {
+                check_has(&keys.sparse_eval, &span.levels, span.options.relin)?;
+                let (backend, params) = (ev.backend().clone(), ev.params().clone());
+                let sparse = Evaluator::new_up_to(backend, params, &keys.sparse_eval, ev.mode(), &span.levels)?;
+                if !ev.tag().is_none() {
+                    sparse.tag().check_against(ev.tag())?;
+                }
+                Some(sparse)
+            }
+            None => None,
+        };
+        Ok(PreparedEncapsulation { to_sparse, to_dense, sparse })
+    }
+
+    /// The two switches prepared: `to_sparse` at level 0, `to_dense` up to `dense_level`.
+    fn switches(
+        ev: &Evaluator,
+        keys: &EncapsulationKeys,
+        hamming_weight: usize,
+        dense_level: usize,
+    ) -> Result<(Arc<PreparedSwitchKey>, Arc<PreparedSwitchKey>)> {
         if keys.hamming_weight != hamming_weight {
             return Err(Error::InvalidInput(format!(
                 "encapsulation keys of weight {} for a bootstrap planned for weight {hamming_weight}",
@@ -136,7 +174,6 @@ impl PreparedEncapsulation {
         let ops = ev.ops();
         let mut prepared = Vec::new();
         // The switch to the sparse secret runs at level 0 only.
-        let dense_level = span.map_or(ev.params().max_level(), |s| s.dense_level);
         for (key, level) in [(&keys.to_sparse, 0), (&keys.to_dense, dense_level)] {
             check_params(ev.params(), key.params())?;
             if key.kind() != SwitchKind::Galois(1) {
@@ -149,25 +186,13 @@ impl PreparedEncapsulation {
         }
         let to_dense = prepared.pop().expect("two keys");
         let to_sparse = prepared.pop().expect("two keys");
-        let sparse = match span {
-            Some(span) => {
-                check_has(&keys.sparse_eval, span.levels, span.options.relin)?;
-                let params = ev.params().clone();
-                Some(Evaluator::new_up_to(ev.backend().clone(), params, &keys.sparse_eval, ev.mode(), span.levels)?)
-            }
-            None => None,
-        };
-        if let Some(s) = &sparse {
-            if !ev.tag().is_none() {
-                s.tag().check_against(ev.tag())?;
-            }
-        }
-        Ok(PreparedEncapsulation { to_sparse, to_dense, sparse })
+        Ok((to_sparse, to_dense))
     }
 
     /// [`PreparedEncapsulation::new`] with the keys made from `sk` and `seed` (the same
     /// words as [`make_keys`]), those under `s'` prepared one at a time as made, so the
-    /// host never holds them all beside the prepared ones.
+    /// host never holds them all beside the prepared ones. `sk` is checked against the
+    /// evaluator's key set through the two switches, which carry its tag as the others do.
     pub(super) fn from_secret(
         ctx: &Context,
         ev: &Evaluator,
@@ -177,18 +202,16 @@ impl PreparedEncapsulation {
         span: &SparseSpan,
     ) -> Result<Self> {
         let keys = make_keys(ctx, sk, seed, hamming_weight, None)?;
-        let empty = KeyLevels::default();
-        let none = KeygenOptions { relin: false, rotations: Vec::new(), conjugation: false };
-        let shell = SparseSpan { options: &none, levels: &empty, dense_level: span.dense_level };
-        let mut prepared = Self::new(ev, &keys, hamming_weight, Some(&shell))?;
+        let (to_sparse, to_dense) = Self::switches(ev, &keys, hamming_weight, span.dense_level)?;
         drop(keys);
-        let sparse = prepared.sparse.as_mut().expect("a span makes the evaluator");
-        each_sparse_eval_key(&**ctx.backend(), sk, seed, hamming_weight, span.options, |key| {
+        let (backend, params) = (ev.backend().clone(), ev.params().clone());
+        let sparse = Evaluator::new_up_to(backend, params, &EvalKeys::default(), ev.mode(), &span.levels)?;
+        each_sparse_eval_key(&**ctx.backend(), sk, seed, hamming_weight, &span.options, |key| {
             let mut one = EvalKeys::default();
             one.insert(key);
-            sparse.add_keys_up_to(&one, span.levels)
+            sparse.add_keys_up_to(&one, &span.levels)
         })?;
-        Ok(prepared)
+        Ok(PreparedEncapsulation { to_sparse, to_dense, sparse: Some(sparse) })
     }
 
     /// The evaluator under `s'`, where the bootstrap stays under it.

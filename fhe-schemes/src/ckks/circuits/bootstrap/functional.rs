@@ -17,13 +17,15 @@
 //! Inputs: real values `x` in `[-1/2, 1/2)` (a function on `[-R, R]` takes `v / 2R`), at
 //! level `b` or above; the output holds `f(2 R x)` at [`FunctionalBootstrapper::output_level`].
 
-use fhe_api::ckks::params::{security_bound_bits, Params, SecretDist};
+use fhe_api::ckks::params::{Params, SecretDist};
 use fhe_api::ckks::{Ciphertext, Scale, SecretKey};
 use fhe_api::error::{Error, LevelNeed, Result};
 use fhe_api::rng::Seed;
 
 use super::dft;
-use super::encapsulation::{self, effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation, SparseSpan};
+use super::encapsulation::{
+    self, check_sparse_bound, effective_weight, make_keys, EncapsulationKeys, PreparedEncapsulation, SparseSpan,
+};
 use super::evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
 use super::memory::{
     check_fits, check_fits_on, half_key_bytes, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate,
@@ -108,25 +110,6 @@ fn rotations_of<'a>(ts: impl Iterator<Item = &'a LinearTransform>) -> Vec<i64> {
     r
 }
 
-/// `Error::SecurityBound` when the chain's log QP is over the bound of a sparse secret of
-/// weight `h` (keys under it span the whole chain); insecure test parameters pass.
-fn check_sparse_bound(params: &Params, h: usize) -> Result<()> {
-    if params.is_insecure() {
-        return Ok(());
-    }
-    let secret = SecretDist::SparseTernary { hamming_weight: h };
-    let log_qp = params.log_qp();
-    match security_bound_bits(params.log_n(), secret) {
-        Some(bound) if log_qp <= bound => Ok(()),
-        Some(bound) => Err(Error::SecurityBound { log_qp, bound, n: params.n(), secret: secret.name() }),
-        None => Err(Error::InvalidInput(format!(
-            "keys under a sparse secret of weight {h} at N = {}: no 128-bit bound covers it; \
-             set FunctionalConfig::sparse_keys to false",
-            params.n()
-        ))),
-    }
-}
-
 /// The transforms and the exponential of one configuration, before encoding; `sparse`:
 /// it stays under the sparse secret to the exponential's output.
 struct Plan {
@@ -153,8 +136,12 @@ impl Plan {
         let cts = dft::coeffs_to_slots(n, config.level_budget.0, 1.0 / (8.0 * (k as f64 + 1.0)))?;
         let stc = dft::slots_to_coeffs(n, config.level_budget.1, 2.0)?;
         let sparse = match encapsulation {
+            // Keys under s' span the whole chain (insecure test parameters pass).
             Some(h) if config.sparse_keys => {
-                check_sparse_bound(params, h)?;
+                if !params.is_insecure() {
+                    let fix = "FunctionalConfig::sparse_keys to false";
+                    check_sparse_bound(params, h, params.log_qp(), "keys under a sparse secret", fix)?;
+                }
                 true
             }
             _ => false,
@@ -188,16 +175,17 @@ impl Plan {
         key_levels(params, (cts, top), (stc, self.stc.len()), &[], conj)
     }
 
-    /// The keys under the sparse secret of a sparse plan: relinearization (the
-    /// exponential), conjugation and CoeffsToSlots' rotations, with their levels.
-    fn sparse_keys(&self, params: &Params) -> Option<(KeygenOptions, KeyLevels)> {
+    /// What a sparse plan does under the sparse secret: its keys there (relinearization
+    /// for the exponential, conjugation and CoeffsToSlots' rotations) with their levels,
+    /// and the level it switches back at.
+    fn sparse_span(&self, params: &Params) -> Option<SparseSpan> {
         if !self.sparse {
             return None;
         }
         let top = params.max_level();
         let levels = key_levels(params, (&self.cts, top), (&[], 0), &[], top + 1 - self.cts.len());
         let options = KeygenOptions { relin: true, rotations: rotations_of(self.cts.iter()), conjugation: true };
-        Some((options, levels))
+        Some(SparseSpan { options, levels, dense_level: self.dense_level(params) })
     }
 
     /// As the plain bootstrap's (`memory`'s module docs), SlotsToCoeffs at levels `b .. 1`;
@@ -206,14 +194,14 @@ impl Plan {
     fn memory(&self, params: &Params) -> MemoryEstimate {
         let (top, special) = (params.max_level(), params.p().len());
         let limb = limb_bytes(params);
-        let keys = match self.sparse_keys(params) {
-            Some((_, sparse_levels)) => {
+        let keys = match self.sparse_span(params) {
+            Some(span) => {
                 // The user's relinearization key and theirs; to_sparse at level 0, then
                 // to_dense at the exponential's output and one key being made (counted
                 // once in each keys_bytes).
-                keys_bytes(params, &self.key_levels(params), 0, 1) + keys_bytes(params, &sparse_levels, 0, 0)
+                keys_bytes(params, &self.key_levels(params), 0, 1) + keys_bytes(params, &span.levels, 0, 0)
                     - 4 * half_key_bytes(params, top)
-                    + 2 * half_key_bytes(params, self.dense_level(params))
+                    + 2 * half_key_bytes(params, span.dense_level)
             }
             None => {
                 let (whole, low) = if self.encapsulation.is_some() { (1, 1) } else { (0, 0) };
@@ -251,8 +239,8 @@ pub struct FunctionalBootstrapper {
     s0: Scale,
     max_degree: usize,
     encapsulation: Option<usize>,
-    /// A sparse plan's keys under `s'`, their levels, and the level it switches back at.
-    sparse: Option<(KeygenOptions, KeyLevels, usize)>,
+    /// A sparse plan's work under `s'` ([`Plan::sparse_span`]).
+    sparse: Option<SparseSpan>,
     prepared_encapsulation: Option<PreparedEncapsulation>,
 }
 
@@ -304,7 +292,7 @@ impl FunctionalBootstrapper {
         let s0 = Scale::new(params.q()[0].0 as f64 / 4.0)?;
         let (stc, _) = prepare_factors(ctx, ev, &plan.stc, b, params.scale_at(b).value(), Some(s0.value()), 0)?;
         let (cts, _) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None, config.cts_growth_bits)?;
-        let sparse = plan.sparse_keys(&params).map(|(o, l)| (o, l, plan.dense_level(&params)));
+        let sparse = plan.sparse_span(&params);
         Ok(FunctionalBootstrapper {
             config: config.clone(),
             cts,
@@ -318,14 +306,6 @@ impl FunctionalBootstrapper {
         })
     }
 
-    fn span(&self) -> Option<SparseSpan<'_>> {
-        self.sparse.as_ref().map(|(options, levels, dense_level)| SparseSpan {
-            options,
-            levels,
-            dense_level: *dense_level,
-        })
-    }
-
     /// The encapsulation keys `config` needs for `sk` (`None` when it needs none), from
     /// the randomness of `seed`.
     pub fn encapsulation_keys_seeded(
@@ -334,12 +314,13 @@ impl FunctionalBootstrapper {
         config: &FunctionalConfig,
         seed: &Seed,
     ) -> Result<Option<EncapsulationKeys>> {
-        let plan = Plan::new(ctx.params(), config)?;
-        let sparse = plan.sparse_keys(ctx.params());
-        match plan.encapsulation {
-            Some(h) => make_keys(ctx, sk, seed, h, sparse.as_ref().map(|(o, _)| o)).map(Some),
-            None => Ok(None),
-        }
+        let Some(h) = effective_weight(ctx.params(), config.encapsulation)? else { return Ok(None) };
+        // Only a sparse plan needs the transforms' rotations.
+        let span = match config.sparse_keys {
+            true => Plan::new(ctx.params(), config)?.sparse_span(ctx.params()),
+            false => None,
+        };
+        make_keys(ctx, sk, seed, h, span.as_ref().map(|s| &s.options)).map(Some)
     }
 
     /// [`FunctionalBootstrapper::encapsulation_keys_seeded`] with OS randomness.
@@ -356,7 +337,7 @@ impl FunctionalBootstrapper {
         let h = self.encapsulation.ok_or_else(|| {
             Error::InvalidInput("this bootstrap raises under the user's secret: it takes no encapsulation keys".into())
         })?;
-        self.prepared_encapsulation = Some(PreparedEncapsulation::new(ev, keys, h, self.span().as_ref())?);
+        self.prepared_encapsulation = Some(PreparedEncapsulation::new(ev, keys, h, self.sparse.as_ref())?);
         Ok(())
     }
 
@@ -372,8 +353,8 @@ impl FunctionalBootstrapper {
         seed: &Seed,
     ) -> Result<()> {
         let Some(h) = self.encapsulation else { return Ok(()) };
-        let prepared = match self.span() {
-            Some(span) => PreparedEncapsulation::from_secret(ctx, ev, sk, seed, h, &span)?,
+        let prepared = match &self.sparse {
+            Some(span) => PreparedEncapsulation::from_secret(ctx, ev, sk, seed, h, span)?,
             None => PreparedEncapsulation::new(ev, &make_keys(ctx, sk, seed, h, None)?, h, None)?,
         };
         self.prepared_encapsulation = Some(prepared);
@@ -463,9 +444,9 @@ impl FunctionalBootstrapper {
         for _ in 0..self.exp.double_angles {
             z = ev.canonical_product(&z, &z)?;
         }
-        match (&self.sparse, &self.prepared_encapsulation) {
-            (Some(_), Some(keys)) => keys.to_dense(ev, &z),
-            _ => Ok(z),
+        match self.prepared_encapsulation.as_ref().filter(|p| p.sparse().is_some()) {
+            Some(keys) => keys.to_dense(ev, &z),
+            None => Ok(z),
         }
     }
 
@@ -473,13 +454,14 @@ impl FunctionalBootstrapper {
     /// user's secret, or, for a sparse plan, the one under `s'` (the ciphertext stays
     /// there).
     pub(super) fn raise<'a>(&'a self, ev: &'a Evaluator, at0: &Ciphertext) -> Result<(&'a Evaluator, Ciphertext)> {
+        // Prepared keys hold an evaluator under s' exactly for a sparse plan.
         let prepared = self.prepared_encapsulation.as_ref();
-        match (self.sparse.is_some(), prepared.and_then(|p| p.sparse().map(|s| (p, s)))) {
-            (true, Some((keys, sparse))) => {
+        match prepared.and_then(|p| p.sparse().map(|s| (p, s))) {
+            Some((keys, sparse)) => {
                 let raised = ev.mod_raise(&keys.to_sparse(ev, at0)?, ev.params().max_level())?;
                 Ok((sparse, raised))
             }
-            _ => {
+            None => {
                 let raised = encapsulation::raise(ev, at0, self.encapsulation, prepared, "FunctionalBootstrapper")?;
                 Ok((ev, raised))
             }
