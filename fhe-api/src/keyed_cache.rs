@@ -63,6 +63,13 @@ impl<K: Eq + Hash + Clone, V> KeyedCache<K, V> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Drops every cached value (callers holding one keep theirs); the next use builds
+    /// again.
+    pub fn clear(&self) {
+        let old = std::mem::take(&mut *self.map.write().unwrap_or_else(|e| e.into_inner()));
+        drop(old);
+    }
 }
 
 #[cfg(test)]
@@ -85,5 +92,8 @@ mod tests {
             cache.get_or_init(&(k, 0), || k.to_string());
         }
         assert_eq!(cache.len(), 102);
+        cache.clear();
+        assert!(cache.is_empty());
+        assert!(!Arc::ptr_eq(&a, &cache.get_or_init(&(1, 2), || "a".into())), "built again");
     }
 }

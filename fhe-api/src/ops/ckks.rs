@@ -53,6 +53,18 @@ pub trait CkksOps: Send + Sync {
         let _ = params;
         vec![0; len]
     }
+    /// A context or evaluator of `params` now uses this backend; each is matched by one
+    /// [`CkksOps::context_closed`]. A backend that keeps work buffers for a parameter set
+    /// between calls keeps them only while one is open. The default does nothing.
+    fn context_opened(&self, params: &Arc<Params>) {
+        let _ = params;
+    }
+    /// The match of one [`CkksOps::context_opened`]: after the last, the backend frees
+    /// what it kept for `params` (a bootstrap's work buffers are a gigabyte at
+    /// `N = 2^16`), so dropping every context gives the memory back.
+    fn context_closed(&self, params: &Arc<Params>) {
+        let _ = params;
+    }
     /// Back to the host, words unchanged (degree 1).
     fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext>;
     /// A coefficient-form plaintext into evaluation form, resident.

@@ -135,6 +135,12 @@ impl<B: Backend, T: Tamper> CkksOps for Delegate<B, T> {
     fn result_buffer(&self, params: &Arc<Params>, len: usize) -> Vec<u64> {
         self.ops().result_buffer(params, len)
     }
+    fn context_opened(&self, params: &Arc<Params>) {
+        self.ops().context_opened(params)
+    }
+    fn context_closed(&self, params: &Arc<Params>) {
+        self.ops().context_closed(params)
+    }
     fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext> {
         self.ops().download(ct)
     }

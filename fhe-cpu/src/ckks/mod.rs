@@ -268,6 +268,19 @@ impl CkksOps for CpuBackend {
         }
     }
 
+    fn context_opened(&self, params: &Arc<Params>) {
+        // A plan that cannot be built is refused again by the first operation.
+        if let Ok(plan) = self.ckks_plan(params) {
+            plan.open();
+        }
+    }
+
+    fn context_closed(&self, params: &Arc<Params>) {
+        if let Ok(plan) = self.ckks_plan(params) {
+            plan.close();
+        }
+    }
+
     fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext> {
         degree_one(ct, "download")?;
         let c = self.ct(ct)?;

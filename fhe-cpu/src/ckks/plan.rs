@@ -3,6 +3,7 @@
 //! switching (ModUp per digit, ModDown) and the rescale constants.
 
 use std::ops::{Deref, DerefMut, Range};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use fhe_api::ckks::params::Params;
@@ -33,6 +34,10 @@ pub struct CkksPlan {
     /// Recycled work buffers (ModUp digits, key-switching sums): at N = 2^16 each is tens
     /// of megabytes, and fresh ones cost a page fault per 4 KiB.
     scratch: Mutex<Vec<Vec<u64>>>,
+    /// Contexts and evaluators open on this plan ([`CkksPlan::open`]).
+    users: AtomicUsize,
+    /// Whether one ever was: from then on the pool and monomials live only while one is.
+    opened: AtomicBool,
 }
 
 /// Buffers [`CkksPlan::take`] keeps for reuse: a bootstrap's baby steps (two extended
@@ -108,6 +113,8 @@ impl CkksPlan {
             levels: KeyedCache::new(),
             monomials: KeyedCache::new(),
             scratch: Mutex::new(Vec::new()),
+            users: AtomicUsize::new(0),
+            opened: AtomicBool::new(false),
         })
     }
 
@@ -143,9 +150,42 @@ impl CkksPlan {
         words
     }
 
+    /// A context or evaluator uses this plan (`CkksOps::context_opened`).
+    pub fn open(&self) {
+        self.opened.store(true, Ordering::Release);
+        self.users.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The match of one [`CkksPlan::open`]: after the last, the kept work buffers and
+    /// monomials are freed (both are rebuilt on demand), so a dropped bootstrap's
+    /// gigabyte is not held for the backend's life.
+    pub fn close(&self) {
+        let was = self.users.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| u.checked_sub(1));
+        if was == Ok(1) {
+            let freed = std::mem::take(&mut *self.scratch.lock().unwrap_or_else(|e| e.into_inner()));
+            drop(freed);
+            self.monomials.clear();
+        }
+    }
+
+    /// Bytes of the work buffers kept for reuse now.
+    pub fn kept_bytes(&self) -> usize {
+        let free = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        8 * free.iter().map(Vec::capacity).sum::<usize>()
+    }
+
+    /// Whether buffers handed back are kept: always before any context opened (the
+    /// backend used directly), afterwards only while one is open.
+    fn keeps(&self) -> bool {
+        !self.opened.load(Ordering::Acquire) || self.users.load(Ordering::Acquire) > 0
+    }
+
     /// Keeps `words` for a later [`CkksPlan::take`] (up to [`SCRATCH_KEEP`] buffers; the
     /// rest are freed). They hold ciphertext and key-switching words, never a secret.
     pub fn recycle(&self, words: Vec<u64>) {
+        if !self.keeps() {
+            return;
+        }
         let cap = SCRATCH_KEEP_POLYS * (self.q_len() + self.params.p().len()) * self.params.n();
         let mut free = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let kept: usize = free.iter().map(Vec::capacity).sum();
@@ -267,5 +307,27 @@ mod tests {
         many.into_iter().for_each(|v| plan.recycle(v));
         let (count, words) = kept(&plan);
         assert!(count <= SCRATCH_KEEP && words <= cap, "{count} buffers, {words} words, cap {cap}");
+    }
+
+    #[test]
+    fn the_pool_and_monomials_live_while_a_context_is_open() {
+        let plan = plan();
+        let n = plan.params.n();
+        plan.open();
+        plan.open();
+        plan.recycle(vec![0; 2 * n]);
+        plan.monomial(n / 2).unwrap();
+        plan.close();
+        assert_eq!((kept(&plan).0, plan.monomials.len()), (1, 1), "one context is still open");
+        plan.close();
+        assert_eq!((kept(&plan).0, plan.monomials.len()), (0, 0), "the last close frees both");
+        // A ciphertext dropped after its context does not refill the pool; an unmatched
+        // close is ignored; a new context keeps buffers again.
+        plan.recycle(vec![0; 2 * n]);
+        plan.close();
+        assert_eq!(kept(&plan).0, 0);
+        plan.open();
+        plan.recycle(vec![0; 2 * n]);
+        assert_eq!(kept(&plan).0, 1);
     }
 }

@@ -15,7 +15,7 @@ use fhe_api::Result;
 
 use crate::ckks::encoding::{Complex, Encoder};
 use crate::ckks::encrypt::{decrypt, encrypt_pk, encrypt_sk};
-use crate::ckks::evaluator::{check_params, ckks_ops, Evaluator, KeyLevels, Mode};
+use crate::ckks::evaluator::{check_params, ckks_ops, Evaluator, KeyLevels, Mode, OpenParams};
 use crate::ckks::keygen::{
     each_eval_key_from_secret, eval_keys_from_secret, galois_key_from_seed, keygen, KeygenOptions,
 };
@@ -25,6 +25,7 @@ pub struct Context {
     backend: Arc<dyn Backend>,
     params: Arc<Params>,
     encoder: Encoder,
+    _open: OpenParams,
 }
 
 impl std::fmt::Debug for Context {
@@ -39,8 +40,9 @@ impl Context {
     pub fn new(backend: Arc<dyn Backend>, params: Arc<Params>) -> Result<Self> {
         ckks_ops(&*backend)?;
         params.check_security()?;
+        let _open = OpenParams::new(&backend, &params)?;
         let encoder = Encoder::new(&params)?;
-        Ok(Context { backend, params, encoder })
+        Ok(Context { backend, params, encoder, _open })
     }
 
     pub fn from_preset(backend: Arc<dyn Backend>, preset: Preset) -> Result<Self> {
@@ -255,5 +257,33 @@ pub fn precision_bits(got: &[Complex], want: &[Complex]) -> f64 {
         60.0
     } else {
         (-err.log2()).min(60.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fhe_cpu::CpuBackend;
+
+    /// The backend's work buffers for a parameter set live while a context or evaluator of
+    /// it does, and go when the last is dropped (not at the backend's end).
+    #[test]
+    fn dropping_the_last_context_and_evaluator_frees_the_work_buffers() {
+        let cpu = Arc::new(CpuBackend::oracle());
+        let backend: Arc<dyn Backend> = cpu.clone();
+        let params = Arc::new(Preset::Slots4096Scale40Depth2.params().clone());
+        let plan = cpu.ckks_plan(&params).unwrap();
+        let ctx = Context::new(backend, params.clone()).unwrap();
+        let keys = ctx.keygen_from_seed(&Seed([3; 32]), &KeygenOptions::default()).unwrap();
+        let ev = ctx.evaluator(&keys.eval).unwrap();
+        let x = [Complex::new(0.5, 0.0)];
+        let ct = ctx.encrypt(&keys.pk, &ctx.encode(&x).unwrap()).unwrap();
+        drop(ev.rescale(&ev.mul(&ct, &ct).unwrap()).unwrap());
+        drop(ct);
+        assert!(plan.kept_bytes() > 0, "a multiplication's buffers are kept for the next");
+        drop(ctx);
+        assert!(plan.kept_bytes() > 0, "the evaluator is still open");
+        drop(ev);
+        assert_eq!(plan.kept_bytes(), 0);
     }
 }

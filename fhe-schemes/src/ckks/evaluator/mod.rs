@@ -69,6 +69,7 @@ pub struct Evaluator {
     tag: RwLock<KeyTag>,
     relin: RwLock<Option<Arc<PreparedSwitchKey>>>,
     galois: RwLock<BTreeMap<u64, Arc<PreparedSwitchKey>>>,
+    _open: OpenParams,
 }
 
 impl std::fmt::Debug for Evaluator {
@@ -86,6 +87,29 @@ impl std::fmt::Debug for Evaluator {
 /// The backend's CKKS capability, or `Error::Unsupported`.
 pub fn ckks_ops(backend: &dyn Backend) -> Result<&dyn CkksOps> {
     backend.ckks().ok_or_else(|| Error::Unsupported { backend: backend.name(), scheme: "CKKS" })
+}
+
+/// Held by a [`crate::ckks::Context`] and an [`Evaluator`]: the backend keeps work
+/// buffers for their parameters while one lives (`CkksOps::context_opened`) and frees
+/// them when the last drops.
+pub(crate) struct OpenParams {
+    backend: Arc<dyn Backend>,
+    params: Arc<Params>,
+}
+
+impl OpenParams {
+    pub(crate) fn new(backend: &Arc<dyn Backend>, params: &Arc<Params>) -> Result<Self> {
+        ckks_ops(&**backend)?.context_opened(params);
+        Ok(OpenParams { backend: backend.clone(), params: params.clone() })
+    }
+}
+
+impl Drop for OpenParams {
+    fn drop(&mut self) {
+        if let Some(ops) = self.backend.ckks() {
+            ops.context_closed(&self.params);
+        }
+    }
 }
 
 /// `Error::ParamMismatch` naming both parameter sets.
@@ -111,8 +135,9 @@ impl Evaluator {
         mode: Mode,
         levels: &KeyLevels,
     ) -> Result<Self> {
-        ckks_ops(&*backend)?;
+        let _open = OpenParams::new(&backend, &params)?;
         let ev = Evaluator {
+            _open,
             backend,
             params,
             mode,
