@@ -26,7 +26,7 @@ use crate::report::{alternate, round_spread, BootstrapFacts, Row, INTERLEAVED};
 use crate::stats::{Plan, Stats};
 
 pub use crate::ops::ckks_mem::{
-    mem_available, peak_rss, release_freed_memory, reset_peak_rss, start_round_peak, wait_for_memory,
+    log_step, mem_available, peak_rss, release_freed_memory, reset_peak_rss, start_round_peak, wait_for_memory,
 };
 
 /// The bootstrap row's `operation`.
@@ -231,6 +231,7 @@ pub fn our_round(
     round: u64,
 ) -> Result<BootRound> {
     start_round_peak();
+    log_step("round start (heap trimmed, peak reset)");
     let ctx = Context::new(backend, params.clone())?;
     let start = Instant::now();
     let options = Bootstrapper::key_options(params, &case.config)?;
@@ -240,9 +241,11 @@ pub fn our_round(
     // Made and prepared one at a time, each up to the level it serves (a server holds
     // the prepared keys alone, as OpenFHE's context holds its one copy).
     let ev = ctx.evaluator_from_secret(&sk, &options, Mode::Auto, &levels, &seed)?;
+    log_step("evaluation keys, prepared");
     let key_count = 1 + ev.galois_elements().len();
     let key_bytes = key_count as u64 * host_key_bytes(params);
     let mut bs = Bootstrapper::new(&ctx, &ev, &case.config)?;
+    log_step("the bootstrapper's diagonals");
     // A uniform secret bootstraps through a sparse one by default (encapsulation): two
     // more switching keys, counted with the others.
     let seed = Seed::derive(SEED_ROOT, 2000 + round);
@@ -270,6 +273,7 @@ pub fn our_round(
             }
         }
     }
+    log_step("the bootstraps");
     let peak_bytes = peak_rss().unwrap_or(0);
     let (out, ph) = first.ok_or_else(|| Error::InvalidPlan("no timed bootstrap".into()))?;
     let (max_err, mean_err) = errors(&ctx.decrypt(&sk, &out)?, &x)?;

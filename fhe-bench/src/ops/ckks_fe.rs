@@ -20,7 +20,7 @@ use fhe_schemes::ckks::{
 use super::ckks_boot::host_key_bytes;
 use super::maybe_one_thread;
 use crate::error::{Error, Result};
-use crate::ops::ckks_mem::{peak_rss, release_freed_memory, start_round_peak, wait_for_memory};
+use crate::ops::ckks_mem::{log_step, peak_rss, release_freed_memory, start_round_peak, wait_for_memory};
 use crate::report::{alternate, BootstrapFacts, Row, INTERLEAVED};
 use crate::stats::{Plan, Stats};
 
@@ -127,6 +127,7 @@ pub fn our_round(
     warmup: usize,
 ) -> Result<FeRound> {
     start_round_peak();
+    log_step("round start (heap trimmed, peak reset)");
     let config = case.chain.config();
     let ctx = Context::new(backend, params.clone())?;
     let start = Instant::now();
@@ -134,13 +135,17 @@ pub fn our_round(
     let levels = FunctionalBootstrapper::key_levels(params, &config)?;
     let seed = Seed::derive(SEED_ROOT, round);
     let KeySet { sk, pk, .. } = ctx.keygen_from_seed(&seed, &KeygenOptions::default())?;
+    log_step("secret and public key");
     // Made and prepared one at a time, each up to the level it serves: OpenFHE's
     // EvalBootstrapKeyGen also keeps one copy of its keys.
     let ev = ctx.evaluator_from_secret(&sk, &options, Mode::Auto, &levels, &seed)?;
+    log_step("the user's evaluation keys, prepared");
     let mut fb = FunctionalBootstrapper::new(&ctx, &ev, &config, case.max_degree())?;
+    log_step("the bootstrapper's diagonals");
     // The encapsulation keys (and, with FunctionalConfig::sparse_keys, those under the
     // sparse secret) likewise one at a time; every key's host form is the same size.
     fb.set_encapsulation_from_secret(&ctx, &ev, &sk, &Seed::derive(SEED_ROOT, 2000 + round))?;
+    log_step("encapsulation and sparse-secret keys, prepared");
     let key_count = 1 + ev.galois_elements().len() + 2 * usize::from(fb.encapsulates()) + fb.sparse_key_count();
     let key_bytes = key_count as u64 * host_key_bytes(params);
     let setup_ns = start.elapsed().as_nanos() as f64;
@@ -174,6 +179,7 @@ pub fn our_round(
             output_level: out.level(),
         });
     }
+    log_step("the functional bootstraps");
     Ok(FeRound {
         setup_ns,
         results,

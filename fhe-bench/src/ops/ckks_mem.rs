@@ -26,6 +26,17 @@ pub fn peak_rss() -> Option<u64> {
     kib_field(&std::fs::read_to_string("/proc/self/status").ok()?, "VmHWM:")
 }
 
+/// Logs the resident set and its peak after a step of a round (target
+/// `lux_fhe::memory`, level info: `RUST_LOG=lux_fhe::memory=info` prints where a peak
+/// goes, step by step). Nothing off Linux.
+pub fn log_step(step: &str) {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return };
+    let gib = |key| kib_field(&status, key).map(|b| b as f64 / (1u64 << 30) as f64);
+    if let (Some(rss), Some(peak)) = (gib("VmRSS:"), gib("VmHWM:")) {
+        tracing::info!(target: "lux_fhe::memory", step, rss_gib = format!("{rss:.2}"), peak_gib = format!("{peak:.2}"));
+    }
+}
+
 /// Resets `VmHWM` to the current resident set (Linux >= 4.0: `5` to
 /// `/proc/self/clear_refs`), so the next [`peak_rss`] is this round's; false where that
 /// is refused (the peak is then the process's since it started).
