@@ -25,8 +25,9 @@ use crate::error::{Error, Result};
 use crate::report::{alternate, round_spread, BootstrapFacts, Row, INTERLEAVED};
 use crate::stats::{Plan, Stats};
 
+use crate::ops::ckks_mem::log_step;
 pub use crate::ops::ckks_mem::{
-    log_step, mem_available, peak_rss, release_freed_memory, reset_peak_rss, start_round_peak, wait_for_memory,
+    mem_available, peak_rss, release_freed_memory, reset_peak_rss, start_round_peak, wait_for_memory,
 };
 
 /// The bootstrap row's `operation`.

@@ -30,6 +30,10 @@ pub fn peak_rss() -> Option<u64> {
 /// `lux_fhe::memory`, level info: `RUST_LOG=lux_fhe::memory=info` prints where a peak
 /// goes, step by step). Nothing off Linux.
 pub fn log_step(step: &str) {
+    // The status file is read only when someone listens.
+    if !tracing::enabled!(target: "lux_fhe::memory", tracing::Level::INFO) {
+        return;
+    }
     let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return };
     let gib = |key| kib_field(&status, key).map(|b| b as f64 / (1u64 << 30) as f64);
     if let (Some(rss), Some(peak)) = (gib("VmRSS:"), gib("VmHWM:")) {
