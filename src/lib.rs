@@ -86,9 +86,9 @@ pub mod ckks {
         MemoryEstimate, PhaseTimes,
     };
     pub use fhe_schemes::ckks::{
-        precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, Evaluator, FeFunction,
-        FourierSeries, FunctionalBootstrapper, FunctionalChain, FunctionalConfig, HoistedCiphertext, KeyLevels,
-        KeygenOptions, LinearTransform, Mode, PlainOperand, PreparedLinearTransform,
+        precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, DiagonalForm, Evaluator,
+        FeFunction, FourierSeries, FunctionalBootstrapper, FunctionalChain, FunctionalConfig, HoistedCiphertext,
+        KeyLevels, KeygenOptions, LinearTransform, Mode, PlainOperand, PreparedLinearTransform,
     };
 }
 

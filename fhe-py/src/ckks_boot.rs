@@ -9,8 +9,8 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use lux_fhe::ckks::{
-    precision_floor_bits, seed_two_chains, BootstrapConfig, Bootstrapper, Context, FeFunction, FourierSeries,
-    FunctionalBootstrapper, FunctionalConfig, MemoryEstimate,
+    precision_floor_bits, seed_two_chains, BootstrapConfig, Bootstrapper, Context, DiagonalForm, FeFunction,
+    FourierSeries, FunctionalBootstrapper, FunctionalConfig, MemoryEstimate,
 };
 use lux_fhe::rng::stream;
 use lux_fhe::Seed;
@@ -51,6 +51,26 @@ pub struct PyBootstrapper {
     ctx: Arc<Context>,
 }
 
+/// `diagonals=`: `auto` (whole where the machine holds them so, compact where not),
+/// `evaluation` or `compact`.
+fn diagonals_arg(diagonals: &str) -> PyResult<Option<DiagonalForm>> {
+    match diagonals.trim().to_ascii_lowercase().as_str() {
+        "auto" => Ok(None),
+        "evaluation" => Ok(Some(DiagonalForm::Evaluation)),
+        "compact" => Ok(Some(DiagonalForm::Compact)),
+        other => Err(InvalidInputError::new_err(format!(
+            "unknown diagonals `{other}`; valid values: auto, evaluation, compact"
+        ))),
+    }
+}
+
+fn form_name(form: DiagonalForm) -> &'static str {
+    match form {
+        DiagonalForm::Evaluation => "evaluation",
+        DiagonalForm::Compact => "compact",
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn boot_config(
     level_budget: (usize, usize),
@@ -59,8 +79,18 @@ fn boot_config(
     prescale_bits: u32,
     eval_mod_bits: u32,
     arcsine: bool,
+    diagonals: Option<DiagonalForm>,
 ) -> BootstrapConfig {
-    BootstrapConfig { level_budget, encapsulation, slots, prescale_bits, eval_mod_bits, arcsine, ..Default::default() }
+    BootstrapConfig {
+        level_budget,
+        encapsulation,
+        slots,
+        prescale_bits,
+        eval_mod_bits,
+        arcsine,
+        diagonals,
+        ..Default::default()
+    }
 }
 
 #[pymethods]
@@ -70,7 +100,8 @@ impl PyBootstrapper {
     /// than the machine has is `OutOfMemoryError` before anything is made.
     #[new]
     #[pyo3(signature = (ctx, sk, level_budget = (3, 3), encapsulation = Some(192), slots = None,
-                        prescale_bits = 8, eval_mod_bits = 36, arcsine = false, mode = "auto", seed = None))]
+                        prescale_bits = 8, eval_mod_bits = 36, arcsine = false, mode = "auto", seed = None,
+                        diagonals = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -84,8 +115,10 @@ impl PyBootstrapper {
         arcsine: bool,
         mode: &str,
         seed: Option<&[u8]>,
+        diagonals: &str,
     ) -> PyResult<Self> {
-        let config = boot_config(level_budget, encapsulation, slots, prescale_bits, eval_mod_bits, arcsine);
+        let form = diagonals_arg(diagonals)?;
+        let config = boot_config(level_budget, encapsulation, slots, prescale_bits, eval_mod_bits, arcsine, form);
         let (mode, seed, c) = (mode_arg(mode)?, seed_or_os(seed)?, ctx.inner.clone());
         let (ev, bs) = heavy(py, || {
             let params = c.params();
@@ -107,7 +140,7 @@ impl PyBootstrapper {
     /// `working`, `total`), estimated before anything is made.
     #[staticmethod]
     #[pyo3(signature = (params, level_budget = (3, 3), encapsulation = Some(192), slots = None,
-                        prescale_bits = 8, eval_mod_bits = 36, arcsine = false))]
+                        prescale_bits = 8, eval_mod_bits = 36, arcsine = false, diagonals = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn memory_estimate<'py>(
         py: Python<'py>,
@@ -118,8 +151,10 @@ impl PyBootstrapper {
         prescale_bits: u32,
         eval_mod_bits: u32,
         arcsine: bool,
+        diagonals: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let config = boot_config(level_budget, encapsulation, slots, prescale_bits, eval_mod_bits, arcsine);
+        let form = diagonals_arg(diagonals)?;
+        let config = boot_config(level_budget, encapsulation, slots, prescale_bits, eval_mod_bits, arcsine, form);
         let m = heavy(py, || Bootstrapper::memory_estimate(&params.inner, &config))?;
         memory_dict(py, &m)
     }
@@ -128,6 +163,12 @@ impl PyBootstrapper {
     /// The evaluator holding the keys (use it for everything else on these ciphertexts).
     fn evaluator(&self, py: Python<'_>) -> Py<PyEvaluator> {
         self.ev.clone_ref(py)
+    }
+
+    #[getter]
+    /// How the transforms' diagonals are kept: `evaluation` or `compact`.
+    fn diagonal_form(&self) -> &'static str {
+        form_name(self.inner.diagonal_form())
     }
 
     #[getter]
@@ -253,6 +294,7 @@ fn fe_config(
     enc: Option<usize>,
     double_angles: Option<u32>,
     sparse_keys: bool,
+    diagonals: Option<DiagonalForm>,
 ) -> FunctionalConfig {
     let d = FunctionalConfig::for_scale(scale_bits);
     FunctionalConfig {
@@ -261,6 +303,7 @@ fn fe_config(
         double_angles: double_angles.or(d.double_angles),
         encapsulation: enc,
         sparse_keys,
+        diagonals,
         ..d
     }
 }
@@ -269,7 +312,7 @@ fn fe_config(
 impl PyFunctionalBootstrapper {
     #[new]
     #[pyo3(signature = (ctx, sk, max_degree, level_budget = None, exp_bits = None, encapsulation = Some(192),
-                        mode = "auto", seed = None, double_angles = None, sparse_keys = false))]
+                        mode = "auto", seed = None, double_angles = None, sparse_keys = false, diagonals = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -283,10 +326,11 @@ impl PyFunctionalBootstrapper {
         seed: Option<&[u8]>,
         double_angles: Option<u32>,
         sparse_keys: bool,
+        diagonals: &str,
     ) -> PyResult<Self> {
         let (mode, seed, c) = (mode_arg(mode)?, seed_or_os(seed)?, ctx.inner.clone());
-        let config =
-            fe_config(c.params().scale_bits(), level_budget, exp_bits, encapsulation, double_angles, sparse_keys);
+        let (bits, form) = (c.params().scale_bits(), diagonals_arg(diagonals)?);
+        let config = fe_config(bits, level_budget, exp_bits, encapsulation, double_angles, sparse_keys, form);
         let (ev, fb) = heavy(py, || {
             let params = c.params();
             let options = FunctionalBootstrapper::key_options(params, &config)?;
@@ -303,7 +347,8 @@ impl PyFunctionalBootstrapper {
     /// Bytes the configuration holds (as `Bootstrapper.memory_estimate`).
     #[staticmethod]
     #[pyo3(signature = (params, level_budget = None, exp_bits = None, encapsulation = Some(192), double_angles = None,
-                        sparse_keys = false))]
+                        sparse_keys = false, diagonals = "auto"))]
+    #[allow(clippy::too_many_arguments)]
     fn memory_estimate<'py>(
         py: Python<'py>,
         params: &PyParams,
@@ -312,9 +357,10 @@ impl PyFunctionalBootstrapper {
         encapsulation: Option<usize>,
         double_angles: Option<u32>,
         sparse_keys: bool,
+        diagonals: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let config =
-            fe_config(params.inner.scale_bits(), level_budget, exp_bits, encapsulation, double_angles, sparse_keys);
+        let (bits, form) = (params.inner.scale_bits(), diagonals_arg(diagonals)?);
+        let config = fe_config(bits, level_budget, exp_bits, encapsulation, double_angles, sparse_keys, form);
         let m = heavy(py, || FunctionalBootstrapper::memory_estimate(&params.inner, &config))?;
         memory_dict(py, &m)
     }
@@ -323,6 +369,12 @@ impl PyFunctionalBootstrapper {
     /// The evaluator holding the keys.
     fn evaluator(&self, py: Python<'_>) -> Py<PyEvaluator> {
         self.ev.clone_ref(py)
+    }
+
+    #[getter]
+    /// How the transforms' diagonals are kept: `evaluation` or `compact`.
+    fn diagonal_form(&self) -> &'static str {
+        form_name(self.inner.diagonal_form())
     }
 
     #[getter]

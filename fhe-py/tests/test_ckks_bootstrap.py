@@ -113,3 +113,23 @@ def test_functional_bootstrapping_refusals(insecure_ctx):
     est = ckks.FunctionalBootstrapper.memory_estimate(p, level_budget=(3, 2), double_angles=6)
     assert est["total"] == est["keys"] + est["plaintexts"] + est["working"] > 0
     assert ckks.precision_floor_bits(29) == pytest.approx(12.0)
+
+
+def test_insecure_compact_diagonals_give_the_same_bytes(insecure_ctx):
+    # Diagonals kept as their integers (transformed at each use): less memory, the same
+    # words; "auto" keeps them whole where the machine holds them.
+    ctx, keys = insecure_ctx
+    whole = ckks.Bootstrapper.memory_estimate(ctx.params, diagonals="evaluation")
+    compact = ckks.Bootstrapper.memory_estimate(ctx.params, diagonals="compact")
+    assert compact["plaintexts"] < whole["plaintexts"] and compact["keys"] == whole["keys"]
+    assert ckks.Bootstrapper.memory_estimate(ctx.params) == whole
+    with pytest.raises(lux_fhe.InvalidInputError, match="diagonals"):
+        ckks.Bootstrapper.memory_estimate(ctx.params, diagonals="sparse")
+    x = np.random.default_rng(9).uniform(-1.0, 1.0, ctx.params.slots)
+    spent = ctx.encrypt(keys.pk, ctx.encode(x, level=1), seed=lux_fhe.derive_seed("lux-fhe-py-boot", 7))
+    outs = []
+    for form in ["evaluation", "compact"]:
+        bs = ckks.Bootstrapper(ctx, keys.sk, seed=lux_fhe.derive_seed("lux-fhe-py-boot", 8), diagonals=form)
+        assert bs.diagonal_form == form
+        outs.append(bs.bootstrap(spent).to_bytes())
+    assert outs[0] == outs[1]

@@ -69,6 +69,22 @@ pub trait CkksOps: Send + Sync {
     fn download(&self, ct: &Ciphertext) -> Result<HostCiphertext>;
     /// A coefficient-form plaintext into evaluation form, resident.
     fn upload_plaintext(&self, pt: &Plaintext) -> Result<PreparedPlaintext>;
+    /// [`CkksOps::upload_plaintext`] of a plaintext whose integer coefficients are
+    /// `ints` (signed, `N` of them; `pt` holds their residues): a backend may keep the
+    /// integers alone, one word a coefficient instead of one a limb, and bring each limb
+    /// to evaluation form where it is read. Every product reads the same words as with
+    /// the whole plaintext; each use costs a transform per limb. Meant for plaintexts
+    /// kept long and read seldom (a bootstrap's diagonals). The default keeps it whole
+    /// ([`CkksOps::keeps_compact_plaintexts`] says which).
+    fn upload_plaintext_compact(&self, pt: &Plaintext, ints: &[i64]) -> Result<PreparedPlaintext> {
+        let _ = ints;
+        self.upload_plaintext(pt)
+    }
+    /// Whether [`CkksOps::upload_plaintext_compact`] keeps the integers alone (what a
+    /// memory estimate counts). The default: no.
+    fn keeps_compact_plaintexts(&self) -> bool {
+        false
+    }
     /// Expands a switching key's seeded `a` halves and keeps both halves resident.
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey>;
     /// [`CkksOps::prepare_key`] for switches at `max_level` or below only: a backend may

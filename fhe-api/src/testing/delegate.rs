@@ -147,6 +147,12 @@ impl<B: Backend, T: Tamper> CkksOps for Delegate<B, T> {
     fn upload_plaintext(&self, pt: &Plaintext) -> Result<PreparedPlaintext> {
         self.ops().upload_plaintext(pt)
     }
+    fn upload_plaintext_compact(&self, pt: &Plaintext, ints: &[i64]) -> Result<PreparedPlaintext> {
+        self.ops().upload_plaintext_compact(pt, ints)
+    }
+    fn keeps_compact_plaintexts(&self) -> bool {
+        self.ops().keeps_compact_plaintexts()
+    }
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
         self.ops().prepare_key(key)
     }

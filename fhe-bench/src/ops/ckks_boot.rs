@@ -385,8 +385,17 @@ fn facts(case: &BootCase, cp: &CaseParams, log_qp: Option<u32>, rounds: &[BootRo
     })
 }
 
-/// How our bootstrap raises: through a sparse secret (encapsulation) or under the user's.
+/// How our bootstrap raises: through a sparse secret (encapsulation) or under the user's;
+/// and how it keeps its diagonals.
 fn raise_note(case: &BootCase) -> String {
+    let diagonals = match case.config.diagonals {
+        Some(form) => format!("our diagonals {form:?} (BootstrapConfig::diagonals)"),
+        None => "our diagonals whole where the machine holds them (BootstrapConfig::diagonals None)".into(),
+    };
+    format!("{}; {diagonals}", raise_how(case))
+}
+
+fn raise_how(case: &BootCase) -> String {
     match (case.secret, case.config.encapsulation) {
         (BootSecret::Encapsulated, Some(h)) => {
             format!("both raise through a sparse secret (ours of weight {h}, OpenFHE's SPARSE_ENCAPSULATED)")

@@ -14,7 +14,8 @@ use fhe_api::ckks::KeySet;
 use fhe_api::{Backend, Seed};
 use fhe_schemes::ckks::circuits::{precision_floor_bits, relative_precision};
 use fhe_schemes::ckks::{
-    Complex, Context, FeFunction, FourierSeries, FunctionalBootstrapper, FunctionalChain, KeygenOptions, Mode,
+    Complex, Context, DiagonalForm, FeFunction, FourierSeries, FunctionalBootstrapper, FunctionalChain,
+    FunctionalConfig, KeygenOptions, Mode,
 };
 
 use super::ckks_boot::host_key_bytes;
@@ -34,6 +35,8 @@ pub const SEED_ROOT: &str = "lux-fhe-bench-ckks-fe-v1";
 pub struct FeCase {
     pub chain: FunctionalChain,
     pub series: Vec<(FeFunction, FourierSeries)>,
+    /// Our diagonals' form ([`FunctionalConfig::diagonals`]; `None`: settled by memory).
+    pub diagonals: Option<DiagonalForm>,
 }
 
 impl FeCase {
@@ -41,7 +44,12 @@ impl FeCase {
     pub fn new(chain: FunctionalChain, functions: &[FeFunction]) -> Result<FeCase> {
         let bits = precision_floor_bits(chain.scale_bits);
         let series = functions.iter().map(|&f| Ok((f, f.series(bits)?))).collect::<Result<Vec<_>>>()?;
-        Ok(FeCase { chain, series })
+        Ok(FeCase { chain, series, diagonals: None })
+    }
+
+    /// Our configuration: the chain's, with the case's diagonal form.
+    pub fn config(&self) -> FunctionalConfig {
+        FunctionalConfig { diagonals: self.diagonals, ..self.chain.config() }
     }
 
     pub fn max_degree(&self) -> usize {
@@ -109,6 +117,8 @@ pub struct FeRound {
     pub depth: usize,
     pub key_count: Option<usize>,
     pub key_bytes: Option<u64>,
+    /// How our diagonals were kept (`None` for the peer).
+    pub diagonals: Option<DiagonalForm>,
 }
 
 /// Seed 2's input for `slots` slots.
@@ -128,7 +138,7 @@ pub fn our_round(
 ) -> Result<FeRound> {
     start_round_peak();
     log_step("round start (heap trimmed, peak reset)");
-    let config = case.chain.config();
+    let config = case.config();
     let ctx = Context::new(backend, params.clone())?;
     let start = Instant::now();
     let options = FunctionalBootstrapper::key_options(params, &config)?;
@@ -189,6 +199,7 @@ pub fn our_round(
         depth: params.depth(),
         key_count: Some(key_count),
         key_bytes: Some(key_bytes),
+        diagonals: Some(fb.diagonal_form()),
     })
 }
 
@@ -271,7 +282,7 @@ fn side_rows(
             "series degree {} ({} bits asked), depth {}, dnum {}, level budget {:?}; keys made into the evaluator \
                  one at a time, each prepared up to the level it serves (Context::evaluator_from_secret, \
                  FunctionalBootstrapper::key_levels, set_encapsulation_from_secret); sparse_keys {}: CoeffsToSlots and \
-                 the exponential under the sparse secret; precision_bits: seed 2's \
+                 the exponential under the sparse secret;{} precision_bits: seed 2's \
                  -log2(mean |err| / range of f) (worst round), bootstrap.precision_mean_bits: -log2(mean |err|); \
                  max |err| {:.3e}; levels_left = output level - {b} (the next bootstrap's SlotsToCoeffs); {} discarded \
                  call(s) of the first function before the timed ones, per side and round",
@@ -281,6 +292,7 @@ fn side_rows(
             first.dnum,
             case.chain.level_budget,
             case.chain.config().sparse_keys,
+            first.diagonals.map(|d| format!(" diagonals {d:?} (DiagonalForm);")).unwrap_or_default(),
             worst(&|r| r.max_err),
             plan.warmup,
         ));

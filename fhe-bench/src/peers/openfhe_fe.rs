@@ -71,6 +71,7 @@ pub fn parse_fe_round(case: &FeCase, setup: &Value, time: &Value) -> Result<FeRo
         depth: count(setup, "depth")?,
         key_count: None,
         key_bytes: None,
+        diagonals: None,
     })
 }
 

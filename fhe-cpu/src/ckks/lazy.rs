@@ -12,8 +12,9 @@ use fhe_api::ring::modulus::{csub, mul_shoup_lazy};
 use fhe_api::{Backend, Error, Result};
 
 use super::keyswitch::{inner_products, limb_prime, mod_down, Finish};
+use super::plaintext::{with_scratch, CpuPt};
 use super::plan::CkksPlan;
-use super::{CpuCt, CpuHoisted, CpuPt};
+use super::{CpuCt, CpuHoisted};
 use crate::{arith, CpuBackend};
 
 /// An extended ciphertext in CPU memory: two polynomials of `l + 1 + K` limbs.
@@ -37,15 +38,15 @@ impl CpuBackend {
         ExtCiphertext::new(self.name(), ExtMeta(out), CpuExt { parts, plan: plan.clone() })
     }
 
-    /// The plaintext's evaluation-form limbs in an extended polynomial's order at `level`.
-    fn ext_plain<'a>(&self, p: &'a PreparedPlaintext, level: usize) -> Result<(&'a [u64], &'a [u64])> {
+    /// An extended plaintext (whole or compact), for a lazy sum's products.
+    fn ext_plain<'a>(&self, p: &'a PreparedPlaintext) -> Result<&'a CpuPt> {
         let pt = p.downcast::<CpuPt>(&self.name())?;
-        if pt.p.is_empty() {
+        if !pt.extended {
             return Err(Error::InvalidInput(
                 "a lazy sum multiplies by extended plaintexts (Context::encode_extended), not plain ones".into(),
             ));
         }
-        Ok((&pt.m[..(level + 1) * p.params().n()], &pt.p))
+        Ok(pt)
     }
 
     pub(super) fn lazy_rotations(
@@ -100,19 +101,22 @@ impl CpuBackend {
 
     pub(super) fn ext_product(&self, x: &ExtCiphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<ExtCiphertext> {
         let e = self.ext(x)?;
-        let (q, sp) = self.ext_plain(p, x.level())?;
+        let pt = self.ext_plain(p)?;
         let plan = &e.plan;
         let (l, n) = (x.level(), plan.params.n());
-        let parts = [0, 1].map(|j| {
-            let mut o = plan.take_vec(e.parts[j].len());
-            o.par_chunks_mut(n).zip(e.parts[j].par_chunks(n)).enumerate().for_each(|(t, (o, a))| {
-                let m = &plan.primes[limb_prime(plan, l, t)].m;
-                let b = plain_limb(q, sp, l, n, t);
-                o.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (&a, &b))| *o = m.mul(a, b));
+        let scratch = if pt.is_compact() { n } else { 0 };
+        let (mut o0, mut o1) = (plan.take_vec(e.parts[0].len()), plan.take_vec(e.parts[1].len()));
+        o0.par_chunks_mut(n).zip(o1.par_chunks_mut(n)).enumerate().for_each(|(t, (o0, o1))| {
+            let m = &plan.primes[limb_prime(plan, l, t)].m;
+            with_scratch(scratch, |buf| {
+                let b = pt.ext_limb(plan, l, t, buf);
+                for (o, a) in [(o0, &e.parts[0]), (o1, &e.parts[1])] {
+                    let a = &a[t * n..(t + 1) * n];
+                    o.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (&a, &b))| *o = m.mul(a, b));
+                }
             });
-            o
         });
-        Ok(self.wrap_ext(plan, out, parts))
+        Ok(self.wrap_ext(plan, out, [o0, o1]))
     }
 
     pub(super) fn ext_accumulate(
@@ -125,17 +129,21 @@ impl CpuBackend {
             return Err(Error::InvalidInput("a lazy sum's terms share one level".into()));
         }
         let (l, name) = (x.level(), self.name());
-        let (q, sp) = self.ext_plain(p, l)?;
+        let pt = self.ext_plain(p)?;
         let e = self.ext(x)?;
         let plan = e.plan.clone();
         let n = plan.params.n();
+        let scratch = if pt.is_compact() { n } else { 0 };
         let sum = |a: &mut [Vec<u64>; 2]| {
-            for j in 0..2 {
-                a[j].par_chunks_mut(n).zip(e.parts[j].par_chunks(n)).enumerate().for_each(|(t, (a, x))| {
-                    let m = &plan.primes[limb_prime(&plan, l, t)].m;
-                    arith::mul_add(m, x, plain_limb(q, sp, l, n, t), a);
+            let [a0, a1] = a;
+            a0.par_chunks_mut(n).zip(a1.par_chunks_mut(n)).enumerate().for_each(|(t, (a0, a1))| {
+                let m = &plan.primes[limb_prime(&plan, l, t)].m;
+                with_scratch(scratch, |buf| {
+                    let b = pt.ext_limb(&plan, l, t, buf);
+                    arith::mul_add(m, &e.parts[0][t * n..(t + 1) * n], b, a0);
+                    arith::mul_add(m, &e.parts[1][t * n..(t + 1) * n], b, a1);
                 });
-            }
+            });
         };
         match acc.downcast_mut::<CpuExt>(&name)? {
             Some(a) => sum(&mut a.parts),
@@ -186,29 +194,31 @@ impl CpuBackend {
             if x.level() != l {
                 return Err(Error::InvalidInput("a lazy sum's terms share one level".into()));
             }
-            terms.push((self.ext(x)?, self.ext_plain(p, l)?));
+            terms.push((self.ext(x)?, self.ext_plain(p)?));
         }
         let plan = terms[0].0.plan.clone();
         let n = plan.params.n();
-        let parts = [0, 1].map(|j| {
-            let mut o = plan.take_vec(terms[0].0.parts[j].len());
-            o.par_chunks_mut(n).enumerate().for_each(|(t, o)| {
-                let m = &plan.primes[limb_prime(&plan, l, t)].m;
-                let xs: Vec<&[u64]> = terms.iter().map(|(e, _)| &e.parts[j][t * n..(t + 1) * n]).collect();
-                let ps: Vec<&[u64]> = terms.iter().map(|(_, (q, sp))| plain_limb(q, sp, l, n, t)).collect();
-                arith::dot(m, &xs, &ps, o);
+        // A compact plaintext's limb is brought to evaluation form once for both parts.
+        let scratch = terms.iter().filter(|(_, p)| p.is_compact()).count() * n;
+        let (mut o0, mut o1) = (plan.take_vec(terms[0].0.parts[0].len()), plan.take_vec(terms[0].0.parts[1].len()));
+        o0.par_chunks_mut(n).zip(o1.par_chunks_mut(n)).enumerate().for_each(|(t, (o0, o1))| {
+            let m = &plan.primes[limb_prime(&plan, l, t)].m;
+            with_scratch(scratch, |buf| {
+                let mut bufs = buf.chunks_mut(n);
+                let ps: Vec<&[u64]> = terms
+                    .iter()
+                    .map(|(_, p)| match p.is_compact() {
+                        true => p.ext_limb(&plan, l, t, bufs.next().expect("a scratch limb per compact term")),
+                        false => p.ext_limb(&plan, l, t, &mut []),
+                    })
+                    .collect();
+                for (j, o) in [o0, o1].into_iter().enumerate() {
+                    let xs: Vec<&[u64]> = terms.iter().map(|(e, _)| &e.parts[j][t * n..(t + 1) * n]).collect();
+                    arith::dot(m, &xs, &ps, o);
+                }
             });
-            o
         });
+        let parts = [o0, o1];
         Ok(self.wrap_ext(&plan, out, parts))
-    }
-}
-
-/// Limb `t` of an extended plaintext in an extended polynomial's order at level `l`.
-fn plain_limb<'a>(q: &'a [u64], p: &'a [u64], l: usize, n: usize, t: usize) -> &'a [u64] {
-    if t <= l {
-        &q[t * n..(t + 1) * n]
-    } else {
-        &p[(t - l - 1) * n..(t - l) * n]
     }
 }

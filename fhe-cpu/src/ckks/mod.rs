@@ -9,11 +9,13 @@
 //! | `keyswitch` | ModUp, the digit inner product, ModDown (relinearization, rotations) |
 //! | `convert` | ModUp's fast base conversion |
 //! | `rescale` | division by the last prime |
+//! | `plaintext` | prepared plaintexts, whole or compact (integers transformed at each use) |
 
 mod convert;
 mod eltwise;
 mod keyswitch;
 mod lazy;
+mod plaintext;
 mod plan;
 mod rescale;
 
@@ -31,6 +33,7 @@ use fhe_api::{Backend, Error, Result};
 
 use crate::CpuBackend;
 use keyswitch::{mod_up, switch, CpuSwitchKey, Finish, ModUp};
+use plaintext::CpuPt;
 pub use plan::CkksPlan;
 
 /// A ciphertext in CPU memory: `degree + 1` polynomials in evaluation form over
@@ -47,22 +50,6 @@ impl Drop for CpuCt {
         if let Some(plan) = &self.pool {
             self.parts.drain(..).for_each(|p| plan.recycle(p));
         }
-    }
-}
-
-/// A plaintext in evaluation form: its limbs over `q_0..q_level`, and over `P` for an
-/// extended plaintext (empty otherwise).
-struct CpuPt {
-    m: Vec<u64>,
-    p: Vec<u64>,
-    /// Where `m` goes when the plaintext drops (a plaintext uploaded for one call, as a
-    /// host operand is, would otherwise fault a fresh buffer in at each call).
-    pool: Arc<CkksPlan>,
-}
-
-impl Drop for CpuPt {
-    fn drop(&mut self) {
-        self.pool.recycle(std::mem::take(&mut self.m));
     }
 }
 
@@ -97,6 +84,18 @@ impl CpuBackend {
         key.check_covers("rotation", level)?;
         let k = key.downcast::<CpuSwitchKey>(&self.name())?;
         Ok((k, k.perm.as_ref().ok_or_else(relin)?))
+    }
+}
+
+impl CpuBackend {
+    /// A prepared plaintext's limbs up to `level` (or its own, if lower), in evaluation form.
+    fn plain<'a>(
+        &self,
+        p: &'a PreparedPlaintext,
+        plan: &CkksPlan,
+        level: usize,
+    ) -> Result<std::borrow::Cow<'a, [u64]>> {
+        Ok(p.downcast::<CpuPt>(&self.name())?.q_limbs(plan, level.min(p.level())))
     }
 }
 
@@ -294,7 +293,42 @@ impl CkksOps for CpuBackend {
         let n = plan.params.n();
         let mut p = pt.special().to_vec();
         p.par_chunks_mut(n).enumerate().for_each(|(k, limb)| plan.primes[plan.p_index(k)].ntt.forward(limb));
-        Ok(PreparedPlaintext::new(self.name(), PlainMeta(pt.meta().clone()), CpuPt { m, p, pool: plan }))
+        let extended = !p.is_empty();
+        Ok(PreparedPlaintext::new(
+            self.name(),
+            PlainMeta(pt.meta().clone()),
+            CpuPt { m, p, ints: Vec::new(), max_abs: 0, extended, pool: plan },
+        ))
+    }
+
+    fn upload_plaintext_compact(&self, pt: &Plaintext, ints: &[i64]) -> Result<PreparedPlaintext> {
+        let plan = self.ckks_plan(pt.params())?;
+        let n = plan.params.n();
+        if ints.len() != n {
+            return Err(Error::InvalidInput(format!("a compact plaintext of {} integers for N = {n}", ints.len())));
+        }
+        // The first limb (and the first over P) checked against the residues: integers
+        // that are not the plaintext's would give other words at every use.
+        let mut checks = vec![(0, &pt.coeffs()[..n])];
+        if !pt.special().is_empty() {
+            checks.push((plan.p_index(0), &pt.special()[..n]));
+        }
+        for (prime, limb) in checks {
+            let m = &plan.primes[prime].m;
+            if ints.iter().zip(limb).any(|(&c, &r)| plaintext::reduce_signed(m, c) != r) {
+                return Err(Error::InvalidInput(format!(
+                    "a compact plaintext's integers do not reduce to its residues modulo {}",
+                    m.q
+                )));
+            }
+        }
+        let (extended, max_abs) = (!pt.special().is_empty(), ints.iter().map(|c| c.unsigned_abs()).max().unwrap_or(0));
+        let cpu = CpuPt { m: Vec::new(), p: Vec::new(), ints: ints.to_vec(), max_abs, extended, pool: plan };
+        Ok(PreparedPlaintext::new(self.name(), PlainMeta(pt.meta().clone()), cpu))
+    }
+
+    fn keeps_compact_plaintexts(&self) -> bool {
+        true
     }
 
     fn prepare_key(&self, key: &SwitchingKey) -> Result<PreparedSwitchKey> {
@@ -351,28 +385,30 @@ impl CkksOps for CpuBackend {
 
     fn add_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext> {
         let plan = self.plan_for(a, &out, a.level())?;
-        let m = &p.downcast::<CpuPt>(&self.name())?.m;
-        let parts = eltwise::plus_c0(&plan, &self.ct(a)?.parts, m, false);
+        let m = self.plain(p, &plan, a.level())?;
+        let parts = eltwise::plus_c0(&plan, &self.ct(a)?.parts, &m, false);
         self.wrap(&plan, out, parts)
     }
 
     fn sub_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext> {
         let plan = self.plan_for(a, &out, a.level())?;
-        let m = &p.downcast::<CpuPt>(&self.name())?.m;
-        let parts = eltwise::plus_c0(&plan, &self.ct(a)?.parts, m, true);
+        let m = self.plain(p, &plan, a.level())?;
+        let parts = eltwise::plus_c0(&plan, &self.ct(a)?.parts, &m, true);
         self.wrap(&plan, out, parts)
     }
 
     fn mul_plain(&self, a: &Ciphertext, p: &PreparedPlaintext, out: CkksMeta) -> Result<Ciphertext> {
         let plan = self.plan_for(a, &out, a.level())?;
-        let m = &p.downcast::<CpuPt>(&self.name())?.m;
-        let parts = self.ct(a)?.parts.iter().map(|x| eltwise::mul(&plan, x, m)).collect();
+        let m = self.plain(p, &plan, a.level())?;
+        let parts = self.ct(a)?.parts.iter().map(|x| eltwise::mul(&plan, x, &m)).collect();
         self.wrap(&plan, out, parts)
     }
 
     fn mul_plain_then_add(&self, acc: &mut Ciphertext, a: &Ciphertext, p: &PreparedPlaintext) -> Result<()> {
-        let (x, m) = (self.ct(a)?, &p.downcast::<CpuPt>(&self.name())?.m);
-        self.in_place(acc, |plan, parts| eltwise::mul_accumulate(plan, parts, &x.parts, m))
+        let x = self.ct(a)?;
+        let plan = self.ckks_plan(a.params())?;
+        let m = self.plain(p, &plan, a.level())?;
+        self.in_place(acc, |plan, parts| eltwise::mul_accumulate(plan, parts, &x.parts, &m))
     }
 
     fn add_const(&self, a: &Ciphertext, c: &ConstResidues, out: CkksMeta) -> Result<Ciphertext> {

@@ -243,6 +243,7 @@ class Bootstrapper:
         arcsine: bool = False,
         mode: str = "auto",
         seed: Optional[bytes] = None,
+        diagonals: str = "auto",
     ) -> None: ...
     @staticmethod
     def memory_estimate(
@@ -253,9 +254,12 @@ class Bootstrapper:
         prescale_bits: int = 8,
         eval_mod_bits: int = 36,
         arcsine: bool = False,
+        diagonals: str = "auto",
     ) -> Dict[str, int]: ...
     @property
     def evaluator(self) -> Evaluator: ...
+    @property
+    def diagonal_form(self) -> str: ...
     @property
     def output_level(self) -> int: ...
     @property
@@ -290,6 +294,7 @@ class FunctionalBootstrapper:
         seed: Optional[bytes] = None,
         double_angles: Optional[int] = None,
         sparse_keys: bool = False,
+        diagonals: str = "auto",
     ) -> None: ...
     @staticmethod
     def memory_estimate(
@@ -299,9 +304,12 @@ class FunctionalBootstrapper:
         encapsulation: Optional[int] = 192,
         double_angles: Optional[int] = None,
         sparse_keys: bool = False,
+        diagonals: str = "auto",
     ) -> Dict[str, int]: ...
     @property
     def evaluator(self) -> Evaluator: ...
+    @property
+    def diagonal_form(self) -> str: ...
     @property
     def input_level(self) -> int: ...
     def output_level(self, degree: int) -> int: ...

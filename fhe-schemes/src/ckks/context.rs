@@ -156,6 +156,22 @@ impl Context {
         Plaintext::extended_from_reduced(meta, q, p)
     }
 
+    /// [`Context::encode_extended`], and its integer coefficients when every one is
+    /// below `2^63` in magnitude (what a compact plaintext keeps).
+    pub fn encode_extended_ints<T: Copy + Into<Complex>>(
+        &self,
+        values: &[T],
+        level: usize,
+        scale: Scale,
+    ) -> Result<(Plaintext, Option<Vec<i64>>)> {
+        let values: Vec<Complex> = values.iter().map(|&v| v.into()).collect();
+        let meta = CkksMeta::new(self.params.clone(), level, scale, KeyTag::NONE)?;
+        let special: Vec<_> = self.params.p().iter().map(|p| fhe_api::ring::modulus::Modulus::new(p.0)).collect();
+        let (q, p, ints) =
+            self.encoder.encode_extended_ints(&values, self.params.slots(), scale.value(), level, &special)?;
+        Ok((Plaintext::extended_from_reduced(meta, q, p)?, ints))
+    }
+
     /// All `N/2` slots of a plaintext.
     pub fn decode(&self, pt: &Plaintext) -> Result<Vec<Complex>> {
         self.decode_slots(pt, self.params.slots())

@@ -110,6 +110,10 @@ impl std::ops::MulAssign for Complex {
     }
 }
 
+/// An extended plaintext's limbs over `Q_level`, over `P`, and its integers when each
+/// is below `2^63` in magnitude ([`Encoder::encode_extended_ints`]).
+pub type ExtendedInts = (Vec<u64>, Vec<u64>, Option<Vec<i64>>);
+
 /// Coefficients, once scaled and rounded, must be below this in magnitude (they pass
 /// through `i128`).
 const MAX_COEFF_LOG2: i32 = 126;
@@ -177,13 +181,45 @@ impl Encoder {
         self.check_shape(slots, scale, level)?;
         let mut moduli = self.basis.moduli()[..=level].to_vec();
         moduli.extend_from_slice(special);
-        let mut all = self.encode_over(values, slots, scale, &moduli)?;
+        let (mut all, _) = self.encode_over_ints(values, slots, scale, &moduli, false)?;
         let p = all.split_off((level + 1) * self.n);
         Ok((all, p))
     }
 
+    /// [`Encoder::encode_extended`], and the `N` integer coefficients themselves when
+    /// every one is below `2^63` in magnitude (`None` otherwise): what a compact
+    /// plaintext keeps (`CkksOps::upload_plaintext_compact`).
+    pub fn encode_extended_ints(
+        &self,
+        values: &[Complex],
+        slots: usize,
+        scale: f64,
+        level: usize,
+        special: &[Modulus],
+    ) -> Result<ExtendedInts> {
+        self.check_shape(slots, scale, level)?;
+        let mut moduli = self.basis.moduli()[..=level].to_vec();
+        moduli.extend_from_slice(special);
+        let (mut all, ints) = self.encode_over_ints(values, slots, scale, &moduli, true)?;
+        let p = all.split_off((level + 1) * self.n);
+        Ok((all, p, ints))
+    }
+
     /// The rounded coefficients of `values` at `scale`, reduced mod each of `moduli`.
     fn encode_over(&self, values: &[Complex], slots: usize, scale: f64, moduli: &[Modulus]) -> Result<Vec<u64>> {
+        Ok(self.encode_over_ints(values, slots, scale, moduli, false)?.0)
+    }
+
+    /// [`Encoder::encode_over`], and with `want_ints` the integers when all are below
+    /// `2^63` in magnitude.
+    fn encode_over_ints(
+        &self,
+        values: &[Complex],
+        slots: usize,
+        scale: f64,
+        moduli: &[Modulus],
+        want_ints: bool,
+    ) -> Result<(Vec<u64>, Option<Vec<i64>>)> {
         if values.len() > slots {
             return Err(Error::InvalidInput(format!("{} values for {slots} slots", values.len())));
         }
@@ -192,6 +228,7 @@ impl Encoder {
         special_ifft(&mut w, self.n);
         let (n, gap) = (self.n, self.n / (2 * slots));
         let mut out = vec![0u64; moduli.len() * n];
+        let mut ints = want_ints.then(|| vec![0i64; n]);
         let bound = pow2(MAX_COEFF_LOG2);
         for (i, wi) in w.iter().enumerate() {
             for (idx, x) in [(i * gap, wi.re), (n / 2 + i * gap, wi.im)] {
@@ -202,13 +239,19 @@ impl Encoder {
                     )));
                 }
                 let (neg, mag) = (c < 0.0, c.abs() as u128); // exact: an integer below 2^126
+                if let Some(v) = ints.as_mut() {
+                    match i64::try_from(mag) {
+                        Ok(m) => v[idx] = if neg { -m } else { m },
+                        Err(_) => ints = None,
+                    }
+                }
                 for (limb, m) in out.chunks_exact_mut(n).zip(moduli) {
                     let r = if mag >> 64 == 0 { m.reduce(mag as u64) } else { (mag % m.q as u128) as u64 };
                     limb[idx] = if neg && r != 0 { m.q - r } else { r };
                 }
             }
         }
-        Ok(out)
+        Ok((out, ints))
     }
 
     /// The slots of a plaintext in RNS coefficient form (`level + 1` limbs of `N` words,

@@ -21,8 +21,8 @@ mod fft;
 mod keygen;
 
 pub use circuits::{
-    BootstrapConfig, Bootstrapper, Chebyshev, FeFunction, FourierSeries, FunctionalBootstrapper, FunctionalChain,
-    FunctionalConfig, LinearTransform, PreparedLinearTransform,
+    BootstrapConfig, Bootstrapper, Chebyshev, DiagonalForm, FeFunction, FourierSeries, FunctionalBootstrapper,
+    FunctionalChain, FunctionalConfig, LinearTransform, PreparedLinearTransform,
 };
 pub use context::{precision_bits, Context};
 pub use encoding::{Complex, Encoder};

@@ -66,7 +66,8 @@ pub(super) fn measure(a: RunArgs) -> Result<(), Fail> {
     let mut comparisons = Vec::new();
     if !gate_failed {
         for &secret in &a.ckks_bootstrap {
-            let case = BootCase::peer_preset(secret);
+            let mut case = BootCase::peer_preset(secret);
+            case.config.diagonals = a.ckks_diagonals.0;
             let cp = case.params().map_err(failed)?;
             sets.push(case.param_set(cp.within_bound));
             if !cp.within_bound {

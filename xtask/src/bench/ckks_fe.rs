@@ -63,11 +63,12 @@ pub(super) fn measure(a: RunArgs) -> Result<(), Fail> {
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for chain in chains {
-        let case = FeCase::new(chain.clone(), &functions).map_err(failed)?;
+        let mut case = FeCase::new(chain.clone(), &functions).map_err(failed)?;
+        case.diagonals = a.ckks_diagonals.0;
         // Refusals are reasons, said and recorded; anything else is a failure.
         let refusal = match case.params() {
             Err(e) => Some(e.to_string()),
-            Ok(p) => FunctionalBootstrapper::key_options(&p, &chain.config()).err().map(|e| e.to_string()),
+            Ok(p) => FunctionalBootstrapper::key_options(&p, &case.config()).err().map(|e| e.to_string()),
         };
         if let Some(why) = refusal {
             println!("{}: skipped: {why}", chain.name);

@@ -39,7 +39,7 @@ use clap::{Args, Subcommand};
 use fhe_api::ckks::params::Preset;
 use fhe_api::ParamSet;
 use fhe_bench::ops::ckks_boot::BootSecret;
-use fhe_schemes::ckks::FeFunction;
+use fhe_schemes::ckks::{DiagonalForm, FeFunction};
 
 use crate::{parse_params, Fail};
 
@@ -212,6 +212,24 @@ struct RunArgs {
     /// them, e.g. fe-n16-scale59-after1), comma-separated.
     #[arg(long, value_delimiter = ',')]
     ckks_fe_configs: Vec<String>,
+    /// Bootstrapping and FE: how our transforms keep their diagonals: `auto` (whole
+    /// where the machine holds them so, compact where not), `evaluation` (whole) or
+    /// `compact` (the integers alone, transformed at each use; the same words).
+    #[arg(long, default_value = "auto", value_parser = parse_diagonals)]
+    ckks_diagonals: Diagonals,
+}
+
+/// `--ckks-diagonals`: `None` is `auto`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Diagonals(pub Option<DiagonalForm>);
+
+fn parse_diagonals(s: &str) -> Result<Diagonals, String> {
+    match s {
+        "auto" => Ok(Diagonals(None)),
+        "evaluation" => Ok(Diagonals(Some(DiagonalForm::Evaluation))),
+        "compact" => Ok(Diagonals(Some(DiagonalForm::Compact))),
+        _ => Err(format!("'{s}': one of auto, evaluation, compact")),
+    }
 }
 
 fn parse_fe_function(s: &str) -> Result<FeFunction, String> {

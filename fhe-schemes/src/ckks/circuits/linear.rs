@@ -173,6 +173,19 @@ fn signed(k: usize, n: usize) -> i64 {
     }
 }
 
+/// How a prepared transform keeps its diagonals on the backend.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DiagonalForm {
+    /// Every limb in evaluation form: the fastest products.
+    #[default]
+    Evaluation,
+    /// The integer coefficients alone, where the backend keeps them so
+    /// (`CkksOps::keeps_compact_plaintexts`; elsewhere whole): `1 / (l + 1 + K)` of the
+    /// memory at level `l`, and a transform per limb at each use. The same words. A
+    /// diagonal with a coefficient of `2^63` or more is kept whole.
+    Compact,
+}
+
 /// A transform with its diagonals encoded (extended plaintexts, resident) at one level
 /// and scale: `Context::prepare_linear_transform`.
 #[derive(Debug)]
@@ -214,6 +227,18 @@ impl Context {
         level: usize,
         scale: Scale,
     ) -> Result<PreparedLinearTransform> {
+        self.prepare_linear_transform_as(ev, lt, level, scale, DiagonalForm::Evaluation)
+    }
+
+    /// [`Context::prepare_linear_transform`] with the diagonals kept in `form`.
+    pub fn prepare_linear_transform_as(
+        &self,
+        ev: &Evaluator,
+        lt: &LinearTransform,
+        level: usize,
+        scale: Scale,
+        form: DiagonalForm,
+    ) -> Result<PreparedLinearTransform> {
         let (n, full) = (lt.n, self.params().slots());
         if n > full {
             return Err(Error::InvalidInput(format!("a transform on {n} slots for {full} slots")));
@@ -228,8 +253,14 @@ impl Context {
                 let d = &lt.diagonals[&k];
                 // rot_-G(d)[i] = d[i - G], then periodic through all N/2 slots.
                 let values: Vec<Complex> = (0..full).map(|i| d[(i % n + n - shift % n) % n]).collect();
-                let pt = self.encode_extended(&values, level, scale)?;
-                prepared.push((index[&b], ev.prepare_plaintext(&pt)?));
+                let pt = match form {
+                    DiagonalForm::Evaluation => ev.prepare_plaintext(&self.encode_extended(&values, level, scale)?)?,
+                    DiagonalForm::Compact => match self.encode_extended_ints(&values, level, scale)? {
+                        (pt, Some(ints)) => ev.prepare_plaintext_compact(&pt, &ints)?,
+                        (pt, None) => ev.prepare_plaintext(&pt)?,
+                    },
+                };
+                prepared.push((index[&b], pt));
             }
             giants.push((signed(shift, n), prepared));
         }

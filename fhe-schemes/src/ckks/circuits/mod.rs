@@ -26,6 +26,6 @@ pub use bootstrap::{
 };
 pub use chebyshev::Chebyshev;
 pub use fourier::{precision_floor_bits, range_of, relative_precision, FeFunction, FourierSeries, MAX_FOURIER_DEGREE};
-pub use linear::{LinearTransform, PreparedLinearTransform};
+pub use linear::{DiagonalForm, LinearTransform, PreparedLinearTransform};
 pub use polynomial::{baby_steps, chebyshev_depth};
 pub use sums::sum_rotations;

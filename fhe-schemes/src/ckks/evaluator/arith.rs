@@ -136,6 +136,15 @@ impl Evaluator {
         self.ops().upload_plaintext(pt)
     }
 
+    /// [`Evaluator::prepare_plaintext`] of a plaintext whose integer coefficients are
+    /// `ints`, kept compact where the backend can (`CkksOps::upload_plaintext_compact`):
+    /// the same words in every product, a fraction of the memory, a transform per limb
+    /// at each use.
+    pub fn prepare_plaintext_compact(&self, pt: &Plaintext, ints: &[i64]) -> Result<PreparedPlaintext> {
+        check_params(&self.params, pt.params())?;
+        self.ops().upload_plaintext_compact(pt, ints)
+    }
+
     fn plain_sum(&self, op: &'static str, a: &Ciphertext, p: &dyn PlainOperand, sub: bool) -> Result<Ciphertext> {
         self.check_one(a)?;
         let p = p.resident(self, a.level())?;

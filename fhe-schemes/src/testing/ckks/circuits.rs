@@ -14,8 +14,8 @@ use fhe_api::{Backend, Seed};
 use super::random_values;
 use crate::ckks::circuits::{chebyshev_depth, sum_rotations};
 use crate::ckks::{
-    precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, Evaluator, KeyLevels, KeygenOptions,
-    LinearTransform, Mode,
+    precision_bits, BootstrapConfig, Bootstrapper, Chebyshev, Complex, Context, DiagonalForm, Evaluator, KeyLevels,
+    KeygenOptions, LinearTransform, Mode,
 };
 
 /// `N = 2^12`, 24 levels of 50 bits over a 60-bit first prime, `dnum` 4: far below
@@ -131,10 +131,15 @@ pub fn insecure_linear_transforms_match_plain(backend: Arc<dyn Backend>, min_bit
         let pt = ctx.encode_sparse(&x, n, top, params.scale_at(top)).unwrap();
         let ct = ctx.encrypt_seeded(&keys.pk, &pt, &Seed::derive("lux-fhe-ckks-lt", n as u64)).unwrap();
         let q = params.q()[top].0 as f64;
-        let prepared = ctx.prepare_linear_transform(&ev, &lt, top, fhe_api::ckks::Scale::new(q).unwrap()).unwrap();
+        let scale = fhe_api::ckks::Scale::new(q).unwrap();
+        let prepared = ctx.prepare_linear_transform(&ev, &lt, top, scale).unwrap();
         assert!(matches!(ev.linear_transform(&ct, &prepared), Err(fhe_api::Error::MissingKey(_))));
         ev.add_keys(&ctx.rotation_keys(&keys.sk, &lt.rotations()).unwrap()).unwrap();
         let y = ev.rescale(&ev.linear_transform(&ct, &prepared).unwrap()).unwrap();
+        // Compact diagonals (where the backend keeps them so) give the same words.
+        let compact = ctx.prepare_linear_transform_as(&ev, &lt, top, scale, DiagonalForm::Compact).unwrap();
+        let z = ev.rescale(&ev.linear_transform(&ct, &compact).unwrap()).unwrap();
+        assert_eq!(ev.download(&y).unwrap(), ev.download(&z).unwrap(), "{n} slots: compact diagonals");
         let bits = precision_bits(&ctx.decrypt_slots(&keys.sk, &y, n).unwrap(), &lt.apply_plain(&x));
         assert!(bits >= min_bits, "{n} slots: {bits:.1} bits");
         worst = worst.min(bits);
@@ -237,9 +242,12 @@ pub fn insecure_bootstrap_byte_equal_to_oracle(backend: Arc<dyn Backend>, oracle
     let options = Bootstrapper::key_options(&params, &config).expect("bootstrap keys");
     let levels = Bootstrapper::key_levels(&params, &config).expect("key levels");
     let mut outs = Vec::new();
-    for (b, up_to) in [(backend, true), (oracle, false)] {
+    // The oracle keeps its diagonals compact: the same words as whole ones.
+    for (b, up_to, form) in [(backend, true, DiagonalForm::Evaluation), (oracle, false, DiagonalForm::Compact)] {
         let (ctx, keys, ev) = insecure_setup_up_to(b, params.clone(), &options, Mode::Auto, up_to.then_some(&levels));
+        let config = BootstrapConfig { diagonals: Some(form), ..config.clone() };
         let bs = ready_bootstrapper(&ctx, &keys, &ev, &config);
+        assert_eq!(bs.diagonal_form(), form);
         let ct = encrypt(&ctx, &keys, &random_values(params.slots(), 41), 1, 42);
         outs.push(ev.download(&bs.bootstrap(&ev, &ct).unwrap()).unwrap());
     }

@@ -12,7 +12,9 @@ use fhe_api::{Backend, Seed};
 
 use super::circuits::{insecure_params, insecure_setup, insecure_setup_up_to};
 use crate::ckks::circuits::{relative_precision, FourierSeries};
-use crate::ckks::{Complex, Context, Evaluator, FeFunction, FunctionalBootstrapper, FunctionalConfig, Mode};
+use crate::ckks::{
+    Complex, Context, DiagonalForm, Evaluator, FeFunction, FunctionalBootstrapper, FunctionalConfig, Mode,
+};
 
 /// The configuration the tests run: budget `{3, 2}`, the exponential at 38 bits.
 pub fn insecure_config() -> FunctionalConfig {
@@ -103,9 +105,12 @@ pub fn insecure_functional_bootstrap_byte_equal_to_oracle(backend: Arc<dyn Backe
     let levels = FunctionalBootstrapper::key_levels(&params, &config).expect("key levels");
     let (_, gelu) = insecure_series().pop().expect("gelu");
     let mut outs = Vec::new();
-    for (b, up_to) in [(backend, true), (oracle, false)] {
+    // The oracle keeps its diagonals compact: the same words as whole ones.
+    for (b, up_to, form) in [(backend, true, DiagonalForm::Evaluation), (oracle, false, DiagonalForm::Compact)] {
         let (ctx, keys, ev) = insecure_setup_up_to(b, params.clone(), &options, Mode::Auto, up_to.then_some(&levels));
+        let config = FunctionalConfig { diagonals: Some(form), ..config.clone() };
         let fb = ready_functional(&ctx, &keys, &ev, &config, gelu.degree(), up_to);
+        assert_eq!(fb.diagonal_form(), form);
         let (_, ct) = encrypt_input(&ctx, &keys, fb.input_level());
         outs.push(ev.download(&fb.bootstrap(&ev, &ct, &gelu).expect("bootstrap")).expect("download"));
     }

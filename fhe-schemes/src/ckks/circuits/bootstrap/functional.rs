@@ -28,11 +28,12 @@ use super::encapsulation::{
 };
 use super::evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
 use super::memory::{
-    check_fits, check_fits_on, half_key_bytes, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate,
+    check_fits, check_fits_on, diagonal_bytes, half_key_bytes, key_levels, keys_bytes, limb_bytes, pool_bytes,
+    settle_form, MemoryEstimate,
 };
-use super::prepare_factors;
+use super::{prepare_factors, Factors};
 use crate::ckks::circuits::fourier::FourierSeries;
-use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
+use crate::ckks::circuits::linear::{DiagonalForm, LinearTransform, PreparedLinearTransform};
 use crate::ckks::circuits::polynomial::chebyshev_depth;
 use crate::ckks::context::Context;
 use crate::ckks::evaluator::{Evaluator, KeyLevels};
@@ -68,6 +69,8 @@ pub struct FunctionalConfig {
     /// [`FunctionalConfig::for_scale`]; on for seed 2's chains ([`super::FunctionalChain::config`]),
     /// which are all within it.
     pub sparse_keys: bool,
+    /// How the transforms' diagonals are kept ([`super::BootstrapConfig::diagonals`]).
+    pub diagonals: Option<DiagonalForm>,
 }
 
 impl FunctionalConfig {
@@ -98,6 +101,7 @@ impl FunctionalConfig {
             encapsulation: Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT),
             cts_growth_bits: u32::from(small),
             sparse_keys: false,
+            diagonals: None,
         }
     }
 }
@@ -190,8 +194,8 @@ impl Plan {
 
     /// As the plain bootstrap's (`memory`'s module docs), SlotsToCoeffs at levels `b .. 1`;
     /// a sparse plan holds a second relinearization key and `to_dense` up to the
-    /// exponential's output.
-    fn memory(&self, params: &Params) -> MemoryEstimate {
+    /// exponential's output. `compact`: the diagonals kept compact.
+    fn memory(&self, params: &Params, compact: bool) -> MemoryEstimate {
         let (top, special) = (params.max_level(), params.p().len());
         let limb = limb_bytes(params);
         let keys = match self.sparse_span(params) {
@@ -210,13 +214,8 @@ impl Plan {
         };
         let cts_levels = (0..self.cts.len()).map(|i| top - i);
         let stc_levels = (0..self.stc.len()).map(|i| self.stc.len() - i);
-        let plaintexts = self
-            .cts
-            .iter()
-            .zip(cts_levels)
-            .chain(self.stc.iter().zip(stc_levels))
-            .map(|(t, l)| t.diagonals().len() as u64 * (l + 1 + special) as u64 * limb)
-            .sum();
+        let factors = self.cts.iter().zip(cts_levels).chain(self.stc.iter().zip(stc_levels));
+        let plaintexts = diagonal_bytes(params, factors, compact);
         let babies = self.cts.iter().chain(&self.stc).map(|t| t.baby_count()).max().unwrap_or(0) as u64;
         let working = (2 * babies * (top + 1 + special) as u64 + 24 * (top + 1) as u64) * limb + pool_bytes(params);
         MemoryEstimate { keys, plaintexts, working }
@@ -233,6 +232,8 @@ impl Plan {
 #[derive(Debug)]
 pub struct FunctionalBootstrapper {
     config: FunctionalConfig,
+    /// How its diagonals are kept ([`super::Bootstrapper::diagonal_form`]).
+    form: DiagonalForm,
     cts: Vec<PreparedLinearTransform>,
     stc: Vec<PreparedLinearTransform>,
     exp: ModPoly,
@@ -251,7 +252,8 @@ impl FunctionalBootstrapper {
     /// keys). Make them with `Context::eval_keys`.
     pub fn key_options(params: &Params, config: &FunctionalConfig) -> Result<KeygenOptions> {
         let plan = Plan::new(params, config)?;
-        check_fits("functional bootstrapping (keys, diagonals, working set)", &plan.memory(params))?;
+        let (_, estimate) = settle_form(config.diagonals, true, false, |c| plan.memory(params, c));
+        check_fits("functional bootstrapping (keys, diagonals, working set)", &estimate)?;
         Ok(KeygenOptions { relin: true, rotations: plan.rotations(), conjugation: true })
     }
 
@@ -264,7 +266,8 @@ impl FunctionalBootstrapper {
 
     /// What a configuration holds in memory ([`super::Bootstrapper::memory_estimate`]).
     pub fn memory_estimate(params: &Params, config: &FunctionalConfig) -> Result<MemoryEstimate> {
-        Ok(Plan::new(params, config)?.memory(params))
+        let plan = Plan::new(params, config)?;
+        Ok(settle_form(config.diagonals, true, false, |c| plan.memory(params, c)).1)
     }
 
     /// Levels a functional bootstrap spends from the top for a series of `degree` (`a`,
@@ -278,11 +281,9 @@ impl FunctionalBootstrapper {
     pub fn new(ctx: &Context, ev: &Evaluator, config: &FunctionalConfig, max_degree: usize) -> Result<Self> {
         let params = ctx.params().clone();
         let plan = Plan::new(&params, config)?;
-        check_fits_on(
-            ctx.backend().as_ref(),
-            "functional bootstrapping's diagonals and working set",
-            &MemoryEstimate { keys: 0, ..plan.memory(&params) },
-        )?;
+        let keeps = ctx.backend().ckks().is_some_and(|o| o.keeps_compact_plaintexts());
+        let (form, rest) = settle_form(config.diagonals, keeps, true, |c| plan.memory(&params, c));
+        check_fits_on(ctx.backend().as_ref(), "functional bootstrapping's diagonals and working set", &rest)?;
         let (top, b) = (params.max_level(), plan.stc.len());
         let depth = plan.depth(max_degree.max(1));
         if top < depth + b {
@@ -290,11 +291,14 @@ impl FunctionalBootstrapper {
         }
         // SlotsToCoeffs from level b to 0, landing on q_0 / 4 (`Plan::new`): t = x / 2.
         let s0 = Scale::new(params.q()[0].0 as f64 / 4.0)?;
-        let (stc, _) = prepare_factors(ctx, ev, &plan.stc, b, params.scale_at(b).value(), Some(s0.value()), 0)?;
-        let (cts, _) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None, config.cts_growth_bits)?;
+        let stc_how = Factors { last: Some(s0.value()), growth_bits: 0, form };
+        let (stc, _) = prepare_factors(ctx, ev, &plan.stc, b, params.scale_at(b).value(), stc_how)?;
+        let cts_how = Factors { last: None, growth_bits: config.cts_growth_bits, form };
+        let (cts, _) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), cts_how)?;
         let sparse = plan.sparse_span(&params);
         Ok(FunctionalBootstrapper {
             config: config.clone(),
+            form,
             cts,
             stc,
             exp: plan.exp,
@@ -371,6 +375,11 @@ impl FunctionalBootstrapper {
     pub fn sparse_key_count(&self) -> usize {
         let ev = self.prepared_encapsulation.as_ref().and_then(|p| p.sparse());
         ev.map_or(0, |ev| ev.galois_elements().len() + usize::from(ev.has_relin()))
+    }
+
+    /// How the transforms' diagonals are kept ([`super::Bootstrapper::diagonal_form`]).
+    pub fn diagonal_form(&self) -> DiagonalForm {
+        self.form
     }
 
     pub fn config(&self) -> &FunctionalConfig {

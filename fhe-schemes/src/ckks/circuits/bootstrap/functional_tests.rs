@@ -86,10 +86,14 @@ fn seed_two_chains_fit_their_bounds() {
         if std::env::var("LUX_FE_MEMORY").is_err() {
             continue;
         }
-        let mem = FunctionalBootstrapper::memory_estimate(&p, &chain.config()).unwrap();
+        let with = |form| FunctionalConfig { diagonals: Some(form), ..chain.config() };
+        let mem = FunctionalBootstrapper::memory_estimate(&p, &with(DiagonalForm::Evaluation)).unwrap();
+        let compact = FunctionalBootstrapper::memory_estimate(&p, &with(DiagonalForm::Compact)).unwrap();
+        assert!(compact.plaintexts < mem.plaintexts && compact.keys == mem.keys, "{}", chain.name);
         eprintln!(
             "{}: degree {degree} ({bits} bits), depth {}, dnum {}, {} special, log QP {}, memory {:.1} GiB \
-             (keys {:.1}, {} rotations under the user's secret; plaintexts {:.1}; working {:.1})",
+             (keys {:.1}, {} rotations under the user's secret; plaintexts {:.1}; working {:.1}); with compact \
+             diagonals {:.1} GiB (plaintexts {:.2})",
             chain.name,
             p.depth(),
             p.dnum(),
@@ -100,6 +104,8 @@ fn seed_two_chains_fit_their_bounds() {
             FunctionalBootstrapper::key_options(&p, &chain.config()).map(|o| o.rotations.len()).unwrap_or(0),
             mem.plaintexts as f64 / (1u64 << 30) as f64,
             mem.working as f64 / (1u64 << 30) as f64,
+            compact.total() as f64 / (1u64 << 30) as f64,
+            compact.plaintexts as f64 / (1u64 << 30) as f64,
         );
     }
     let deep = FunctionalChain { levels_after: 20, ..seed_two_chains().remove(2) };

@@ -6,7 +6,8 @@
 //! ([`key_levels`]: the SlotsToCoeffs rotations low in the chain take a fraction of a
 //! whole key), made and prepared one at a time (`Context::evaluator_from_secret`: a key
 //! set held on the host as well adds `b` of every key over `Q_L P`); a prepared diagonal
-//! is an extended plaintext over `Q_l P` at its level; the working set is the baby-step
+//! is an extended plaintext over `Q_l P` at its level, or `N` words compact
+//! ([`DiagonalForm::Compact`], where the backend keeps it so); the working set is the baby-step
 //! rotations of one transform over `Q_L P`, a dozen ciphertexts, and the work buffers a
 //! backend keeps ([`pool_bytes`]). On a backend with device memory the estimate is
 //! checked against the device's free bytes as well ([`check_fits_on`]).
@@ -17,7 +18,7 @@ use fhe_api::ops::WORK_POOL_POLYS;
 use fhe_api::ring::automorphism::{conjugation_element, galois_element_for_rotation};
 use fhe_api::Backend;
 
-use crate::ckks::circuits::linear::LinearTransform;
+use crate::ckks::circuits::linear::{DiagonalForm, LinearTransform};
 use crate::ckks::evaluator::KeyLevels;
 
 /// Bytes a configuration needs, by kind.
@@ -60,6 +61,42 @@ pub(super) fn keys_bytes(params: &Params, levels: &KeyLevels, extra: usize, extr
         + extra_low as u64 * 2 * half_key_bytes(params, 0);
     // The key being made: its `b`, its `a` expanded, and both cut to its level.
     prepared + 4 * half_key_bytes(params, top)
+}
+
+/// Bytes of the prepared diagonals of `factors`, each with its level: extended plaintexts
+/// over `Q_l P`, or one word a coefficient when `compact`.
+pub(super) fn diagonal_bytes<'a>(
+    params: &Params,
+    factors: impl Iterator<Item = (&'a LinearTransform, usize)>,
+    compact: bool,
+) -> u64 {
+    let special = params.p().len();
+    let limbs = |l: usize| if compact { 1 } else { (l + 1 + special) as u64 };
+    factors.map(|(t, l)| t.diagonals().len() as u64 * limbs(l) * limb_bytes(params)).sum()
+}
+
+/// The form a configuration's diagonals take, and its estimate: `form` when set;
+/// otherwise whole where the estimate with whole diagonals fits the machine's available
+/// memory, compact where it does not. `memory(compact)` is the estimate in each form;
+/// `keeps_compact`: whether the backend keeps compact plaintexts (if not, the diagonals
+/// are whole whatever the form); `keys_made`: the keys are resident already, so the
+/// machine's available memory is compared with the rest.
+pub(super) fn settle_form(
+    form: Option<DiagonalForm>,
+    keeps_compact: bool,
+    keys_made: bool,
+    memory: impl Fn(bool) -> MemoryEstimate,
+) -> (DiagonalForm, MemoryEstimate) {
+    let strip = |m: MemoryEstimate| if keys_made { MemoryEstimate { keys: 0, ..m } } else { m };
+    let whole = strip(memory(false));
+    let form = form.unwrap_or(match available_memory() {
+        Some(available) if whole.total() > available => DiagonalForm::Compact,
+        _ => DiagonalForm::Evaluation,
+    });
+    match form {
+        DiagonalForm::Compact if keeps_compact => (form, strip(memory(true))),
+        _ => (form, whole),
+    }
 }
 
 /// Bytes of the work buffers a backend keeps between calls ([`WORK_POOL_POLYS`] extended
@@ -137,5 +174,29 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("a test configuration") && msg.contains(&needed.to_string()), "{msg}");
         check_fits("nothing", &MemoryEstimate::default()).unwrap();
+    }
+
+    #[test]
+    fn the_diagonal_form_is_settled_by_the_config_the_backend_and_the_machine() {
+        let Some(available) = available_memory() else { return };
+        let estimate = |whole_plaintexts: u64| {
+            move |compact: bool| MemoryEstimate {
+                keys: 10,
+                plaintexts: if compact { 1 } else { whole_plaintexts },
+                working: 5,
+            }
+        };
+        let (small, huge) = (estimate(100), estimate(2 * available));
+        use DiagonalForm::{Compact, Evaluation};
+        // Asked for: kept, and counted compact only where the backend keeps it so.
+        assert_eq!(settle_form(Some(Compact), true, false, small), (Compact, small(true)));
+        assert_eq!(settle_form(Some(Compact), false, false, small), (Compact, small(false)));
+        assert_eq!(settle_form(Some(Evaluation), true, false, huge).1, huge(false));
+        // Left open: whole where it fits, compact where it does not; keys already made
+        // are left out of both the comparison and the estimate.
+        assert_eq!(settle_form(None, true, false, small), (Evaluation, small(false)));
+        assert_eq!(settle_form(None, true, false, huge), (Compact, huge(true)));
+        let rest = settle_form(None, true, true, small).1;
+        assert_eq!((rest.keys, rest.plaintexts), (0, 100));
     }
 }

@@ -35,14 +35,17 @@ use fhe_api::ckks::{Ciphertext, Params, Scale, SecretKey};
 use fhe_api::error::{Error, LevelNeed, Result};
 use fhe_api::rng::Seed;
 
-use crate::ckks::circuits::linear::{LinearTransform, PreparedLinearTransform};
+use crate::ckks::circuits::linear::{DiagonalForm, LinearTransform, PreparedLinearTransform};
 use crate::ckks::circuits::sums::sum_rotations;
 use crate::ckks::context::Context;
 use crate::ckks::evaluator::{Evaluator, KeyLevels};
 use crate::ckks::keygen::KeygenOptions;
 use encapsulation::{effective_weight, make_keys, PreparedEncapsulation};
 use evalmod::{k_bound, k_bound_for, ModPoly, FAILURE_LOG2};
-use memory::{check_fits, check_fits_on, key_levels, keys_bytes, limb_bytes, pool_bytes, MemoryEstimate};
+use memory::{
+    check_fits, check_fits_on, diagonal_bytes, key_levels, keys_bytes, limb_bytes, pool_bytes, settle_form,
+    MemoryEstimate,
+};
 
 /// How to bootstrap; [`BootstrapConfig::default`] is OpenFHE's `{3, 3}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +72,10 @@ pub struct BootstrapConfig {
     /// Corrects the sine towards the identity with `arcsin(s) ~ s + s^3 / 6` (two levels):
     /// the sine's relative error `(2 pi m 2^-c)^2 / 6` becomes `3 (2 pi m 2^-c)^4 / 40`.
     pub arcsine: bool,
+    /// How the transforms' diagonals are kept ([`DiagonalForm`]; the same words either
+    /// way). `None`: whole where the configuration fits the machine's available memory
+    /// so, compact where it does not.
+    pub diagonals: Option<DiagonalForm>,
 }
 
 impl Default for BootstrapConfig {
@@ -81,6 +88,7 @@ impl Default for BootstrapConfig {
             encapsulation: Some(fhe_api::ckks::params::SPARSE_MIN_HAMMING_WEIGHT),
             slots: None,
             arcsine: false,
+            diagonals: None,
         }
     }
 }
@@ -149,8 +157,8 @@ impl Plan {
         key_levels(params, (&self.cts, top), (&self.stc, stc_top), &sums, top - self.cts.len())
     }
 
-    /// See `memory`'s module docs.
-    fn memory(&self, params: &Params) -> MemoryEstimate {
+    /// See `memory`'s module docs; `compact`: the diagonals kept compact.
+    fn memory(&self, params: &Params, compact: bool) -> MemoryEstimate {
         let (top, special) = (params.max_level(), params.p().len());
         let limb = limb_bytes(params);
         let (whole, low) = if self.encapsulation.is_some() { (1, 1) } else { (0, 0) };
@@ -158,13 +166,8 @@ impl Plan {
         let cts_levels = (0..self.cts.len()).map(|i| top - i);
         let stc_top = top - self.cts.len() - self.mod_depth();
         let stc_levels = (0..self.stc.len()).map(|i| stc_top - i);
-        let plaintexts = self
-            .cts
-            .iter()
-            .zip(cts_levels)
-            .chain(self.stc.iter().zip(stc_levels))
-            .map(|(t, l)| t.diagonals().len() as u64 * (l + 1 + special) as u64 * limb)
-            .sum();
+        let factors = self.cts.iter().zip(cts_levels).chain(self.stc.iter().zip(stc_levels));
+        let plaintexts = diagonal_bytes(params, factors, compact);
         let babies = self.cts.iter().chain(&self.stc).map(|t| t.baby_count()).max().unwrap_or(0) as u64;
         let working = (2 * babies * (top + 1 + special) as u64 + 24 * (top + 1) as u64) * limb + pool_bytes(params);
         MemoryEstimate { keys, plaintexts, working }
@@ -178,20 +181,29 @@ impl Plan {
 /// The coarsest scale a transform's factor is encoded at (a 20-bit chain's are near 2^19).
 const MIN_DIAGONAL_SCALE: f64 = (1u64 << 16) as f64;
 
+/// How [`prepare_factors`] encodes: the last factor aimed at `last` (else the canonical
+/// scale), the others `growth_bits` above `q_l`, the diagonals kept in `form`.
+#[derive(Clone, Copy)]
+struct Factors {
+    last: Option<f64>,
+    growth_bits: u32,
+    form: DiagonalForm,
+}
+
 /// `factors` encoded from `level` down, one level each, for an input at `scale`: each at
 /// `q_l 2^growth_bits` (the rescale gives the scale back, `growth_bits` higher: where
 /// the primes are small, a rescale's rounding weighs less on a larger scale), the last
-/// aimed at `last` or else the canonical scale of the level below it. Returns them and
-/// the level after the last.
+/// aimed at `last` or else the canonical scale of the level below it; the diagonals kept
+/// in `form`. Returns them and the level after the last.
 fn prepare_factors(
     ctx: &Context,
     ev: &Evaluator,
     factors: &[LinearTransform],
     mut level: usize,
     mut scale: f64,
-    last: Option<f64>,
-    growth_bits: u32,
+    how: Factors,
 ) -> Result<(Vec<PreparedLinearTransform>, usize)> {
+    let Factors { last, growth_bits, form } = how;
     let params = ctx.params();
     let q = |l: usize| params.q()[l].0 as f64;
     // Every factor's scale first: a growth the last factor cannot pay for with its
@@ -213,7 +225,7 @@ fn prepare_factors(
     }
     let mut out = Vec::with_capacity(factors.len());
     for (t, f) in factors.iter().zip(scales) {
-        out.push(ctx.prepare_linear_transform(ev, t, level, Scale::new(f)?)?);
+        out.push(ctx.prepare_linear_transform_as(ev, t, level, Scale::new(f)?, form)?);
         level -= 1;
     }
     Ok((out, level))
@@ -234,6 +246,8 @@ pub struct PhaseTimes {
 #[derive(Debug)]
 pub struct Bootstrapper {
     config: BootstrapConfig,
+    /// How its diagonals are kept (settled from the config at [`Bootstrapper::new`]).
+    form: DiagonalForm,
     cts: Vec<PreparedLinearTransform>,
     stc: Vec<PreparedLinearTransform>,
     modp: ModPoly,
@@ -251,7 +265,8 @@ impl Bootstrapper {
     /// with `Context::eval_keys`.
     pub fn key_options(params: &Params, config: &BootstrapConfig) -> Result<KeygenOptions> {
         let plan = Plan::new(params, config)?;
-        check_fits("bootstrapping (keys, diagonals, working set)", &plan.memory(params))?;
+        let (_, estimate) = settle_form(config.diagonals, true, false, |c| plan.memory(params, c));
+        check_fits("bootstrapping (keys, diagonals, working set)", &estimate)?;
         Ok(KeygenOptions { relin: true, rotations: plan.rotations(), conjugation: true })
     }
 
@@ -265,11 +280,13 @@ impl Bootstrapper {
 
     /// What a configuration holds in memory (`memory`'s module docs): [`key_options`]
     /// and [`Bootstrapper::new`] refuse one beyond the machine's available memory with
-    /// `Error::OutOfMemory`.
+    /// `Error::OutOfMemory`. The diagonals in the form [`BootstrapConfig::diagonals`]
+    /// settles on here, on a backend that keeps compact plaintexts (the CPU's).
     ///
     /// [`key_options`]: Bootstrapper::key_options
     pub fn memory_estimate(params: &Params, config: &BootstrapConfig) -> Result<MemoryEstimate> {
-        Ok(Plan::new(params, config)?.memory(params))
+        let plan = Plan::new(params, config)?;
+        Ok(settle_form(config.diagonals, true, false, |c| plan.memory(params, c)).1)
     }
 
     /// Levels a bootstrap spends from the top (`a + b` and EvalMod's).
@@ -283,7 +300,8 @@ impl Bootstrapper {
         let params = ctx.params().clone();
         let plan = Plan::new(&params, config)?;
         // The keys exist already: what is left to allocate is the rest.
-        let rest = MemoryEstimate { keys: 0, ..plan.memory(&params) };
+        let keeps = ctx.backend().ckks().is_some_and(|o| o.keeps_compact_plaintexts());
+        let (form, rest) = settle_form(config.diagonals, keeps, true, |c| plan.memory(&params, c));
         check_fits_on(ctx.backend().as_ref(), "bootstrapping's diagonals and working set", &rest)?;
         let top = params.max_level();
         let depth = plan.depth();
@@ -291,13 +309,15 @@ impl Bootstrapper {
             return Err(Error::Level { op: "bootstrap", found: top, needed: LevelNeed::AtLeast(depth + 1) });
         }
         let s0 = Scale::new(plan.s0)?;
+        let how = Factors { last: None, growth_bits: 0, form };
         // CoeffsToSlots from the top: each factor at q_l (the rescale gives the scale
         // back), the last aimed at the canonical scale EvalMod starts from.
-        let (cts, level) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), None, 0)?;
+        let (cts, level) = prepare_factors(ctx, ev, &plan.cts, top, s0.value(), how)?;
         let level = level - plan.mod_depth();
-        let (stc, level) = prepare_factors(ctx, ev, &plan.stc, level, params.scale_at(level).value(), None, 0)?;
+        let (stc, level) = prepare_factors(ctx, ev, &plan.stc, level, params.scale_at(level).value(), how)?;
         Ok(Bootstrapper {
             config: config.clone(),
+            form,
             cts,
             stc,
             modp: plan.modp,
@@ -370,6 +390,12 @@ impl Bootstrapper {
     /// Degree of the EvalMod polynomial and its double angles.
     pub fn eval_mod_shape(&self) -> (usize, u32) {
         (self.modp.poly.degree(), self.modp.double_angles)
+    }
+
+    /// How the transforms' diagonals are kept ([`BootstrapConfig::diagonals`] settled:
+    /// compact asked of the backend, which may keep them whole).
+    pub fn diagonal_form(&self) -> DiagonalForm {
+        self.form
     }
 
     /// Prepared plaintexts the transforms hold.
