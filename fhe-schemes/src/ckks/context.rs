@@ -149,11 +149,7 @@ impl Context {
         level: usize,
         scale: Scale,
     ) -> Result<Plaintext> {
-        let values: Vec<Complex> = values.iter().map(|&v| v.into()).collect();
-        let meta = CkksMeta::new(self.params.clone(), level, scale, KeyTag::NONE)?;
-        let special: Vec<_> = self.params.p().iter().map(|p| fhe_api::ring::modulus::Modulus::new(p.0)).collect();
-        let (q, p) = self.encoder.encode_extended(&values, self.params.slots(), scale.value(), level, &special)?;
-        Plaintext::extended_from_reduced(meta, q, p)
+        Ok(self.encode_extended_ints(values, level, scale)?.0)
     }
 
     /// [`Context::encode_extended`], and its integer coefficients when every one is
@@ -168,7 +164,7 @@ impl Context {
         let meta = CkksMeta::new(self.params.clone(), level, scale, KeyTag::NONE)?;
         let special: Vec<_> = self.params.p().iter().map(|p| fhe_api::ring::modulus::Modulus::new(p.0)).collect();
         let (q, p, ints) =
-            self.encoder.encode_extended_ints(&values, self.params.slots(), scale.value(), level, &special)?;
+            self.encoder.encode_extended(&values, self.params.slots(), scale.value(), level, &special)?;
         Ok((Plaintext::extended_from_reduced(meta, q, p)?, ints))
     }
 

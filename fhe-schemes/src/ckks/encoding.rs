@@ -111,7 +111,7 @@ impl std::ops::MulAssign for Complex {
 }
 
 /// An extended plaintext's limbs over `Q_level`, over `P`, and its integers when each
-/// is below `2^63` in magnitude ([`Encoder::encode_extended_ints`]).
+/// is below `2^63` in magnitude ([`Encoder::encode_extended`]).
 pub type ExtendedInts = (Vec<u64>, Vec<u64>, Option<Vec<i64>>);
 
 /// Coefficients, once scaled and rounded, must be below this in magnitude (they pass
@@ -169,27 +169,11 @@ impl Encoder {
     }
 
     /// [`Encoder::encode_with_slots`] over `q_0 .. q_level` and over `special` (the
-    /// special primes): the same integers reduced mod each, for an extended plaintext.
+    /// special primes): the same integers reduced mod each, for an extended plaintext;
+    /// and the `N` integers themselves when every one is below `2^63` in magnitude
+    /// (`None` otherwise: what a compact plaintext keeps,
+    /// `CkksOps::upload_plaintext_compact`).
     pub fn encode_extended(
-        &self,
-        values: &[Complex],
-        slots: usize,
-        scale: f64,
-        level: usize,
-        special: &[Modulus],
-    ) -> Result<(Vec<u64>, Vec<u64>)> {
-        self.check_shape(slots, scale, level)?;
-        let mut moduli = self.basis.moduli()[..=level].to_vec();
-        moduli.extend_from_slice(special);
-        let (mut all, _) = self.encode_over_ints(values, slots, scale, &moduli, false)?;
-        let p = all.split_off((level + 1) * self.n);
-        Ok((all, p))
-    }
-
-    /// [`Encoder::encode_extended`], and the `N` integer coefficients themselves when
-    /// every one is below `2^63` in magnitude (`None` otherwise): what a compact
-    /// plaintext keeps (`CkksOps::upload_plaintext_compact`).
-    pub fn encode_extended_ints(
         &self,
         values: &[Complex],
         slots: usize,
