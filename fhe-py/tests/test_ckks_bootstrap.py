@@ -131,5 +131,6 @@ def test_insecure_compact_diagonals_give_the_same_bytes(insecure_ctx):
     for form in ["evaluation", "compact"]:
         bs = ckks.Bootstrapper(ctx, keys.sk, seed=lux_fhe.derive_seed("lux-fhe-py-boot", 8), diagonals=form)
         assert bs.diagonal_form == form
-        outs.append(bs.bootstrap(spent).to_bytes())
-    assert outs[0] == outs[1]
+        # Custom parameters have no byte encoding: the decryptions, bit for bit.
+        outs.append(ctx.decrypt(keys.sk, bs.bootstrap(spent)))
+    assert np.array_equal(outs[0], outs[1])
