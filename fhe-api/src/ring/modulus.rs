@@ -90,9 +90,10 @@ impl Modulus {
     /// A signed small integer as a residue.
     #[inline]
     pub fn from_i64(&self, x: i64) -> u64 {
-        // `rem_euclid` without a division for the small values of errors and secrets.
+        // `rem_euclid` without a division: none for the small values of errors and
+        // secrets, Barrett's for the rest (a compact plaintext's coefficients).
         let a = x.unsigned_abs();
-        let r = if a < self.q { a } else { a % self.q };
+        let r = if a < self.q { a } else { self.reduce(a) };
         if x < 0 && r != 0 {
             self.q - r
         } else {

@@ -309,20 +309,21 @@ impl CkksOps for CpuBackend {
         }
         // The first limb (and the first over P) checked against the residues: integers
         // that are not the plaintext's would give other words at every use.
+        let extended = !pt.special().is_empty();
         let mut checks = vec![(0, &pt.coeffs()[..n])];
-        if !pt.special().is_empty() {
+        if extended {
             checks.push((plan.p_index(0), &pt.special()[..n]));
         }
         for (prime, limb) in checks {
             let m = &plan.primes[prime].m;
-            if ints.iter().zip(limb).any(|(&c, &r)| plaintext::reduce_signed(m, c) != r) {
+            if ints.iter().zip(limb).any(|(&c, &r)| m.from_i64(c) != r) {
                 return Err(Error::InvalidInput(format!(
                     "a compact plaintext's integers do not reduce to its residues modulo {}",
                     m.q
                 )));
             }
         }
-        let (extended, max_abs) = (!pt.special().is_empty(), ints.iter().map(|c| c.unsigned_abs()).max().unwrap_or(0));
+        let max_abs = ints.iter().map(|c| c.unsigned_abs()).max().unwrap_or(0);
         let cpu = CpuPt { m: Vec::new(), p: Vec::new(), ints: ints.to_vec(), max_abs, extended, pool: plan };
         Ok(PreparedPlaintext::new(self.name(), PlainMeta(pt.meta().clone()), cpu))
     }

@@ -7,8 +7,6 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use fhe_api::ring::modulus::Modulus;
-
 use super::keyswitch::limb_prime;
 use super::plan::CkksPlan;
 
@@ -34,16 +32,6 @@ impl Drop for CpuPt {
     }
 }
 
-/// `c mod q`, in `[0, q)`: the residue the encoder writes for the integer `c`.
-pub(super) fn reduce_signed(m: &Modulus, c: i64) -> u64 {
-    let r = m.reduce(c.unsigned_abs());
-    if c < 0 && r != 0 {
-        m.q - r
-    } else {
-        r
-    }
-}
-
 impl CpuPt {
     pub(super) fn is_compact(&self) -> bool {
         !self.ints.is_empty()
@@ -51,13 +39,12 @@ impl CpuPt {
 
     /// A compact plaintext's limb for `plan.primes[prime]`, in evaluation form, into `out`.
     fn expand(&self, plan: &CkksPlan, prime: usize, out: &mut [u64]) {
-        let pr = &plan.primes[prime];
-        let q = pr.m.q;
-        if self.max_abs < q {
-            // `c + q` where `c < 0` (a mask of the sign): the loop vectorises.
-            out.iter_mut().zip(&self.ints).for_each(|(o, &c)| *o = (c + ((c >> 63) & q as i64)) as u64);
+        let (pr, ints) = (&plan.primes[prime], self.ints.iter());
+        if self.max_abs < pr.m.q {
+            // No division, no branch: the loop vectorises.
+            out.iter_mut().zip(ints).for_each(|(o, &c)| *o = pr.m.from_small(c));
         } else {
-            out.iter_mut().zip(&self.ints).for_each(|(o, &c)| *o = reduce_signed(&pr.m, c));
+            out.iter_mut().zip(ints).for_each(|(o, &c)| *o = pr.m.from_i64(c));
         }
         pr.ntt.forward(out);
     }
